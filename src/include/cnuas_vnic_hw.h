@@ -1,0 +1,191 @@
+/* SPDX-License-Identifier: (GPL-2.0-or-later OR MIT) */
+/*
+ * cnuas-vnic hardware interface: the register map and the in-memory
+ * structures shared by the QEMU device model and the cnuas_net driver.
+ *
+ * This file is the single source of truth. The QEMU build and the kernel
+ * build copy it; nobody edits a copy. docs/specs/cnuas-vnic.rst in the
+ * QEMU patch series describes the same interface in prose.
+ *
+ * All registers are 32 bit, little endian, in BAR0 (4 KiB, MMIO). The
+ * MSI-X table and PBA live in BAR1. All in-memory structures are little
+ * endian.
+ */
+#ifndef CNUAS_VNIC_HW_H
+#define CNUAS_VNIC_HW_H
+
+#ifdef __KERNEL__
+#include <linux/types.h>
+#define cnuas_le16 __le16
+#define cnuas_le32 __le32
+#define cnuas_le64 __le64
+#else
+#include <stdint.h>
+#define cnuas_le16 uint16_t
+#define cnuas_le32 uint32_t
+#define cnuas_le64 uint64_t
+#endif
+
+#define CNUAS_VNIC_VENDOR_ID		0x1af4
+#define CNUAS_VNIC_DEVICE_ID		0x10f0
+#define CNUAS_VNIC_REVISION		1
+
+#define CNUAS_VNIC_BAR_REGS		0
+#define CNUAS_VNIC_BAR_MSIX		1
+#define CNUAS_VNIC_REGS_SIZE		0x1000
+
+#define CNUAS_VNIC_MAGIC_VALUE		0x41554e43	/* "CNUA" */
+#define CNUAS_VNIC_VERSION_MAJOR	1
+#define CNUAS_VNIC_VERSION_MINOR	0
+
+/* Frame size limits (whole Ethernet/IB frame, no FCS). */
+#define CNUAS_VNIC_MIN_FRAME		1
+#define CNUAS_VNIC_MAX_FRAME		9216
+
+/* Ring sizes: power of two, in descriptors. */
+#define CNUAS_VNIC_RING_MIN		64
+#define CNUAS_VNIC_RING_MAX		4096
+
+/* Most descriptors one TX frame may span (scatter-gather). */
+#define CNUAS_VNIC_TX_MAX_SG		32
+
+/* MSI-X vectors. With INTx, all causes share the line. */
+#define CNUAS_VNIC_VEC_RX		0
+#define CNUAS_VNIC_VEC_TX		1
+#define CNUAS_VNIC_VEC_MISC		2
+#define CNUAS_VNIC_NUM_VECTORS		3
+
+/* ---- Register offsets (BAR0) ---- */
+#define CNUAS_VNIC_REG_MAGIC		0x000	/* RO: CNUAS_VNIC_MAGIC_VALUE */
+#define CNUAS_VNIC_REG_VERSION		0x004	/* RO: major << 16 | minor */
+#define CNUAS_VNIC_REG_FEATURES		0x008	/* RO: CNUAS_VNIC_F_* offered */
+#define CNUAS_VNIC_REG_DRV_FEATURES	0x00c	/* RW: features the driver uses */
+#define CNUAS_VNIC_REG_CTRL		0x010	/* RW: CNUAS_VNIC_CTRL_* */
+#define CNUAS_VNIC_REG_STATUS		0x014	/* RO: CNUAS_VNIC_STATUS_* */
+#define CNUAS_VNIC_REG_LINK_LAYER	0x018	/* RO: CNUAS_VNIC_LL_* */
+#define CNUAS_VNIC_REG_LINK_SPEED	0x01c	/* RO: link speed, Mb/s */
+#define CNUAS_VNIC_REG_MAC_LO		0x020	/* RO: MAC bytes 0..3 */
+#define CNUAS_VNIC_REG_MAC_HI		0x024	/* RO: MAC bytes 4..5 */
+#define CNUAS_VNIC_REG_MAX_FRAME	0x028	/* RO: CNUAS_VNIC_MAX_FRAME */
+#define CNUAS_VNIC_REG_ERROR		0x02c	/* RO: first CNUAS_VNIC_ERR_* seen */
+
+#define CNUAS_VNIC_REG_INT_STATUS	0x040	/* RO: pending causes (INTx) */
+#define CNUAS_VNIC_REG_INT_ACK		0x044	/* WO: write 1s to clear causes */
+#define CNUAS_VNIC_REG_INT_MASK		0x048	/* RO: masked causes */
+#define CNUAS_VNIC_REG_INT_MASK_SET	0x04c	/* WO: mask causes */
+#define CNUAS_VNIC_REG_INT_MASK_CLR	0x050	/* WO: unmask causes */
+#define CNUAS_VNIC_REG_INT_DELAY	0x054	/* RW: moderation, microseconds */
+
+/* Status block: 64 bytes of guest memory the device keeps up to date. */
+#define CNUAS_VNIC_REG_SB_LO		0x060
+#define CNUAS_VNIC_REG_SB_HI		0x064
+
+/* Queue registers: TX queue at 0x100, RX queue at 0x200. */
+#define CNUAS_VNIC_REG_TXQ		0x100
+#define CNUAS_VNIC_REG_RXQ		0x200
+#define CNUAS_VNIC_Q_BASE_LO		0x00	/* RW while disabled */
+#define CNUAS_VNIC_Q_BASE_HI		0x04	/* RW while disabled */
+#define CNUAS_VNIC_Q_SIZE		0x08	/* RW while disabled */
+#define CNUAS_VNIC_Q_PROD		0x0c	/* WO doorbell: driver producer */
+#define CNUAS_VNIC_Q_CONS		0x10	/* RO: device consumer */
+#define CNUAS_VNIC_Q_STATE		0x14	/* RO: CNUAS_VNIC_QS_* */
+
+/* Per-device counters, RO, 32 bit, wrap around. */
+#define CNUAS_VNIC_REG_STATS		0x300
+#define CNUAS_VNIC_STAT_TX_FRAMES	0x00
+#define CNUAS_VNIC_STAT_TX_BYTES	0x04	/* low 32 bits */
+#define CNUAS_VNIC_STAT_RX_FRAMES	0x08
+#define CNUAS_VNIC_STAT_RX_BYTES	0x0c	/* low 32 bits */
+#define CNUAS_VNIC_STAT_TX_DOORBELLS	0x10
+#define CNUAS_VNIC_STAT_IRQS		0x14
+#define CNUAS_VNIC_STAT_RX_OVERSIZE	0x18	/* frame larger than buffer */
+#define CNUAS_VNIC_STAT_TX_LINK_DOWN	0x1c	/* TX discarded, link down */
+#define CNUAS_VNIC_STAT_RX_STALLS	0x20	/* RX paused: no buffers */
+#define CNUAS_VNIC_STAT_TX_STALLS	0x24	/* TX paused: switch full */
+#define CNUAS_VNIC_STAT_GUEST_ERRORS	0x28
+#define CNUAS_VNIC_NUM_STATS		11
+
+/* ---- Register bits ---- */
+
+/* FEATURES / DRV_FEATURES */
+#define CNUAS_VNIC_F_TX_SG		(1u << 0)	/* TX chains (F_MORE) */
+#define CNUAS_VNIC_F_STATUS_BLOCK	(1u << 1)	/* status block writes */
+#define CNUAS_VNIC_F_INT_DELAY		(1u << 2)	/* interrupt moderation */
+/* Bits 8..15 reserved for RDMA offloads (ICRC, segmentation). */
+
+/* CTRL */
+#define CNUAS_VNIC_CTRL_RESET		(1u << 0)	/* self-clearing */
+#define CNUAS_VNIC_CTRL_ENABLE		(1u << 1)	/* queues are live */
+
+/* STATUS */
+#define CNUAS_VNIC_STATUS_LINK_UP	(1u << 0)
+#define CNUAS_VNIC_STATUS_ENABLED	(1u << 1)
+#define CNUAS_VNIC_STATUS_ERROR		(1u << 2)	/* a queue is dead */
+
+/* LINK_LAYER */
+#define CNUAS_VNIC_LL_ETH		0
+#define CNUAS_VNIC_LL_IB		1
+
+/* Interrupt causes, also the bit in INT_* registers. */
+#define CNUAS_VNIC_INT_RX		(1u << 0)
+#define CNUAS_VNIC_INT_TX		(1u << 1)
+#define CNUAS_VNIC_INT_MISC		(1u << 2)	/* link change, error */
+#define CNUAS_VNIC_INT_ALL		0x7u
+
+/* Q_STATE */
+#define CNUAS_VNIC_QS_DISABLED		0
+#define CNUAS_VNIC_QS_RUNNING		1
+#define CNUAS_VNIC_QS_DEAD		2	/* guest error; reset to recover */
+
+/* ERROR codes (REG_ERROR, first one wins until reset) */
+#define CNUAS_VNIC_ERR_NONE		0
+#define CNUAS_VNIC_ERR_RING_DMA		1	/* ring or status block unreadable */
+#define CNUAS_VNIC_ERR_BUF_DMA		2	/* buffer address not in memory */
+#define CNUAS_VNIC_ERR_BAD_LEN		3	/* zero, too long, or chain too long */
+#define CNUAS_VNIC_ERR_BAD_PROD		4	/* producer ran ahead of ring */
+#define CNUAS_VNIC_ERR_BAD_SETUP	5	/* base/size invalid at enable */
+
+/* ---- In-memory structures ---- */
+
+/*
+ * Descriptor, 16 bytes, in a ring of Q_SIZE entries at Q_BASE (16-byte
+ * aligned). Indices are free-running 32-bit counters; the slot is
+ * index & (size - 1).
+ *
+ * TX: addr/len give one buffer; F_MORE says the frame continues in the
+ * next descriptor. The device does not write TX descriptors back; it
+ * publishes its consumer index in the status block.
+ *
+ * RX: the driver posts addr/len (buffer size). The device writes one
+ * frame per descriptor, then stores the frame length in len and sets
+ * F_DONE in flags (F_ERR if the frame did not fit: it is counted in
+ * RX_OVERSIZE and the buffer is returned empty).
+ */
+struct cnuas_vnic_desc {
+	cnuas_le64 addr;
+	cnuas_le32 len;
+	cnuas_le16 flags;
+	cnuas_le16 reserved;
+};
+
+#define CNUAS_VNIC_DESC_F_MORE		(1u << 0)	/* TX: chained */
+#define CNUAS_VNIC_DESC_F_DONE		(1u << 1)	/* RX: written */
+#define CNUAS_VNIC_DESC_F_ERR		(1u << 2)	/* RX: dropped */
+
+/*
+ * Status block, 64 bytes at SB (64-byte aligned), written by the device
+ * before it raises the matching interrupt, so the driver's poll loop
+ * reads memory instead of registers.
+ */
+struct cnuas_vnic_status_block {
+	cnuas_le32 tx_cons;	/* TX descriptors consumed */
+	cnuas_le32 rx_prod;	/* RX descriptors filled */
+	cnuas_le32 status;	/* copy of REG_STATUS */
+	cnuas_le32 reserved[13];
+};
+
+#undef cnuas_le16
+#undef cnuas_le32
+#undef cnuas_le64
+
+#endif /* CNUAS_VNIC_HW_H */
