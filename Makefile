@@ -1,0 +1,57 @@
+# SPDX-License-Identifier: GPL-2.0-or-later OR MIT
+#
+# Cnuas top-level build. `make check` and `make demo` install their own
+# Debian dependencies (as root) first; see scripts/deps.
+
+# Kernel headers to build the modules against: the running kernel's if
+# it has them, else Debian 12's (what the lab's guests run).
+KDIR ?= $(firstword $(wildcard /lib/modules/$(shell uname -r)/build) \
+		    $(lastword $(sort $(wildcard /lib/modules/6.1.*-amd64/build))))
+
+.PHONY: all userspace modules qemu debs image check check-unit check-pkg \
+	check-vm demo bench deps clean
+
+all: userspace modules
+
+userspace:
+	$(MAKE) -C userspace
+
+modules:
+	$(MAKE) -C src KDIR=$(KDIR)
+
+qemu:
+	scripts/build-qemu
+
+debs:
+	scripts/build-debs
+
+deps:
+	scripts/deps build
+
+# Full test suite: host unit tests, packaging tests, VM tests.
+check:
+	scripts/deps check
+	tests/run unit pkg vm
+
+# Quicker targets for the inner loop.
+check-unit:
+	tests/run unit
+check-pkg:
+	tests/run pkg
+check-vm:
+	tests/run vm
+
+demo:
+	scripts/deps demo
+	scripts/demo
+
+bench:
+	scripts/deps bench
+	$(MAKE) -C userspace bench
+	scripts/bench-tcp
+
+clean:
+	$(MAKE) -C userspace clean
+	$(MAKE) -C src KDIR=$(KDIR) clean
+	rm -rf build
+	-scripts/lab down >/dev/null 2>&1

@@ -1,0 +1,55 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later OR MIT
+# The Debian packages build, lintian reports no errors, and each package
+# holds the files it must.
+# timeout: 1200
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+version=$(cat VERSION)
+dir=$(scripts/build-debs | tail -n1)
+ls -l "$dir"
+
+dkms_deb=$dir/cnuas-dkms_${version}_all.deb
+sw_deb=$(ls "$dir"/cnuas-vswitchd_"${version}"_*.deb)
+
+echo "== lintian"
+lintian --fail-on error --suppress-tags dir-or-file-in-opt \
+	"$dir"/*.changes
+
+fail=0
+expect() { # expect DEB PATH...
+	local deb=$1 p
+	shift
+	for p in "$@"; do
+		if dpkg-deb -c "$deb" | awk '{print $6}' | grep -qx ".$p"; then
+			echo "ok   $(basename "$deb"): $p"
+		else
+			echo "FAIL $(basename "$deb") lacks $p"
+			fail=1
+		fi
+	done
+}
+expect "$dkms_deb" /usr/src/cnuas-"$version"/dkms.conf \
+	/usr/src/cnuas-"$version"/Makefile \
+	/usr/src/cnuas-"$version"/include/cnuas_vnic_hw.h
+expect "$sw_deb" /usr/sbin/cnuas-vswitchd /usr/bin/cnuas-vsctl \
+	/lib/systemd/system/cnuas-vswitchd.service
+
+# The version substituted into dkms.conf comes from VERSION.
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+dpkg-deb -x "$dkms_deb" "$tmp"
+if grep -qx "PACKAGE_VERSION=\"$version\"" "$tmp/usr/src/cnuas-$version/dkms.conf"; then
+	echo "ok   dkms.conf PACKAGE_VERSION=$version"
+else
+	echo "FAIL dkms.conf version:"; grep PACKAGE_VERSION "$tmp"/usr/src/cnuas-*/dkms.conf
+	fail=1
+fi
+chlog=$(dpkg-parsechangelog -l debian/changelog -S Version)
+if [ "${chlog%%-*}" = "$version" ]; then
+	echo "ok   debian/changelog matches VERSION ($version)"
+else
+	echo "FAIL debian/changelog $chlog != VERSION $version"
+	fail=1
+fi
+exit $fail
