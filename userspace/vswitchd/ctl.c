@@ -1,0 +1,563 @@
+// SPDX-License-Identifier: GPL-2.0-or-later OR MIT
+/* Control socket server and its commands. */
+#include "capture.h"
+#include "ctl_proto.h"
+#include "fdb.h"
+#include "strbuf.h"
+#include "switch.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <unistd.h>
+
+int ctl_listen(struct vswitch *sw)
+{
+	char err[256];
+	struct epoll_event ev = { .events = EPOLLIN, .data.u64 = ev_tag(EV_CTL_LISTEN, 0) };
+
+	sw->ctl_fd = unix_listen(sw->cfg.ctl_path, SOCK_STREAM, err, sizeof(err));
+	if (sw->ctl_fd < 0) {
+		vs_log(VS_LOG_ERR, "control socket: %s", err);
+		return -1;
+	}
+	epoll_ctl(sw->epfd, EPOLL_CTL_ADD, sw->ctl_fd, &ev);
+	return 0;
+}
+
+static void conn_close(struct vswitch *sw, struct ctl_conn *c)
+{
+	epoll_ctl(sw->epfd, EPOLL_CTL_DEL, c->fd, NULL);
+	close(c->fd);
+	free(c->in);
+	free(c->out);
+	memset(c, 0, sizeof(*c));
+	c->fd = -1;
+}
+
+void ctl_close_all(struct vswitch *sw)
+{
+	for (unsigned i = 0; i < VS_MAX_CTL_CONNS; i++)
+		if (sw->ctl[i].used)
+			conn_close(sw, &sw->ctl[i]);
+}
+
+/* A client that stalls must not hold one of the few slots forever. */
+void ctl_expire(struct vswitch *sw)
+{
+	for (unsigned i = 0; i < VS_MAX_CTL_CONNS; i++) {
+		if (sw->ctl[i].used && sw->ctl[i].deadline <= sw->now) {
+			vs_log(VS_LOG_INFO, "control connection timed out");
+			conn_close(sw, &sw->ctl[i]);
+		}
+	}
+}
+
+void ctl_accept(struct vswitch *sw)
+{
+	for (;;) {
+		int fd = accept4(sw->ctl_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		unsigned i;
+
+		if (fd < 0)
+			return;
+		for (i = 0; i < VS_MAX_CTL_CONNS && sw->ctl[i].used; i++)
+			;
+		if (i == VS_MAX_CTL_CONNS) {
+			static const char busy[] = "ERR too many control connections\n";
+
+			if (write(fd, busy, sizeof(busy) - 1) < 0) {
+				/* nothing to do: we close anyway */
+			}
+			close(fd);
+			continue;
+		}
+		struct ctl_conn *c = &sw->ctl[i];
+		struct epoll_event ev = { .events = EPOLLIN, .data.u64 = ev_tag(EV_CTL_CONN, i) };
+
+		memset(c, 0, sizeof(*c));
+		c->used = true;
+		c->fd = fd;
+		c->deadline = mono_ns() + CTL_TIMEOUT_NS;
+		epoll_ctl(sw->epfd, EPOLL_CTL_ADD, fd, &ev);
+	}
+}
+
+/* ---- output helpers ---- */
+
+struct req {
+	bool json;
+	int argc;
+	char *argv[CTL_MAX_ARGS];
+	struct strbuf out;
+	char err[512];
+};
+
+static int fail(struct req *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int fail(struct req *r, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(r->err, sizeof(r->err), fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+static const char *kind_name(const struct port *p)
+{
+	return p->kind == PORT_DGRAM ? "dgram" : "seqpacket";
+}
+
+static uint64_t total_drops(const struct counters *c)
+{
+	return c->drop_bad_size + c->drop_runt + c->drop_bad_src + c->drop_filtered +
+	       c->drop_flood_overflow + c->drop_port_closed + c->drop_peer_absent + c->drop_foreign;
+}
+
+static void json_counters(struct strbuf *b, const struct counters *c)
+{
+	const char *sep = "";
+
+	sb_printf(b, "{");
+#define VS_X(n)                                                                                    \
+	sb_printf(b, "%s\"" #n "\": %llu", sep, (unsigned long long)c->n);                          \
+	sep = ", ";
+	VS_COUNTERS(VS_X)
+#undef VS_X
+	sb_printf(b, "}");
+}
+
+static void json_fault(struct strbuf *b, const struct fault *f)
+{
+	if (!f->active) {
+		sb_printf(b, "null");
+		return;
+	}
+	sb_printf(b, "{\"drop\": %g, \"corrupt\": %g, \"reorder\": %g, \"delay_ms\": %u, \"seed\": %llu}",
+		  f->drop_pct, f->corrupt_pct, f->reorder_pct, f->delay_ms, (unsigned long long)f->seed);
+}
+
+static void text_fault(struct strbuf *b, const struct fault *f)
+{
+	if (!f->active)
+		sb_printf(b, "none");
+	else
+		sb_printf(b, "drop=%g corrupt=%g reorder=%g delay=%u seed=%llu", f->drop_pct,
+			  f->corrupt_pct, f->reorder_pct, f->delay_ms, (unsigned long long)f->seed);
+}
+
+static int parse_port(struct vswitch *sw, struct req *r, const char *s, struct port **out)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || end == s || *end || *s == '-' || v == 0 || v > UINT32_MAX)
+		return fail(r, "bad port '%s' (want a port id from 'show')", s);
+	*out = port_by_id(sw, (uint32_t)v);
+	if (!*out)
+		return fail(r, "no port %lu", v);
+	return 0;
+}
+
+/* ---- commands ---- */
+
+static int cmd_show(struct vswitch *sw, struct req *r)
+{
+	struct strbuf *b = &r->out;
+
+	if (r->argc != 1)
+		return fail(r, "usage: show");
+	if (r->json) {
+		sb_printf(b, "{\"socket\": ");
+		sb_json_str(b, sw->cfg.socket_path);
+		sb_printf(b, ", \"link_layer\": \"eth\", \"aging_s\": %u, \"queue_frames\": %u, "
+			     "\"fdb_entries\": %u, \"capture\": ",
+			  sw->cfg.aging_s, sw->cfg.queue_frames, sw->fdb->n);
+		if (sw->cap) {
+			sb_printf(b, "{\"file\": ");
+			sb_json_str(b, capture_path(sw->cap));
+			sb_printf(b, ", \"port\": %u, \"frames\": %llu}", capture_port(sw->cap),
+				  (unsigned long long)capture_frames(sw->cap));
+		} else {
+			sb_printf(b, "null");
+		}
+		sb_printf(b, ", \"ports\": [");
+	} else {
+		sb_printf(b, "switch %s: link-layer eth, %u ports, %u fdb entries, aging %u s, capture ",
+			  sw->cfg.socket_path, sw->nactive, sw->fdb->n, sw->cfg.aging_s);
+		if (sw->cap && capture_port(sw->cap))
+			sb_printf(b, "%s (port %u)\n", capture_path(sw->cap), capture_port(sw->cap));
+		else if (sw->cap)
+			sb_printf(b, "%s (all ports)\n", capture_path(sw->cap));
+		else
+			sb_printf(b, "off\n");
+		sb_printf(b, "%-5s %-9s %-8s %12s %12s %12s %12s %8s %6s %-5s  %s\n", "PORT", "KIND",
+			  "STATE", "RX_FRAMES", "RX_BYTES", "TX_FRAMES", "TX_BYTES", "DROPS", "QUEUE",
+			  "FAULT", "PEER");
+	}
+	/* list ports in id order */
+	uint32_t last = 0;
+
+	for (unsigned n = 0; n < sw->nactive; n++) {
+		struct port *p = NULL;
+
+		for (unsigned i = 0; i < sw->nactive; i++) {
+			struct port *q = &sw->ports[sw->active[i]];
+
+			if (q->id > last && (!p || q->id < p->id))
+				p = q;
+		}
+		last = p->id;
+		if (r->json) {
+			sb_printf(b, "%s{\"id\": %u, \"kind\": \"%s\", \"peer\": ", n ? ", " : "", p->id,
+				  kind_name(p));
+			sb_json_str(b, p->peer);
+			sb_printf(b, ", \"state\": \"%s\", \"queue\": %u, \"held\": %u, \"fault\": ",
+				  port_state(p), p->qlen, p->hold_len);
+			json_fault(b, &p->fault);
+			sb_printf(b, ", \"counters\": ");
+			json_counters(b, &p->c);
+			sb_printf(b, "}");
+		} else {
+			sb_printf(b, "%-5u %-9s %-8s %12llu %12llu %12llu %12llu %8llu %6u %-5s  %s\n",
+				  p->id, kind_name(p), port_state(p), (unsigned long long)p->c.rx_frames,
+				  (unsigned long long)p->c.rx_bytes, (unsigned long long)p->c.tx_frames,
+				  (unsigned long long)p->c.tx_bytes,
+				  (unsigned long long)total_drops(&p->c), p->qlen,
+				  p->fault.active ? "yes" : "-", p->peer);
+		}
+	}
+	if (r->json)
+		sb_printf(b, "]}\n");
+	return 0;
+}
+
+static int cmd_fdb(struct vswitch *sw, struct req *r)
+{
+	struct strbuf *b = &r->out;
+	uint32_t now = (uint32_t)(sw->now / 1000000000ull);
+	bool first = true;
+
+	if (r->argc != 1)
+		return fail(r, "usage: fdb");
+	fdb_age(sw->fdb, now);
+	if (r->json)
+		sb_printf(b, "{\"fdb\": [");
+	else
+		sb_printf(b, "%-17s %5s %6s\n", "MAC", "PORT", "AGE_S");
+	for (unsigned i = 0; i < FDB_SLOTS; i++) {
+		const struct fdb_entry *e = &sw->fdb->e[i];
+		char mac[18];
+
+		if (!e->key)
+			continue;
+		fdb_mac_str(e->key, mac);
+		if (r->json)
+			sb_printf(b, "%s{\"mac\": \"%s\", \"port\": %u, \"age_s\": %u}", first ? "" : ", ",
+				  mac, sw->ports[e->port].id, now - e->seen);
+		else
+			sb_printf(b, "%-17s %5u %6u\n", mac, sw->ports[e->port].id, now - e->seen);
+		first = false;
+	}
+	if (r->json)
+		sb_printf(b, "]}\n");
+	return 0;
+}
+
+static void counters_one(struct req *r, const struct port *p, bool first)
+{
+	struct strbuf *b = &r->out;
+
+	if (r->json) {
+		sb_printf(b, "%s{\"id\": %u, \"counters\": ", first ? "" : ", ", p->id);
+		json_counters(b, &p->c);
+		sb_printf(b, "}");
+		return;
+	}
+	sb_printf(b, "port %u (%s %s, %s)\n", p->id, kind_name(p), p->peer, port_state(p));
+#define VS_X(n) sb_printf(b, "  %-20s %llu\n", #n, (unsigned long long)p->c.n);
+	VS_COUNTERS(VS_X)
+#undef VS_X
+}
+
+static int cmd_counters(struct vswitch *sw, struct req *r)
+{
+	struct port *one = NULL;
+
+	if (r->argc > 2)
+		return fail(r, "usage: counters [PORT]");
+	if (r->argc == 2 && parse_port(sw, r, r->argv[1], &one) < 0)
+		return -1;
+	if (r->json)
+		sb_printf(&r->out, "{\"ports\": [");
+	if (one) {
+		counters_one(r, one, true);
+	} else {
+		uint32_t last = 0;
+
+		for (unsigned n = 0; n < sw->nactive; n++) {
+			struct port *p = NULL;
+
+			for (unsigned i = 0; i < sw->nactive; i++) {
+				struct port *q = &sw->ports[sw->active[i]];
+
+				if (q->id > last && (!p || q->id < p->id))
+					p = q;
+			}
+			last = p->id;
+			counters_one(r, p, n == 0);
+		}
+	}
+	if (r->json)
+		sb_printf(&r->out, "]}\n");
+	return 0;
+}
+
+static int cmd_fault(struct vswitch *sw, struct req *r)
+{
+	struct port *p;
+	struct fault f;
+
+	if (r->argc < 3)
+		return fail(r, "usage: fault PORT drop=P corrupt=P reorder=P delay=MS seed=N | fault PORT clear");
+	if (parse_port(sw, r, r->argv[1], &p) < 0)
+		return -1;
+	if (fault_parse(&f, r->argc - 2, r->argv + 2, r->err, sizeof(r->err)) < 0)
+		return -1;
+	p->fault = f;
+	vs_log(VS_LOG_INFO, "port %u: fault %s", p->id, f.active ? "set" : "cleared");
+	if (r->json) {
+		sb_printf(&r->out, "{\"port\": %u, \"fault\": ", p->id);
+		json_fault(&r->out, &p->fault);
+		sb_printf(&r->out, "}\n");
+	} else {
+		sb_printf(&r->out, "port %u fault: ", p->id);
+		text_fault(&r->out, &p->fault);
+		sb_printf(&r->out, "\n");
+	}
+	return 0;
+}
+
+static int cmd_capture(struct vswitch *sw, struct req *r)
+{
+	if (r->argc >= 2 && !strcmp(r->argv[1], "stop")) {
+		if (r->argc != 2)
+			return fail(r, "usage: capture stop");
+		if (!sw->cap)
+			return fail(r, "no capture is running");
+		char path[4096];
+
+		snprintf(path, sizeof(path), "%s", capture_path(sw->cap));
+		uint64_t n = capture_stop(sw->cap);
+
+		sw->cap = NULL;
+		vs_log(VS_LOG_INFO, "capture to %s stopped: %llu frames", path, (unsigned long long)n);
+		if (r->json) {
+			sb_printf(&r->out, "{\"file\": ");
+			sb_json_str(&r->out, path);
+			sb_printf(&r->out, ", \"frames\": %llu}\n", (unsigned long long)n);
+		} else {
+			sb_printf(&r->out, "capture stopped: %llu frames in %s\n", (unsigned long long)n, path);
+		}
+		return 0;
+	}
+	if (r->argc < 3 || r->argc > 4 || strcmp(r->argv[1], "start"))
+		return fail(r, "usage: capture start FILE [PORT] | capture stop");
+	struct port *p = NULL;
+
+	if (r->argv[2][0] != '/')
+		return fail(r, "capture file must be an absolute path");
+	if (r->argc == 4 && parse_port(sw, r, r->argv[3], &p) < 0)
+		return -1;
+	if (sw->cap)
+		return fail(r, "a capture to %s is running; stop it first", capture_path(sw->cap));
+	sw->cap = capture_start(r->argv[2], p ? p->id : 0, r->err, sizeof(r->err));
+	if (!sw->cap)
+		return -1;
+	vs_log(VS_LOG_INFO, "capture to %s started (port %u)", r->argv[2], p ? p->id : 0);
+	if (r->json) {
+		sb_printf(&r->out, "{\"file\": ");
+		sb_json_str(&r->out, r->argv[2]);
+		sb_printf(&r->out, ", \"port\": %u}\n", p ? p->id : 0);
+	} else {
+		sb_printf(&r->out, "capturing %s to %s\n", p ? "one port" : "all ports", r->argv[2]);
+	}
+	return 0;
+}
+
+static int cmd_add_dgram(struct vswitch *sw, struct req *r)
+{
+	struct port *p;
+
+	if (r->argc != 3)
+		return fail(r, "usage: add-dgram SWITCH_PATH QEMU_PATH");
+	if (r->argv[1][0] != '/' || r->argv[2][0] != '/')
+		return fail(r, "add-dgram paths must be absolute");
+	p = dgram_add(sw, r->argv[1], r->argv[2], r->err, sizeof(r->err));
+	if (!p)
+		return -1;
+	if (r->json)
+		sb_printf(&r->out, "{\"port\": %u}\n", p->id);
+	else
+		sb_printf(&r->out, "added dgram port %u\n", p->id);
+	return 0;
+}
+
+static int cmd_shutdown(struct vswitch *sw, struct req *r)
+{
+	if (r->argc != 1)
+		return fail(r, "usage: shutdown");
+	vs_log(VS_LOG_INFO, "shutdown requested over the control socket");
+	sw->stop = true;
+	sb_printf(&r->out, r->json ? "{\"shutdown\": true}\n" : "shutting down\n");
+	return 0;
+}
+
+static const struct {
+	const char *name;
+	int (*fn)(struct vswitch *, struct req *);
+} commands[] = {
+	{ "add-dgram", cmd_add_dgram }, { "capture", cmd_capture }, { "counters", cmd_counters },
+	{ "fault", cmd_fault },		{ "fdb", cmd_fdb },	      { "show", cmd_show },
+	{ "shutdown", cmd_shutdown },
+};
+
+/* Parse a complete request in c->in and build the response in c->out. */
+static void handle(struct vswitch *sw, struct ctl_conn *c)
+{
+	struct req r = { 0 };
+	char *line, *save = NULL;
+	int rc = -1;
+	int nline = 0;
+
+	if (memchr(c->in, 0, c->inlen)) {
+		fail(&r, "request contains NUL bytes");
+		goto out;
+	}
+	for (line = strtok_r(c->in, "\n", &save); line; line = strtok_r(NULL, "\n", &save), nline++) {
+		if (nline == 0) {
+			if (strcmp(line, CTL_MAGIC)) {
+				fail(&r, "bad protocol header (want '%s')", CTL_MAGIC);
+				goto out;
+			}
+		} else if (nline == 1) {
+			if (!strcmp(line, "json"))
+				r.json = true;
+			else if (strcmp(line, "text")) {
+				fail(&r, "bad output format '%s' (want json or text)", line);
+				goto out;
+			}
+		} else {
+			if (r.argc == CTL_MAX_ARGS) {
+				fail(&r, "too many arguments");
+				goto out;
+			}
+			r.argv[r.argc++] = line;
+		}
+	}
+	if (nline < 2 || !r.argc) {
+		fail(&r, "empty request");
+		goto out;
+	}
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
+		if (!strcmp(r.argv[0], commands[i].name)) {
+			rc = commands[i].fn(sw, &r);
+			goto out;
+		}
+	}
+	fail(&r, "unknown command '%s'", r.argv[0]);
+out:;
+	struct strbuf o = { 0 };
+
+	if (rc == 0) {
+		sb_printf(&o, "OK\n%.*s", (int)r.out.len, r.out.s ? r.out.s : "");
+	} else {
+		sb_printf(&o, "ERR %s\n", r.err);
+		vs_log(VS_LOG_DEBUG, "control request failed: %s", r.err);
+	}
+	sb_free(&r.out);
+	c->out = o.s;
+	c->outlen = o.len;
+	c->outoff = 0;
+}
+
+static void conn_write(struct vswitch *sw, struct ctl_conn *c)
+{
+	while (c->outoff < c->outlen) {
+		ssize_t n = send(c->fd, c->out + c->outoff, c->outlen - c->outoff, MSG_NOSIGNAL);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN) {
+				struct epoll_event ev = { .events = EPOLLOUT,
+							  .data.u64 = ev_tag(EV_CTL_CONN,
+									     (uint32_t)(c - sw->ctl)) };
+
+				epoll_ctl(sw->epfd, EPOLL_CTL_MOD, c->fd, &ev);
+				return;
+			}
+			break;
+		}
+		c->outoff += (size_t)n;
+	}
+	conn_close(sw, c);
+}
+
+void ctl_conn_event(struct vswitch *sw, unsigned idx, uint32_t events)
+{
+	struct ctl_conn *c = &sw->ctl[idx];
+
+	if (!c->used)
+		return;
+	if (c->out) {
+		conn_write(sw, c);
+		return;
+	}
+	if (!(events & (EPOLLIN | EPOLLHUP | EPOLLERR)))
+		return;
+	if (!c->in) {
+		c->in = malloc(CTL_MAX_REQUEST + 1);
+		if (!c->in) {
+			conn_close(sw, c);
+			return;
+		}
+	}
+	for (;;) {
+		ssize_t n = recv(c->fd, c->in + c->inlen, CTL_MAX_REQUEST - c->inlen, 0);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN)
+				return;
+			conn_close(sw, c);
+			return;
+		}
+		if (n == 0)
+			break;	/* the client finished its request */
+		c->inlen += (size_t)n;
+		if (c->inlen == CTL_MAX_REQUEST) {
+			static const char big[] = "ERR request too large\n";
+
+			c->out = malloc(sizeof(big));
+			if (!c->out) {
+				conn_close(sw, c);
+				return;
+			}
+			memcpy(c->out, big, sizeof(big));
+			c->outlen = sizeof(big) - 1;
+			conn_write(sw, c);
+			return;
+		}
+	}
+	c->in[c->inlen] = 0;
+	handle(sw, c);
+	conn_write(sw, c);
+}

@@ -1,0 +1,641 @@
+// SPDX-License-Identifier: GPL-2.0-or-later OR MIT
+/*
+ * The data path: receive batches, ingress faults, learning, forwarding,
+ * egress batching and lossless back-pressure.
+ *
+ * Back-pressure. Every port has a bounded egress queue (queue_frames for
+ * known unicast). When a known-unicast frame's destination is full, the
+ * ingress port stops: the frame (and the rest of its receive batch) is
+ * held, we stop reading that socket, the kernel socket buffers fill and
+ * the sender sees EAGAIN. When the destination drains to low_water the
+ * held frames move on and reading resumes. Other ports are untouched, so
+ * a slow port never stalls traffic that does not go to it.
+ *
+ * Flooded frames (broadcast, multicast, unknown unicast) never pause the
+ * ingress port: a full port must not stall everyone. They may use extra
+ * headroom (flood_cap = 2 * queue_frames) in each egress queue; a copy for
+ * a port that is beyond even that is dropped and counted on that port as
+ * drop_flood_overflow. Known unicast is never dropped for slowness.
+ */
+#include "capture.h"
+#include "fdb.h"
+#include "switch.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <string.h>
+#include <sys/epoll.h>
+
+static inline uint32_t now_s(const struct vswitch *sw)
+{
+	return (uint32_t)(sw->now / 1000000000ull);
+}
+
+static inline void cap_port(struct vswitch *sw, const struct port *p, const uint8_t *d, uint32_t len)
+{
+	if (sw->cap && capture_port(sw->cap) == p->id)
+		capture_frame(sw->cap, d, len);
+}
+
+/* A receive buffer now queued somewhere: leave it there, take a new one. */
+static void rx_renew(struct vswitch *sw, unsigned i)
+{
+	struct pkt *k = sw->rx_pkt[i];
+
+	k->rx = false;
+	pkt_put(k);
+	sw->rx_pkt[i] = pkt_alloc_rx();
+	sw->rx_iov[i].iov_base = sw->rx_pkt[i]->data;
+}
+
+static void runq_push(struct vswitch *sw, struct port *p)
+{
+	if (!p->runq_queued) {
+		p->runq_queued = true;
+		sw->runq[sw->nrunq++] = p->idx;
+	}
+}
+
+void dp_unblock_waiters(struct vswitch *sw, struct port *d)
+{
+	for (unsigned i = 0; i < sw->nactive && d->n_waiters; i++) {
+		struct port *p = &sw->ports[sw->active[i]];
+
+		if (p->blocked_on == d->idx) {
+			p->blocked_on = -1;
+			d->n_waiters--;
+			runq_push(sw, p);
+		}
+	}
+}
+
+static void maybe_wake(struct vswitch *sw, struct port *d)
+{
+	if (d->n_waiters && d->qlen + d->npend <= sw->low_water)
+		dp_unblock_waiters(sw, d);
+}
+
+static void tx_done(struct vswitch *sw, struct port *d, const void *data, uint32_t len)
+{
+	d->c.tx_frames++;
+	d->c.tx_bytes += len;
+	if (sw->cap)
+		cap_port(sw, d, data, len);
+}
+
+enum send_verdict { SEND_RETRY, SEND_WAIT, SEND_DROP_ALL };
+
+/* What to do after sendmmsg to d failed with err. */
+static enum send_verdict send_error(struct vswitch *sw, struct port *d, int err)
+{
+	if (err == EINTR)
+		return SEND_RETRY;
+	if (err == EAGAIN || err == EWOULDBLOCK || err == ENOBUFS) {
+		if (d->kind == PORT_DGRAM) {
+			d->retry_due = sw->now + VS_DGRAM_RETRY_NS;
+			sw->timers = true;
+		}
+		return SEND_WAIT;
+	}
+	if (d->kind == PORT_DGRAM) {
+		/* QEMU not (yet/any more) there: nobody to deliver to */
+		if (d->peer_present)
+			vs_log(VS_LOG_INFO, "port %u: dgram peer %s unreachable: %s", d->id,
+			       d->peer_addr.sun_path, strerror(err));
+		d->peer_present = false;
+		return SEND_DROP_ALL;
+	}
+	if (!d->tx_dead)
+		vs_log(VS_LOG_INFO, "port %u: send failed: %s", d->id, strerror(err));
+	d->tx_dead = true;
+	return SEND_DROP_ALL;
+}
+
+static void drop_count(struct port *d, uint32_t n)
+{
+	if (d->kind == PORT_DGRAM)
+		d->c.drop_peer_absent += n;
+	else
+		d->c.drop_port_closed += n;
+}
+
+/* Send the frames collected for d in this pass; queue what does not fit. */
+static void flush_port(struct vswitch *sw, struct port *d)
+{
+	uint32_t n = d->npend, done = 0;
+
+	while (done < n) {
+		int r = sendmmsg(d->fd, &d->pend_msg[done], n - done, MSG_DONTWAIT | MSG_NOSIGNAL);
+
+		if (r > 0) {
+			for (uint32_t i = done; i < done + (uint32_t)r; i++) {
+				tx_done(sw, d, d->pend_iov[i].iov_base, (uint32_t)d->pend_iov[i].iov_len);
+				if (d->pend_pkt[i])
+					pkt_put(d->pend_pkt[i]);
+			}
+			if (d->kind == PORT_DGRAM)
+				d->peer_present = true;
+			done += (uint32_t)r;
+			continue;
+		}
+		enum send_verdict v = send_error(sw, d, r < 0 ? errno : EAGAIN);
+
+		if (v == SEND_RETRY)
+			continue;
+		if (v == SEND_DROP_ALL) {
+			drop_count(d, n - done);
+			for (uint32_t i = done; i < n; i++)
+				if (d->pend_pkt[i])
+					pkt_put(d->pend_pkt[i]);
+			done = n;
+		}
+		break;
+	}
+	/* leftovers keep their order at the head of the (empty) queue */
+	for (uint32_t i = done; i < n; i++) {
+		port_queue_push(d, pkt_keep(d->pend_pkt[i]));
+		pkt_put(d->pend_pkt[i]);
+	}
+	d->npend = 0;
+	if (done < n) {
+		if (d->kind == PORT_DGRAM && !d->retry_due) {
+			d->retry_due = sw->now + VS_DGRAM_RETRY_NS;
+			sw->timers = true;
+		}
+		port_update_events(sw, d);
+	}
+	maybe_wake(sw, d);
+}
+
+/* Send from d's egress queue (EPOLLOUT, or the dgram retry timer). */
+static void tx_drain(struct vswitch *sw, struct port *d)
+{
+	struct mmsghdr msg[VS_BATCH];
+	struct iovec iov[VS_BATCH];
+
+	while (d->qlen) {
+		uint32_t n = d->qlen < VS_BATCH ? d->qlen : VS_BATCH;
+
+		for (uint32_t i = 0; i < n; i++) {
+			struct pkt *k = d->q[(d->qhead + i) & d->qmask];
+
+			iov[i].iov_base = k->data;
+			iov[i].iov_len = k->len;
+			memset(&msg[i].msg_hdr, 0, sizeof(msg[i].msg_hdr));
+			msg[i].msg_hdr.msg_iov = &iov[i];
+			msg[i].msg_hdr.msg_iovlen = 1;
+			if (d->kind == PORT_DGRAM) {
+				msg[i].msg_hdr.msg_name = &d->peer_addr;
+				msg[i].msg_hdr.msg_namelen = d->peer_len;
+			}
+		}
+		int r = sendmmsg(d->fd, msg, n, MSG_DONTWAIT | MSG_NOSIGNAL);
+
+		if (r <= 0) {
+			enum send_verdict v = send_error(sw, d, r < 0 ? errno : EAGAIN);
+
+			if (v == SEND_RETRY)
+				continue;
+			if (v == SEND_DROP_ALL) {
+				drop_count(d, d->qlen);
+				while (d->qlen) {
+					pkt_put(d->q[d->qhead]);
+					d->qhead = (d->qhead + 1) & d->qmask;
+					d->qlen--;
+				}
+			}
+			break;
+		}
+		if (d->kind == PORT_DGRAM)
+			d->peer_present = true;
+		for (int i = 0; i < r; i++) {
+			struct pkt *k = d->q[d->qhead];
+
+			tx_done(sw, d, k->data, k->len);
+			pkt_put(k);
+			d->qhead = (d->qhead + 1) & d->qmask;
+			d->qlen--;
+		}
+		if ((uint32_t)r < n)
+			break;
+	}
+	if (d->qlen && d->kind == PORT_DGRAM && !d->retry_due) {
+		d->retry_due = sw->now + VS_DGRAM_RETRY_NS;
+		sw->timers = true;
+	}
+	port_update_events(sw, d);
+	maybe_wake(sw, d);
+}
+
+/* Hand a frame to d: straight into this pass's batch, or behind its queue. */
+static void emit(struct vswitch *sw, struct port *d, uint8_t *data, uint32_t len, struct pkt *k)
+{
+	if (d->npend == VS_BATCH)
+		flush_port(sw, d);
+	if (d->qlen) {
+		port_queue_push(d, pkt_keep(k));
+		if (d->kind == PORT_DGRAM && !d->retry_due) {
+			d->retry_due = sw->now + VS_DGRAM_RETRY_NS;
+			sw->timers = true;
+		}
+		port_update_events(sw, d);
+		return;
+	}
+	uint32_t i = d->npend++;
+	struct msghdr *h = &d->pend_msg[i].msg_hdr;
+
+	d->pend_iov[i].iov_base = data;
+	d->pend_iov[i].iov_len = len;
+	d->pend_pkt[i] = pkt_get(k);
+	h->msg_iov = &d->pend_iov[i];
+	h->msg_iovlen = 1;
+	h->msg_control = NULL;
+	h->msg_controllen = 0;
+	h->msg_flags = 0;
+	if (d->kind == PORT_DGRAM) {
+		h->msg_name = &d->peer_addr;
+		h->msg_namelen = d->peer_len;
+	} else {
+		h->msg_name = NULL;
+		h->msg_namelen = 0;
+	}
+	if (!d->dirty) {
+		d->dirty = true;
+		sw->dirty[sw->ndirty++] = d->idx;
+	}
+}
+
+static inline bool port_gone(const struct port *d)
+{
+	return d->closing || d->tx_dead;
+}
+
+/*
+ * Learn and forward one frame from p. Returns false, with p paused on the
+ * destination, when a known-unicast destination is full.
+ */
+static bool forward(struct vswitch *sw, struct port *p, uint8_t *data, uint32_t len, struct pkt *k)
+{
+	if (data[6] & 1) {	/* multicast source address: invalid */
+		p->c.drop_bad_src++;
+		return true;
+	}
+	fdb_learn(sw->fdb, fdb_key(data + 6), (uint32_t)p->idx, now_s(sw));
+	if (!(data[0] & 1)) {
+		int slot = fdb_lookup(sw->fdb, fdb_key(data), now_s(sw));
+
+		if (slot >= 0) {
+			struct port *d = &sw->ports[slot];
+
+			if (d == p) {	/* never back out of the ingress port */
+				p->c.drop_filtered++;
+				return true;
+			}
+			if (port_gone(d)) {
+				d->c.drop_port_closed++;
+				return true;
+			}
+			if (d->qlen + d->npend >= sw->cfg.queue_frames) {
+				p->blocked_on = d->idx;
+				d->n_waiters++;
+				d->c.bp_caused++;
+				p->c.bp_paused++;
+				return false;
+			}
+			if (sw->cap && (capture_port(sw->cap) == 0 || capture_port(sw->cap) == p->id))
+				capture_frame(sw->cap, data, len);
+			emit(sw, d, data, len, k);
+			return true;
+		}
+	}
+	p->c.flood++;
+	if (sw->cap && (capture_port(sw->cap) == 0 || capture_port(sw->cap) == p->id))
+		capture_frame(sw->cap, data, len);
+	for (unsigned i = 0; i < sw->nactive; i++) {
+		struct port *d = &sw->ports[sw->active[i]];
+
+		if (d == p || port_gone(d))
+			continue;
+		if (d->qlen + d->npend >= sw->flood_cap) {
+			d->c.drop_flood_overflow++;
+			continue;
+		}
+		emit(sw, d, data, len, k);
+	}
+	return true;
+}
+
+static void hold_append(struct port *p, struct pkt *k)
+{
+	k = pkt_keep(k);
+	k->next = NULL;
+	if (p->hold_tail)
+		p->hold_tail->next = k;
+	else
+		p->hold_head = k;
+	p->hold_tail = k;
+	p->hold_len++;
+}
+
+static void forward_or_hold(struct vswitch *sw, struct port *p, uint8_t *data, uint32_t len,
+			    struct pkt *k)
+{
+	if (p->hold_head || p->blocked_on >= 0 || !forward(sw, p, data, len, k))
+		hold_append(p, k);
+}
+
+/* Retry p's held frames in order until one blocks again. */
+static void run_hold(struct vswitch *sw, struct port *p)
+{
+	while (p->hold_head && p->blocked_on < 0) {
+		struct pkt *k = p->hold_head;
+
+		if (!forward(sw, p, k->data, k->len, k))
+			break;
+		p->hold_head = k->next;
+		if (!p->hold_head)
+			p->hold_tail = NULL;
+		p->hold_len--;
+		pkt_put(k);
+	}
+	port_update_events(sw, p);
+	if (p->closing && port_can_read(p))
+		sw->need_reap = true;
+}
+
+/* Past the fault stage: delay (keeping order behind delayed frames) or forward. */
+static void pass(struct vswitch *sw, struct port *p, uint8_t *data, uint32_t len, struct pkt *k,
+		 uint64_t due)
+{
+	if (due || p->delay_head) {
+		k = pkt_keep(k);
+		k->due = due ? due : sw->now;
+		k->next = NULL;
+		if (p->delay_tail)
+			p->delay_tail->next = k;
+		else
+			p->delay_head = k;
+		p->delay_tail = k;
+		p->delay_len++;
+		sw->timers = true;
+		return;
+	}
+	forward_or_hold(sw, p, data, len, k);
+}
+
+/* One valid-size frame received from p, in a receive buffer we may modify. */
+static void ingress(struct vswitch *sw, struct port *p, struct pkt *rx)
+{
+	struct fault *f = &p->fault;
+	uint8_t *data = rx->data;
+	uint32_t len = rx->len;
+	uint64_t due = 0;
+
+	if (len < VS_ETH_HLEN) {
+		p->c.drop_runt++;
+		return;
+	}
+	if (f->active) {
+		uint32_t rd = fault_rand(f), rc = fault_rand(f), rr = fault_rand(f);
+
+		if (f->drop && rd < f->drop) {
+			p->c.fault_drop++;
+			return;
+		}
+		if (f->corrupt && rc < f->corrupt) {
+			fault_corrupt_frame(f, data, len);
+			p->c.fault_corrupt++;
+		}
+		if (f->reorder && rr < f->reorder && !p->reorder) {
+			/* goes out right after the next frame from this port */
+			p->reorder = pkt_keep(rx);
+			p->reorder_due = sw->now + VS_REORDER_NS;
+			p->c.fault_reorder++;
+			sw->timers = true;
+			return;
+		}
+		if (f->delay_ms) {
+			due = sw->now + (uint64_t)f->delay_ms * 1000000ull;
+			p->c.fault_delay++;
+		}
+	}
+	pass(sw, p, data, len, rx, due);
+	if (p->reorder) {
+		struct pkt *k = p->reorder;
+
+		p->reorder = NULL;
+		pass(sw, p, k->data, k->len, k, due);
+		pkt_put(k);
+	}
+}
+
+/* After a zero-length read: did the peer close (EOF) or send an empty message? */
+static bool peer_closed(int fd)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLRDHUP };
+
+	return poll(&pfd, 1, 0) > 0 && (pfd.revents & (POLLRDHUP | POLLHUP));
+}
+
+/* Read up to VS_RX_ROUNDS batches (all, when draining a closed port). */
+static void port_rx(struct vswitch *sw, struct port *p)
+{
+	for (unsigned round = 0; port_can_read(p) && !p->eof_seen; round++) {
+		if (round >= VS_RX_ROUNDS && !p->closing)
+			break;
+		/* only dgram ports need the sender's address */
+		for (unsigned i = 0; i < VS_BATCH; i++) {
+			struct msghdr *h = &sw->rx_msg[i].msg_hdr;
+
+			h->msg_name = p->kind == PORT_DGRAM ? &sw->rx_addr[i] : NULL;
+			h->msg_namelen = p->kind == PORT_DGRAM ? sizeof(sw->rx_addr[i]) : 0;
+		}
+		int n = recvmmsg(p->fd, sw->rx_msg, VS_BATCH, MSG_DONTWAIT, NULL);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN || errno == EWOULDBLOCK)
+				break;
+			vs_log(VS_LOG_INFO, "port %u: receive failed: %s", p->id, strerror(errno));
+			if (p->kind == PORT_SEQPACKET)
+				p->eof_seen = true;
+			break;
+		}
+		for (int i = 0; i < n; i++) {
+			struct msghdr *h = &sw->rx_msg[i].msg_hdr;
+			uint32_t len = sw->rx_msg[i].msg_len;
+
+			if (len == 0 && p->kind == PORT_SEQPACKET && peer_closed(p->fd)) {
+				p->eof_seen = true;
+				break;
+			}
+			if (len == 0 || len > VS_MAX_FRAME || (h->msg_flags & MSG_TRUNC)) {
+				p->c.drop_bad_size++;
+				continue;
+			}
+			if (p->kind == PORT_DGRAM) {
+				if (!dgram_from_peer(p, &sw->rx_addr[i], h->msg_namelen)) {
+					p->c.drop_foreign++;
+					continue;
+				}
+				p->peer_present = true;
+			}
+			p->c.rx_frames++;
+			p->c.rx_bytes += len;
+			sw->rx_pkt[i]->len = len;
+			ingress(sw, p, sw->rx_pkt[i]);
+		}
+		/* send what this batch collected, then renew buffers still in use */
+		dp_flush(sw);
+		for (int i = 0; i < n; i++)
+			if (sw->rx_pkt[i]->refs > 1)
+				rx_renew(sw, (unsigned)i);
+		if (n < VS_BATCH && !p->closing)
+			break;
+	}
+	if (p->eof_seen && !p->closing)
+		dp_port_hangup(sw, p);
+	port_update_events(sw, p);
+	if (p->closing)
+		sw->need_reap = true;
+}
+
+void dp_flush(struct vswitch *sw)
+{
+	for (;;) {
+		while (sw->ndirty) {
+			struct port *d = &sw->ports[sw->dirty[--sw->ndirty]];
+
+			d->dirty = false;
+			if (d->npend)
+				flush_port(sw, d);
+		}
+		if (!sw->nrunq)
+			break;
+		struct port *p = &sw->ports[sw->runq[--sw->nrunq]];
+
+		if (p->used && p->runq_queued) {
+			p->runq_queued = false;
+			run_hold(sw, p);
+		}
+	}
+}
+
+/* The peer of p closed (or failed): stop sending to it, drain what it sent. */
+void dp_port_hangup(struct vswitch *sw, struct port *p)
+{
+	if (p->closing)
+		return;
+	p->closing = true;
+	fdb_del_port(sw->fdb, (uint32_t)p->idx);
+	port_drop_egress(sw, p);
+	port_update_events(sw, p);
+	sw->need_reap = true;
+}
+
+void dp_port_event(struct vswitch *sw, struct port *p, uint32_t events)
+{
+	if (events & EPOLLOUT)
+		tx_drain(sw, p);
+	if (events & EPOLLIN)
+		port_rx(sw, p);
+	if (p->kind == PORT_SEQPACKET && (events & (EPOLLHUP | EPOLLRDHUP | EPOLLERR)) && !p->closing) {
+		/* read what is left first, if we may; the rest after unpausing */
+		if (port_can_read(p))
+			port_rx(sw, p);
+		dp_port_hangup(sw, p);
+	}
+}
+
+/* Finish closing ports whose held frames have all moved on. */
+void dp_housekeeping(struct vswitch *sw)
+{
+	if (!sw->need_reap)
+		return;
+	sw->need_reap = false;
+	for (unsigned i = sw->nactive; i-- > 0;) {
+		if (i >= sw->nactive)
+			continue;
+		struct port *p = &sw->ports[sw->active[i]];
+
+		if (!p->closing || !port_can_read(p) || p->delay_head || p->reorder)
+			continue;
+		if (!p->eof_seen)
+			port_rx(sw, p);
+		if (p->eof_seen && port_can_read(p)) {
+			port_destroy(sw, p);
+			dp_flush(sw);
+		} else {
+			sw->need_reap = true;
+		}
+	}
+}
+
+/* Release due delayed/reordered frames, retry dgram sends; next timeout. */
+void dp_timers(struct vswitch *sw, int *timeout_ms)
+{
+	uint64_t next = sw->next_sweep;
+
+	if (sw->now >= sw->next_sweep) {
+		fdb_age(sw->fdb, now_s(sw));
+		if (sw->cap)
+			capture_flush(sw->cap);
+		ctl_expire(sw);
+		sw->next_sweep = sw->now + 1000000000ull;
+		next = sw->next_sweep;
+	}
+	if (sw->timers) {
+		bool any = false;
+
+		/* work started during the scan (e.g. a dgram retry) sets it again */
+		sw->timers = false;
+
+		for (unsigned i = 0; i < sw->nactive; i++) {
+			struct port *p = &sw->ports[sw->active[i]];
+
+			if (p->reorder && p->reorder_due <= sw->now) {
+				struct pkt *k = p->reorder;
+
+				p->reorder = NULL;
+				pass(sw, p, k->data, k->len, k, 0);
+				pkt_put(k);
+			}
+			while (p->delay_head && p->delay_head->due <= sw->now) {
+				struct pkt *k = p->delay_head;
+
+				p->delay_head = k->next;
+				if (!p->delay_head)
+					p->delay_tail = NULL;
+				p->delay_len--;
+				forward_or_hold(sw, p, k->data, k->len, k);
+				pkt_put(k);
+			}
+			if (p->retry_due && p->retry_due <= sw->now) {
+				p->retry_due = 0;
+				tx_drain(sw, p);
+			}
+			if (p->reorder) {
+				any = true;
+				next = p->reorder_due < next ? p->reorder_due : next;
+			}
+			if (p->delay_head) {
+				any = true;
+				next = p->delay_head->due < next ? p->delay_head->due : next;
+			}
+			if (p->retry_due) {
+				any = true;
+				next = p->retry_due < next ? p->retry_due : next;
+			}
+			port_update_events(sw, p);
+			if (p->closing)
+				sw->need_reap = true;
+		}
+		dp_flush(sw);
+		/* set during the scan for a port already passed: rescan at once */
+		if (sw->timers)
+			next = sw->now;
+		sw->timers |= any;
+	}
+	*timeout_ms = next <= sw->now ? 0 : (int)((next - sw->now + 999999) / 1000000);
+}

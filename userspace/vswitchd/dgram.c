@@ -1,0 +1,76 @@
+// SPDX-License-Identifier: GPL-2.0-or-later OR MIT
+/*
+ * QEMU `-netdev dgram` ports over unix datagram sockets, so a stock
+ * virtio-net guest joins the fabric.
+ *
+ * We bind SWITCH_PATH and sendto() QEMU_PATH for every frame, and accept
+ * frames only from QEMU_PATH. Nothing is connected, so either side may
+ * start first or restart: frames to a QEMU that is not there are dropped
+ * (drop_peer_absent) and the port shows "waiting" until it answers.
+ *
+ * Back-pressure is best effort: an unconnected datagram socket cannot
+ * report when the peer's queue drains, so when QEMU's queue is full we
+ * keep frames in the egress queue and retry every millisecond; in the
+ * other direction, a paused dgram port stops being read and QEMU's
+ * sendto() sees EAGAIN once our receive queue is full.
+ */
+#include "switch.h"
+
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+struct port *dgram_add(struct vswitch *sw, const char *local, const char *remote, char *err,
+		       size_t errlen)
+{
+	struct sockaddr_un ra = { .sun_family = AF_UNIX };
+	struct port *p;
+	int fd;
+
+	if (!remote[0] || strlen(remote) >= sizeof(ra.sun_path)) {
+		snprintf(err, errlen, "QEMU socket path '%s' is empty or longer than %zu bytes", remote,
+			 sizeof(ra.sun_path) - 1);
+		return NULL;
+	}
+	if (!strcmp(local, remote)) {
+		snprintf(err, errlen, "switch and QEMU paths must differ");
+		return NULL;
+	}
+	for (unsigned i = 0; i < sw->nactive; i++) {
+		struct port *o = &sw->ports[sw->active[i]];
+
+		if (o->kind == PORT_DGRAM && !strcmp(o->local_path, local)) {
+			snprintf(err, errlen, "%s is already dgram port %u", local, o->id);
+			return NULL;
+		}
+	}
+	fd = unix_listen(local, SOCK_DGRAM, err, errlen);
+	if (fd < 0)
+		return NULL;
+	p = port_add(sw, fd, PORT_DGRAM);
+	if (!p) {
+		snprintf(err, errlen, "too many ports (max %u)", sw->cfg.max_ports);
+		close(fd);
+		unlink(local);
+		return NULL;
+	}
+	memcpy(ra.sun_path, remote, strlen(remote));
+	p->peer_addr = ra;
+	p->peer_len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + strlen(remote) + 1);
+	snprintf(p->local_path, sizeof(p->local_path), "%s", local);
+	snprintf(p->peer, sizeof(p->peer), "%s", remote);
+	vs_log(VS_LOG_INFO, "port %u: dgram %s <-> %s", p->id, local, remote);
+	return p;
+}
+
+bool dgram_from_peer(const struct port *p, const struct sockaddr_un *a, socklen_t alen)
+{
+	size_t off = offsetof(struct sockaddr_un, sun_path);
+
+	if (alen <= off)
+		return false;
+	size_t n = strnlen(a->sun_path, alen - off);
+
+	return n == strlen(p->peer_addr.sun_path) && !memcmp(a->sun_path, p->peer_addr.sun_path, n);
+}

@@ -1,0 +1,132 @@
+// SPDX-License-Identifier: GPL-2.0-or-later OR MIT
+/*
+ * Seeded fault injection. Every frame received from a faulty port draws
+ * three numbers (drop, corrupt, reorder) from a per-port xorshift64*
+ * generator, so the same seed and the same frame sequence give the same
+ * faults.
+ */
+#include "switch.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+uint32_t fault_rand(struct fault *f)
+{
+	uint64_t x = f->rng;
+
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	f->rng = x;
+	return (uint32_t)((x * 0x2545F4914F6CDD1Dull) >> 32);
+}
+
+/* Flip 1..4 bytes after the Ethernet header: the frame still gets switched. */
+void fault_corrupt_frame(struct fault *f, uint8_t *data, uint32_t len)
+{
+	uint32_t n = 1 + (fault_rand(f) & 3);
+
+	if (len <= VS_ETH_HLEN)
+		return;
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t r = fault_rand(f);
+		uint32_t off = VS_ETH_HLEN + r % (len - VS_ETH_HLEN);
+
+		data[off] ^= (uint8_t)((r >> 24) | 1);	/* never xor with 0 */
+	}
+}
+
+static int parse_pct(const char *s, double *pct, uint32_t *thr)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || *end || !(v >= 0 && v <= 100))
+		return -1;
+	*pct = v;
+	*thr = v >= 100 ? UINT32_MAX : (uint32_t)(v / 100.0 * 4294967296.0);
+	return 0;
+}
+
+static int parse_u64(const char *s, uint64_t max, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	if (!*s || *s == '-' || *s == '+')
+		return -1;
+	errno = 0;
+	v = strtoull(s, &end, 0);
+	if (errno || *end || v > max)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+/*
+ * argv: "clear" or key=value words (drop, corrupt, reorder in percent,
+ * delay in ms, seed). Unset keys are 0; the seed defaults to 1.
+ */
+int fault_parse(struct fault *f, int argc, char **argv, char *err, size_t errlen)
+{
+	struct fault n = { .seed = 1 };
+
+	if (argc == 1 && !strcmp(argv[0], "clear")) {
+		memset(f, 0, sizeof(*f));
+		return 0;
+	}
+	if (argc < 1) {
+		snprintf(err, errlen, "fault needs key=value settings or 'clear'");
+		return -1;
+	}
+	for (int i = 0; i < argc; i++) {
+		char *eq = strchr(argv[i], '=');
+		const char *v;
+		uint64_t u;
+		int bad = 0;
+
+		if (!eq) {
+			snprintf(err, errlen, "bad fault setting '%s' (want key=value)", argv[i]);
+			return -1;
+		}
+		v = eq + 1;
+		size_t kl = (size_t)(eq - argv[i]);
+#define KEY(k) (kl == strlen(k) && !strncmp(argv[i], k, kl))
+		if (KEY("drop"))
+			bad = parse_pct(v, &n.drop_pct, &n.drop);
+		else if (KEY("corrupt"))
+			bad = parse_pct(v, &n.corrupt_pct, &n.corrupt);
+		else if (KEY("reorder"))
+			bad = parse_pct(v, &n.reorder_pct, &n.reorder);
+		else if (KEY("delay")) {
+			bad = parse_u64(v, 60000, &u);
+			n.delay_ms = (uint32_t)u;
+		} else if (KEY("seed"))
+			bad = parse_u64(v, UINT64_MAX, &n.seed);
+		else {
+			snprintf(err, errlen,
+				 "unknown fault key '%.*s' (known: drop corrupt reorder delay seed)",
+				 (int)kl, argv[i]);
+			return -1;
+		}
+#undef KEY
+		if (bad) {
+			snprintf(err, errlen,
+				 "bad value in '%s' (percent 0..100, delay 0..60000 ms, seed an unsigned integer)",
+				 argv[i]);
+			return -1;
+		}
+	}
+	/* xorshift must not start at 0; mix the seed so nearby seeds differ */
+	n.rng = (n.seed ^ 0x9E3779B97F4A7C15ull) * 0xBF58476D1CE4E5B9ull;
+	if (!n.rng)
+		n.rng = 1;
+	n.active = n.drop || n.corrupt || n.reorder || n.delay_ms;
+	*f = n;
+	return 0;
+}

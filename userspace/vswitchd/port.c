@@ -1,0 +1,181 @@
+// SPDX-License-Identifier: GPL-2.0-or-later OR MIT
+/* Port lifecycle, egress queue and epoll interest. */
+#include "capture.h"
+#include "fdb.h"
+#include "switch.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <unistd.h>
+
+struct port *port_add(struct vswitch *sw, int fd, enum port_kind kind)
+{
+	struct port *p = NULL;
+	uint32_t qsize = 1;
+
+	for (unsigned i = 0; i < sw->cfg.max_ports; i++) {
+		if (!sw->ports[i].used) {
+			p = &sw->ports[i];
+			p->idx = (int)i;
+			break;
+		}
+	}
+	if (!p)
+		return NULL;
+	/* room for flood headroom plus one batch of leftovers */
+	while (qsize < sw->flood_cap + VS_BATCH)
+		qsize <<= 1;
+	int idx = p->idx;
+	memset(p, 0, sizeof(*p));
+	p->q = calloc(qsize, sizeof(*p->q));
+	if (!p->q)
+		return NULL;
+	p->idx = idx;
+	p->qmask = qsize - 1;
+	p->used = true;
+	p->id = ++sw->next_port_id;
+	p->kind = kind;
+	p->fd = fd;
+	p->blocked_on = -1;
+	sw->active[sw->nactive++] = p->idx;
+	port_update_events(sw, p);
+	return p;
+}
+
+struct port *port_by_id(struct vswitch *sw, uint32_t id)
+{
+	for (unsigned i = 0; i < sw->nactive; i++) {
+		struct port *p = &sw->ports[sw->active[i]];
+
+		if (p->id == id)
+			return p;
+	}
+	return NULL;
+}
+
+bool port_can_read(const struct port *p)
+{
+	return p->blocked_on < 0 && !p->hold_head && p->delay_len < VS_DELAY_MAX;
+}
+
+const char *port_state(const struct port *p)
+{
+	if (p->closing)
+		return "closing";
+	if (p->kind == PORT_DGRAM && !p->peer_present)
+		return "waiting";
+	if (p->blocked_on >= 0)
+		return "paused";
+	return "up";
+}
+
+void port_update_events(struct vswitch *sw, struct port *p)
+{
+	uint32_t want = 0;
+	struct epoll_event ev;
+
+	if (port_can_read(p))
+		want |= EPOLLIN;
+	/* a dgram socket cannot tell us when its peer drains: retry timer */
+	if (p->qlen && !p->closing && p->kind == PORT_SEQPACKET)
+		want |= EPOLLOUT;
+	if (p->closing) {
+		/* the peer is gone; EPOLLHUP would fire forever while we cannot read */
+		want = 0;
+		if (p->in_epoll) {
+			epoll_ctl(sw->epfd, EPOLL_CTL_DEL, p->fd, NULL);
+			p->in_epoll = false;
+		}
+		return;
+	}
+	if (p->in_epoll && want == p->ev_mask)
+		return;
+	ev.events = want | (p->kind == PORT_SEQPACKET ? EPOLLRDHUP : 0);
+	ev.data.u64 = ev_tag(EV_PORT, (uint32_t)p->idx);
+	if (epoll_ctl(sw->epfd, p->in_epoll ? EPOLL_CTL_MOD : EPOLL_CTL_ADD, p->fd, &ev) < 0)
+		vs_log(VS_LOG_ERR, "port %u: epoll_ctl failed", p->id);
+	p->in_epoll = true;
+	p->ev_mask = want;
+}
+
+void port_queue_push(struct port *p, struct pkt *k)
+{
+	p->q[(p->qhead + p->qlen) & p->qmask] = k;
+	p->qlen++;
+}
+
+/* Discard everything waiting to go out to p (its peer is gone). */
+void port_drop_egress(struct vswitch *sw, struct port *p)
+{
+	(void)sw;
+	while (p->qlen) {
+		struct pkt *k = p->q[p->qhead];
+
+		p->qhead = (p->qhead + 1) & p->qmask;
+		p->qlen--;
+		p->c.drop_port_closed++;
+		pkt_put(k);
+	}
+	for (uint32_t i = 0; i < p->npend; i++) {
+		if (p->pend_pkt[i])
+			pkt_put(p->pend_pkt[i]);
+		p->c.drop_port_closed++;
+	}
+	p->npend = 0;
+	if (p->n_waiters)
+		dp_unblock_waiters(sw, p);
+}
+
+static void free_list(struct pkt *k)
+{
+	while (k) {
+		struct pkt *n = k->next;
+
+		pkt_put(k);
+		k = n;
+	}
+}
+
+void port_destroy(struct vswitch *sw, struct port *p)
+{
+	vs_log(VS_LOG_INFO, "port %u (%s) removed: rx %llu tx %llu frames", p->id, p->peer,
+	       (unsigned long long)p->c.rx_frames, (unsigned long long)p->c.tx_frames);
+	if (p->in_epoll)
+		epoll_ctl(sw->epfd, EPOLL_CTL_DEL, p->fd, NULL);
+	close(p->fd);
+	if (p->kind == PORT_DGRAM && p->local_path[0])
+		unlink(p->local_path);
+	port_drop_egress(sw, p);
+	if (p->blocked_on >= 0) {
+		sw->ports[p->blocked_on].n_waiters--;
+		p->blocked_on = -1;
+	}
+	free_list(p->hold_head);
+	free_list(p->delay_head);
+	if (p->reorder)
+		pkt_put(p->reorder);
+	free(p->q);
+	fdb_del_port(sw->fdb, (uint32_t)p->idx);
+	if (sw->cap && capture_port(sw->cap) == p->id) {
+		vs_log(VS_LOG_INFO, "capture of port %u stopped: port removed", p->id);
+		capture_stop(sw->cap);
+		sw->cap = NULL;
+	}
+	for (unsigned i = 0; i < sw->nactive; i++) {
+		if (sw->active[i] == p->idx) {
+			sw->active[i] = sw->active[--sw->nactive];
+			break;
+		}
+	}
+	for (unsigned i = 0; i < sw->ndirty; i++) {
+		if (sw->dirty[i] == p->idx) {
+			sw->dirty[i] = sw->dirty[--sw->ndirty];
+			break;
+		}
+	}
+	memset(p, 0, sizeof(*p));
+	p->fd = -1;
+	p->blocked_on = -1;
+}

@@ -1,0 +1,227 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later OR MIT */
+/*
+ * cnuas-vswitchd: shared types of the software switch.
+ *
+ * One single-threaded epoll loop owns everything below; nothing here is
+ * locked. Frames live in refcounted `struct pkt` buffers. The fast path
+ * (empty egress queue, writable peer) sends straight from the receive
+ * buffers; a frame that must wait keeps its receive buffer if it is big
+ * (the slot gets a new one) or is copied into a small buffer.
+ */
+#ifndef CNUAS_SWITCH_H
+#define CNUAS_SWITCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+
+#define VS_MAX_FRAME 9216	/* largest frame on the wire (jumbo) */
+#define VS_ETH_HLEN 14		/* smallest frame we can switch */
+#define VS_BATCH 64		/* frames per recvmmsg/sendmmsg */
+#define VS_RX_ROUNDS 4		/* batches per port per wakeup (fairness) */
+#define VS_DELAY_MAX 4096	/* delayed frames per port before we stop reading */
+#define VS_REORDER_NS (5 * 1000000ull) /* longest hold of a reordered frame */
+#define VS_DGRAM_RETRY_NS (1 * 1000000ull) /* dgram peer full: retry after */
+
+/* Every per-port counter, once; drives the struct and all output. */
+#define VS_COUNTERS(X)                                                         \
+	X(rx_frames) X(rx_bytes) X(tx_frames) X(tx_bytes) X(flood)             \
+	X(drop_bad_size) X(drop_runt) X(drop_bad_src) X(drop_filtered)         \
+	X(drop_flood_overflow) X(drop_port_closed) X(drop_peer_absent)         \
+	X(drop_foreign) X(fault_drop) X(fault_corrupt) X(fault_reorder)        \
+	X(fault_delay) X(bp_paused) X(bp_caused)
+
+struct counters {
+#define VS_X(n) uint64_t n;
+	VS_COUNTERS(VS_X)
+#undef VS_X
+};
+
+struct pkt {
+	struct pkt *next;	/* hold / delay list link */
+	uint64_t due;		/* delay list: release time (ns, monotonic) */
+	uint32_t refs;
+	uint32_t len;
+	uint32_t cap;
+	bool rx;		/* a receive buffer (VS_MAX_FRAME bytes) */
+	uint8_t data[];
+};
+
+struct pkt *pkt_new(const void *data, uint32_t len);
+struct pkt *pkt_alloc_rx(void);
+/*
+ * A reference for a frame that must wait. Small frames in receive buffers
+ * are copied (a 9 KiB buffer per 64-byte frame would waste memory), big
+ * ones are shared (the receive slot gets a fresh buffer).
+ */
+struct pkt *pkt_keep(struct pkt *k);
+static inline struct pkt *pkt_get(struct pkt *p) { p->refs++; return p; }
+void pkt_put(struct pkt *p);
+void pkt_cache_free(void);
+
+/* Fault injection on a port's ingress (frames the switch receives from it). */
+struct fault {
+	bool active;
+	uint32_t drop, corrupt, reorder;	/* thresholds out of 2^32 */
+	double drop_pct, corrupt_pct, reorder_pct;
+	uint32_t delay_ms;
+	uint64_t seed, rng;
+};
+int fault_parse(struct fault *f, int argc, char **argv, char *err, size_t errlen);
+uint32_t fault_rand(struct fault *f);
+void fault_corrupt_frame(struct fault *f, uint8_t *data, uint32_t len);
+
+enum port_kind { PORT_SEQPACKET, PORT_DGRAM };
+
+struct port {
+	bool used;
+	bool closing;		/* peer gone: draining what it sent, then removed */
+	bool eof_seen;		/* read everything the peer sent */
+	bool tx_dead;		/* sends fail: frames to us are dropped */
+	bool runq_queued;	/* on vswitch.runq: has held frames to retry */
+	uint32_t id;		/* user-visible, never reused */
+	int idx;		/* slot in vswitch.ports */
+	enum port_kind kind;
+	int fd;
+	uint32_t ev_mask;	/* events currently registered with epoll */
+	bool in_epoll;
+	char peer[160];
+
+	/* dgram kind: our bound path and QEMU's */
+	struct sockaddr_un peer_addr;
+	socklen_t peer_len;
+	char local_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	bool peer_present;
+	uint64_t retry_due;	/* dgram peer queue full: retry time, 0 = none */
+
+	/* egress queue: ring of packets waiting for the peer to read */
+	struct pkt **q;
+	uint32_t qmask, qhead, qlen;
+
+	/* egress frames collected in this pass, sent by one sendmmsg */
+	uint32_t npend;
+	bool dirty;
+	struct mmsghdr pend_msg[VS_BATCH];
+	struct iovec pend_iov[VS_BATCH];
+	struct pkt *pend_pkt[VS_BATCH];
+
+	/* ingress: frames received but not yet forwarded (back-pressure) */
+	struct pkt *hold_head, *hold_tail;
+	uint32_t hold_len;
+	int blocked_on;		/* slot of the full port we wait for, -1 none */
+	uint32_t n_waiters;	/* ports blocked on us */
+	struct pkt *delay_head, *delay_tail;
+	uint32_t delay_len;
+	struct pkt *reorder;
+	uint64_t reorder_due;
+
+	struct fault fault;
+	struct counters c;
+};
+
+struct fdb;
+struct capture;
+
+enum link_layer { LINK_ETH, LINK_IB /* later: InfiniBand switch mode */ };
+
+struct vs_config {
+	enum link_layer link_layer;
+	const char *socket_path;
+	const char *ctl_path;
+	bool foreground;
+	bool use_syslog;
+	unsigned aging_s;	/* 0 = entries never age */
+	unsigned queue_frames;	/* unicast egress queue bound per port */
+	unsigned max_ports;
+	int verbose;
+};
+
+#define VS_MAX_CTL_CONNS 16
+
+struct ctl_conn {
+	int fd;
+	bool used;
+	uint64_t deadline;	/* closed if the exchange is not done by then */
+	char *in;
+	size_t inlen;
+	char *out;
+	size_t outlen, outoff;
+};
+
+struct vswitch {
+	struct vs_config cfg;
+	int epfd, listen_fd, ctl_fd, sig_fd;
+	bool stop;
+	uint64_t now;		/* monotonic ns, refreshed per loop turn */
+	uint64_t next_sweep;
+	uint32_t next_port_id;
+	unsigned flood_cap;	/* flood copies may use up to this many slots */
+	unsigned low_water;	/* wake blocked senders at or below this */
+
+	struct port *ports;	/* max_ports slots */
+	int *active;		/* slots in use, compact */
+	unsigned nactive;
+	int *dirty;		/* slots with pending egress frames */
+	unsigned ndirty;
+	int *runq;		/* slots whose held frames may move again */
+	unsigned nrunq;
+	bool timers;		/* some port has delayed/reordered/retry work */
+	bool need_reap;		/* some closing port may be finished */
+
+	struct fdb *fdb;
+	struct capture *cap;
+	struct ctl_conn ctl[VS_MAX_CTL_CONNS];
+
+	/* receive buffers, one batch */
+	struct mmsghdr rx_msg[VS_BATCH];
+	struct iovec rx_iov[VS_BATCH];
+	struct sockaddr_un rx_addr[VS_BATCH];
+	struct pkt *rx_pkt[VS_BATCH];
+};
+
+/* epoll tags */
+enum { EV_LISTEN = 1, EV_CTL_LISTEN, EV_CTL_CONN, EV_SIGNAL, EV_PORT };
+static inline uint64_t ev_tag(uint32_t kind, uint32_t idx) { return ((uint64_t)kind << 32) | idx; }
+
+/* log.c */
+enum { VS_LOG_ERR = 3, VS_LOG_WARN = 4, VS_LOG_INFO = 6, VS_LOG_DEBUG = 7 };
+void vs_log_init(bool use_syslog, int verbose);
+void vs_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* port.c */
+struct port *port_add(struct vswitch *sw, int fd, enum port_kind kind);
+void port_destroy(struct vswitch *sw, struct port *p);
+struct port *port_by_id(struct vswitch *sw, uint32_t id);
+void port_update_events(struct vswitch *sw, struct port *p);
+bool port_can_read(const struct port *p);
+void port_queue_push(struct port *p, struct pkt *k);
+void port_drop_egress(struct vswitch *sw, struct port *p);
+const char *port_state(const struct port *p);
+
+/* datapath.c */
+void dp_port_event(struct vswitch *sw, struct port *p, uint32_t events);
+void dp_flush(struct vswitch *sw);
+void dp_timers(struct vswitch *sw, int *timeout_ms);
+void dp_port_hangup(struct vswitch *sw, struct port *p);
+void dp_unblock_waiters(struct vswitch *sw, struct port *d);
+void dp_housekeeping(struct vswitch *sw);
+
+/* dgram.c */
+struct port *dgram_add(struct vswitch *sw, const char *local, const char *remote,
+		       char *err, size_t errlen);
+bool dgram_from_peer(const struct port *p, const struct sockaddr_un *a, socklen_t alen);
+
+/* ctl.c */
+int ctl_listen(struct vswitch *sw);
+void ctl_accept(struct vswitch *sw);
+void ctl_conn_event(struct vswitch *sw, unsigned idx, uint32_t events);
+void ctl_close_all(struct vswitch *sw);
+void ctl_expire(struct vswitch *sw);
+
+/* sock.c */
+int unix_listen(const char *path, int type, char *err, size_t errlen);
+uint64_t mono_ns(void);
+
+#endif
