@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Interface between cnuas_net (owner of the cnuas-vnic PCI function, its
+ * rings and interrupts) and the RDMA driver bound to its auxiliary device
+ * "cnuas_net.rdma.<id>".
+ *
+ * Frames: in Ethernet link-layer mode the client receives IPv4/IPv6 UDP
+ * frames to port 4791 (RoCEv2, optionally behind one 802.1Q tag) while the
+ * netdev keeps everything else; in IB link-layer mode there is no netdev
+ * and the client receives every frame. Transmit shares the one TX ring with
+ * the netdev.
+ *
+ * Rules for the client:
+ * - Call cnuas_net_aux_attach() from probe and cnuas_net_aux_detach()
+ *   from remove. No function below may be called after detach returns.
+ * - ops->rx runs in NAPI (softirq) context under rcu_read_lock(); it owns
+ *   the skb (skb->data and the mac header point at the start of the frame:
+ *   the Ethernet header, or the LRH in IB mode; skb->dev is the netdev, NULL
+ *   in IB mode). It may call cnuas_net_aux_xmit().
+ * - ops->rx_batch_end (optional) runs after the last ->rx of one NAPI poll,
+ *   so the client can ring its own doorbells once per batch.
+ * - ops->tx_wake (optional) runs in softirq context after an xmit returned
+ *   -EBUSY, once the TX ring has room again.
+ * - ops->link_change (optional) runs in process context (may sleep; must
+ *   not call attach/detach). The state at attach time is
+ *   cnuas_net_aux_link_up(); "up" means the link is up and the rings run.
+ */
+#ifndef CNUAS_NET_AUX_H
+#define CNUAS_NET_AUX_H
+
+#include <linux/auxiliary_bus.h>
+#include <linux/if_ether.h>
+#include <linux/types.h>
+
+struct net_device;
+struct sk_buff;
+struct cnuas_net;
+
+/* Auxiliary device name: KBUILD_MODNAME "." CNUAS_NET_AUX_NAME "." id */
+#define CNUAS_NET_AUX_NAME	"rdma"
+#define CNUAS_NET_AUX_MATCH	"cnuas_net." CNUAS_NET_AUX_NAME
+
+/* RoCEv2 UDP destination port (IANA). */
+#define CNUAS_NET_ROCE_UDP_PORT	4791
+
+struct cnuas_net_aux_dev {
+	struct auxiliary_device adev;
+	u32 link_layer;			/* CNUAS_VNIC_LL_ETH or _IB */
+	u8 mac[ETH_ALEN];		/* permanent device address */
+	struct net_device *netdev;	/* Ethernet mode only, else NULL */
+	struct device *dma_dev;		/* the PCI function, for DMA API use */
+	struct cnuas_net *cn;		/* private to cnuas_net */
+};
+
+static inline struct cnuas_net_aux_dev *
+to_cnuas_net_aux_dev(struct auxiliary_device *adev)
+{
+	return container_of(adev, struct cnuas_net_aux_dev, adev);
+}
+
+struct cnuas_net_aux_ops {
+	void (*rx)(struct cnuas_net_aux_dev *adev, struct sk_buff *skb);
+	void (*rx_batch_end)(struct cnuas_net_aux_dev *adev);
+	void (*tx_wake)(struct cnuas_net_aux_dev *adev);
+	void (*link_change)(struct cnuas_net_aux_dev *adev, bool up);
+};
+
+/* Start/stop frame delivery to @ops. -EBUSY if another client is attached. */
+int cnuas_net_aux_attach(struct cnuas_net_aux_dev *adev,
+			 const struct cnuas_net_aux_ops *ops);
+void cnuas_net_aux_detach(struct cnuas_net_aux_dev *adev);
+
+/*
+ * Queue @skb (a whole frame, head and page frags, 1..max_frame bytes) on
+ * the TX ring. @more: more frames follow at once, so the doorbell may wait
+ * for them; the last frame of a batch must pass false (or call
+ * cnuas_net_aux_flush()).
+ * Returns 0: the skb belongs to cnuas_net (freed once sent).
+ * -EBUSY: ring full, the skb still belongs to the caller; ops->tx_wake
+ *         follows when there is room.
+ * Other negative errno (-ENETDOWN: rings stopped, -EMSGSIZE, -ENOMEM): the
+ * skb still belongs to the caller.
+ */
+int cnuas_net_aux_xmit(struct cnuas_net_aux_dev *adev, struct sk_buff *skb,
+		       bool more);
+/* Ring the TX doorbell for frames queued with @more == true. */
+void cnuas_net_aux_flush(struct cnuas_net_aux_dev *adev);
+
+/* Largest frame (headers included, no FCS) the RX buffers can take now. */
+u32 cnuas_net_aux_max_frame(struct cnuas_net_aux_dev *adev);
+bool cnuas_net_aux_link_up(struct cnuas_net_aux_dev *adev);
+/* Link speed in Mb/s as the device reports it (REG_LINK_SPEED). */
+u32 cnuas_net_aux_link_speed(struct cnuas_net_aux_dev *adev);
+
+#endif /* CNUAS_NET_AUX_H */
