@@ -1,0 +1,133 @@
+# SPDX-License-Identifier: GPL-2.0-or-later OR MIT
+# shellcheck shell=bash
+# Shared state and process handling of scripts/lab (sourced).
+#
+# $LAB_DIR/lab.env      settings of the running lab (sourced by lab_load)
+# $LAB_DIR/nodeN/       agentK.sock, qmp.sock of node N
+# $LAB_DIR/*.pid        one file per process we started (its own session)
+# $LAB_DIR/switch.cmd   the switch command line, one argument per line
+
+say() { echo "lab: $*" >&2; }
+die() { echo "lab: error: $*" >&2; exit 1; }
+
+lab_load() {
+	[ -f "$LAB_DIR/lab.env" ] || { echo "lab: no lab in $LAB_DIR (scripts/lab up)" >&2; exit 255; }
+	# shellcheck disable=SC1091
+	. "$LAB_DIR/lab.env"
+}
+
+node_dir() {
+	local n=$1
+	case $n in '' | *[!0-9]*) echo "lab: bad node '$n'" >&2; return 1 ;; esac
+	if [ "$n" -ge $((NODES + VIRTIO_NODES)) ]; then
+		echo "lab: no node $n (lab has $((NODES + VIRTIO_NODES)))" >&2
+		return 1
+	fi
+	echo "$LAB_DIR/node$n"
+}
+
+pid_alive() { [ -n "${1:-}" ] && kill -0 "$1" 2>/dev/null; }
+
+pidfile_pid() { cat "$1" 2>/dev/null || true; }
+
+# Stop the process (and its process group) recorded in a pid file.
+stop_pidfile() {
+	local f=$1 sig=${2:-TERM} pid i
+	pid=$(pidfile_pid "$f")
+	if pid_alive "$pid"; then
+		kill -"$sig" -- -"$pid" 2>/dev/null || kill -"$sig" "$pid" 2>/dev/null || true
+		for i in $(seq 50); do
+			pid_alive "$pid" || break
+			sleep 0.1
+		done
+		if pid_alive "$pid"; then
+			kill -KILL -- -"$pid" 2>/dev/null || kill -KILL "$pid" 2>/dev/null || true
+			for i in $(seq 30); do
+				pid_alive "$pid" || break
+				sleep 0.1
+			done
+		fi
+	fi
+	pid_alive "$pid" && { say "process $pid ($f) does not die"; return 1; }
+	rm -f "$f"
+}
+
+# Start a command in its own session, stdout/stderr to a log, record its pid.
+spawn() {
+	local pidfile=$1 log=$2
+	shift 2
+	setsid "$@" </dev/null >>"$log" 2>&1 &
+	echo $! >"$pidfile"
+}
+
+switch_start() {
+	local pid args=()
+	pid=$(pidfile_pid "$LAB_DIR/switch.pid")
+	pid_alive "$pid" && die "switch already running (pid $pid)"
+	mapfile -t args <"$LAB_DIR/switch.cmd"
+	rm -f "$LAB_DIR/switch.sock" "$LAB_DIR/switch.ctl"
+	echo "---- switch start $(date -u +%T)" >>"$LAB_DIR/switch.log"
+	spawn "$LAB_DIR/switch.pid" "$LAB_DIR/switch.log" "${args[@]}"
+	for _ in $(seq 100); do
+		[ -S "$LAB_DIR/switch.sock" ] && [ -S "$LAB_DIR/switch.ctl" ] && return 0
+		pid_alive "$(pidfile_pid "$LAB_DIR/switch.pid")" || break
+		sleep 0.1
+	done
+	tail -n 20 "$LAB_DIR/switch.log" >&2
+	die "switch did not come up (log: $LAB_DIR/switch.log)"
+}
+
+switch_kill() {
+	local pid
+	pid=$(pidfile_pid "$LAB_DIR/switch.pid")
+	pid_alive "$pid" || { say "switch not running"; return 0; }
+	echo "---- switch kill $(date -u +%T)" >>"$LAB_DIR/switch.log"
+	stop_pidfile "$LAB_DIR/switch.pid" KILL
+}
+
+lab_down() {
+	local f pid rc=0
+	[ -d "$LAB_DIR" ] || { say "nothing to stop"; echo "$LAB_DIR"; return 0; }
+	# Guests first (they hold switch connections), then the switch.
+	# Signal all guests at once: each QEMU takes a moment to exit.
+	for f in "$LAB_DIR"/node*.pid; do
+		[ -e "$f" ] || continue
+		pid=$(pidfile_pid "$f")
+		pid_alive "$pid" && kill -TERM -- -"$pid" 2>/dev/null || true
+	done
+	for f in "$LAB_DIR"/node*.pid; do
+		[ -e "$f" ] || continue
+		stop_pidfile "$f" TERM || rc=1
+	done
+	if [ -e "$LAB_DIR/switch.pid" ]; then
+		stop_pidfile "$LAB_DIR/switch.pid" TERM || rc=1
+	fi
+	for f in "$LAB_DIR"/*.pid; do
+		[ -e "$f" ] || continue
+		stop_pidfile "$f" KILL || rc=1
+	done
+	rm -f "$LAB_DIR/lab.env"
+	rm -rf "$LAB_DIR"/node*/
+	say "stopped; logs in $LAB_DIR"
+	echo "$LAB_DIR"
+	return $rc
+}
+
+lab_status() {
+	local n pid total
+	lab_load
+	total=$((NODES + VIRTIO_NODES))
+	echo "lab $LAB_DIR: $NODES cnuas + $VIRTIO_NODES virtio node(s), link layer $LINK_LAYER, accel $ACCEL"
+	echo "image $IMAGE"
+	echo "qemu $QEMU"
+	pid=$(pidfile_pid "$LAB_DIR/switch.pid")
+	if pid_alive "$pid"; then echo "switch: running (pid $pid)"; else echo "switch: stopped"; fi
+	for n in $(seq 0 $((total - 1))); do
+		pid=$(pidfile_pid "$LAB_DIR/node$n.pid")
+		if pid_alive "$pid"; then
+			echo "node$n: running (pid $pid)"
+		else
+			echo "node$n: stopped"
+		fi
+	done
+}

@@ -1,0 +1,234 @@
+# SPDX-License-Identifier: GPL-2.0-or-later OR MIT
+# shellcheck shell=bash
+# `scripts/lab up`: build what is missing, start the switch and the guests,
+# wait until every guest's agent answers and its lab interface is configured.
+
+AGENT_PORTS=8
+T_UP=$(date +%s)
+
+elapsed() { echo $(($(date +%s) - T_UP)); }
+say() { echo "lab: [+$(elapsed)s] $*" >&2; }
+
+find_qemu() {
+	local q=${CNUAS_QEMU:-}
+	if [ -z "$q" ] && [ -x "$ROOT/scripts/build-qemu" ]; then
+		say "QEMU: scripts/build-qemu --print (builds if needed)"
+		q=$("$ROOT/scripts/build-qemu" --print | tail -1) || die "scripts/build-qemu failed"
+	fi
+	[ -n "$q" ] && [ -x "$q" ] || die "no patched QEMU (scripts/build-qemu failed; or set CNUAS_QEMU)"
+	"$q" -device help 2>/dev/null | grep -q '"cnuas-vnic"' ||
+		die "$q has no cnuas-vnic device (not the patched QEMU?)"
+	echo "$q"
+}
+
+build_switch() {
+	local sw=$ROOT/userspace/vswitchd
+	say "switch: make -C userspace"
+	nice make -s -j2 -C "$ROOT/userspace" >&2 || die "make -C userspace failed"
+	[ -x "$sw/cnuas-vswitchd" ] && [ -x "$sw/cnuas-vsctl" ] || die "userspace did not produce cnuas-vswitchd/cnuas-vsctl"
+}
+
+build_image() {
+	local dev=$1 kdir mods
+	if [ "$dev" = 1 ]; then
+		kdir=$("$ROOT/scripts/guest-image" --kdir | tail -1) || die "guest-image --kdir failed"
+		# Build in a copy: the tree stays clean (its .o files would end
+		# up in the packages) and other builds in src/ do not race us.
+		mods=${CNUAS_CACHE:-$HOME/.cache/cnuas}/work/dev-src
+		mkdir -p "$mods"
+		rsync -a --delete --exclude='*.o' --exclude='*.ko' --exclude='*.mod*' --exclude='.*.cmd' \
+			--exclude='Module.symvers' --exclude='modules.order' --filter='P *.o' --filter='P *.ko' \
+			--filter='P *.mod*' --filter='P .*.cmd' --filter='P Module.symvers' --filter='P modules.order' \
+			"$ROOT/src/" "$mods/"
+		say "--dev: make -C src KDIR=$kdir (in $mods)"
+		nice make -s -j2 -C "$mods" KDIR="$kdir" >&2 || die "make -C src failed"
+		"$ROOT/scripts/guest-image" --dev-modules "$mods" | tail -1
+	else
+		"$ROOT/scripts/guest-image" | tail -1
+	fi
+}
+
+# KVM only when a guest kernel really runs under it within 5 s.
+probe_accel() {
+	local log=$LAB_DIR/kvm-probe.log
+	if [ -n "${CNUAS_LAB_ACCEL:-}" ]; then
+		echo "$CNUAS_LAB_ACCEL"
+		return
+	fi
+	# Cached per host boot and QEMU binary: the answer does not change.
+	local cache boot
+	boot=$(cat /proc/sys/kernel/random/boot_id 2>/dev/null || echo unknown)
+	cache=${CNUAS_CACHE:-$HOME/.cache/cnuas}/kvm-probe-$(echo "$boot $QEMU" | sha256sum | cut -c1-12)
+	if [ -s "$cache" ]; then
+		cat "$cache"
+		return
+	fi
+	mkdir -p "${cache%/*}"
+	if [ -r /dev/kvm ] && [ -w /dev/kvm ]; then
+		timeout -s KILL 5 "$QEMU" -accel kvm -M q35 -m 256 -nodefaults -no-user-config \
+			-display none -monitor none -no-reboot -L /usr/share/seabios -L /usr/share/qemu \
+			-kernel "$IMAGE/vmlinuz" -initrd "$IMAGE/initrd.img" \
+			-append "console=ttyS0 cnuas.probe panic=-1 quiet" \
+			-serial "file:$log" </dev/null >/dev/null 2>&1 || true
+		if grep -q CNUAS-PROBE-OK "$log" 2>/dev/null; then
+			echo kvm | tee "$cache"
+			return
+		fi
+	fi
+	echo tcg | tee "$cache"
+}
+
+mac_of() { printf '52:54:00:c0:00:%02x' $(($1 + 1)); }
+
+start_guest() {
+	local n=$1 kind=$2 nd=$LAB_DIR/node$1 args=() k ifname ip accel
+	mkdir -p "$nd"
+	# shellcheck disable=SC2054 # -accel options are comma-separated
+	if [ "$ACCEL" = kvm ]; then accel=(-accel kvm -cpu host); else accel=(-accel tcg,tb-size=256); fi
+	ip=198.18.0.$((n + 1))/24
+	if [ "$kind" = cnuas ]; then
+		ifname=cnuas0
+		[ "$LINK_LAYER" = ib ] && { ifname=; ip=; }
+		args+=(-device "cnuas-vnic,id=nic0,bus=rp1,socket_path=$LAB_DIR/switch.sock,mac=$(mac_of "$n"),link_layer=$LINK_LAYER")
+	else
+		ifname=eth0
+		args+=(-netdev "dgram,id=net0,local.type=unix,local.path=$LAB_DIR/vport$n.qemu,remote.type=unix,remote.path=$LAB_DIR/vport$n.sw"
+			-device "virtio-net-pci,id=nic0,bus=rp1,netdev=net0,mac=$(mac_of "$n"),romfile=")
+	fi
+	for k in $(seq 0 $((AGENT_PORTS - 1))); do
+		args+=(-chardev "socket,id=agent$k,path=$nd/agent$k.sock,server=on,wait=off"
+			-device "virtserialport,bus=vser.0,chardev=agent$k,name=org.cnuas.agent.$k")
+	done
+	: >"$LAB_DIR/node$n.console.log"
+	echo "---- $(date -u +%T) node$n ($kind)" >>"$LAB_DIR/node$n.qemu.log"
+	spawn "$LAB_DIR/node$n.pid" "$LAB_DIR/node$n.qemu.log" \
+		"$QEMU" -name "node$n,debug-threads=on" -M q35 -m "$MEM" -smp 1 "${accel[@]}" \
+		-nodefaults -no-user-config -nographic -monitor none -no-reboot \
+		-L /usr/share/seabios -L /usr/share/qemu \
+		-d guest_errors \
+		-kernel "$IMAGE/vmlinuz" -initrd "$IMAGE/initrd.img" \
+		-append "console=ttyS0 root=/dev/vda rw panic=-1 mitigations=off net.ifnames=0 cnuas.node=$n cnuas.kind=$kind cnuas.if=$ifname cnuas.ip=$ip" \
+		-drive "file=$IMAGE/rootfs.ext4,if=none,id=root,format=raw,snapshot=on" \
+		-device virtio-blk-pci,drive=root \
+		-chardev "file,id=con,path=$LAB_DIR/node$n.console.log" -serial chardev:con \
+		-qmp "unix:$nd/qmp.sock,server=on,wait=off" \
+		-device virtio-serial-pci,id=vser \
+		-device pcie-root-port,id=rp1,bus=pcie.0,chassis=1,slot=1 \
+		"${args[@]}"
+}
+
+# Ready = the agent runs commands and the lab interface has its address.
+node_ready() {
+	local n=$1 kind=$2 check=true
+	if [ "$kind" = virtio ]; then
+		check="ip -4 -o addr show dev eth0 | grep -q ' 198.18.0.$((n + 1))/'"
+	elif [ "$LINK_LAYER" = eth ]; then
+		check="ip -4 -o addr show dev cnuas0 | grep -q ' 198.18.0.$((n + 1))/'"
+	fi
+	timeout 20 "$PY" "$LABD/labctl.py" exec --sync-timeout 5 "$LAB_DIR/node$n" -- sh -c "$check" \
+		</dev/null >/dev/null 2>&1
+}
+
+wait_ready() {
+	local total=$((NODES + VIRTIO_NODES)) limit=${CNUAS_LAB_BOOT_TIMEOUT:-600} n kind pending
+	local -A ready=()
+	local t0 checks
+	t0=$(date +%s)
+	while :; do
+		pending=0 checks=()
+		# Ask all pending nodes at once: each check may take seconds.
+		for n in $(seq 0 $((total - 1))); do
+			[ -n "${ready[$n]:-}" ] && continue
+			pid_alive "$(pidfile_pid "$LAB_DIR/node$n.pid")" || {
+				tail -n 20 "$LAB_DIR/node$n.qemu.log" >&2
+				tail -n 20 "$LAB_DIR/node$n.console.log" >&2
+				die "node$n: QEMU exited (logs: $LAB_DIR/node$n.{qemu,console}.log)"
+			}
+			kind=cnuas
+			[ "$n" -ge "$NODES" ] && kind=virtio
+			rm -f "$LAB_DIR/node$n/ready"
+			(node_ready "$n" "$kind" && : >"$LAB_DIR/node$n/ready") &
+			checks+=($!)
+		done
+		# Only our checks: QEMU and the switch are children too.
+		[ ${#checks[@]} -eq 0 ] || wait "${checks[@]}" 2>/dev/null || true
+		for n in $(seq 0 $((total - 1))); do
+			[ -n "${ready[$n]:-}" ] && continue
+			if [ -e "$LAB_DIR/node$n/ready" ]; then
+				ready[$n]=1
+				say "node$n ready after $(($(date +%s) - t0)) s"
+			else
+				pending=$((pending + 1))
+			fi
+		done
+		[ $pending = 0 ] && return 0
+		if [ $(($(date +%s) - t0)) -ge "$limit" ]; then
+			for n in $(seq 0 $((total - 1))); do
+				[ -n "${ready[$n]:-}" ] || { say "node$n console tail:"; tail -n 15 "$LAB_DIR/node$n.console.log" >&2; }
+			done
+			die "guests not ready after $limit s"
+		fi
+		sleep 1
+	done
+}
+
+lab_up() {
+	local nodes=2 virtio=0 ll=eth dev=0 mem=1024 n total sw_args=()
+	while [ $# -gt 0 ]; do
+		case $1 in
+		--nodes) nodes=$2; shift 2 ;;
+		--virtio-nodes) virtio=$2; shift 2 ;;
+		--link-layer) ll=$2; shift 2 ;;
+		--dev) dev=1; shift ;;
+		--mem) mem=$2; shift 2 ;;
+		*) die "up: unknown argument $1" ;;
+		esac
+	done
+	case "$nodes$virtio$mem" in *[!0-9]*) die "up: --nodes/--virtio-nodes/--mem take numbers" ;; esac
+	case $ll in eth | ib) ;; *) die "up: --link-layer eth|ib" ;; esac
+	[ $((nodes + virtio)) -ge 1 ] && [ $((nodes + virtio)) -le 32 ] || die "up: 1..32 nodes"
+	if [ -f "$LAB_DIR/lab.env" ]; then
+		(. "$LAB_DIR/lab.env"; pid_alive "$(pidfile_pid "$LAB_DIR/switch.pid")") &&
+			die "a lab is already up in $LAB_DIR (scripts/lab down first)"
+		lab_down >/dev/null
+	fi
+
+	QEMU=$(find_qemu)
+	build_switch
+	VSWITCHD=$ROOT/userspace/vswitchd/cnuas-vswitchd
+	VSCTL=$ROOT/userspace/vswitchd/cnuas-vsctl
+	IMAGE=$(build_image $dev) || die "guest image build failed"
+	[ -s "$IMAGE/rootfs.ext4" ] || die "guest image build failed"
+
+	# Fresh lab folder; old logs go.
+	mkdir -p "$LAB_DIR"
+	(cd "$LAB_DIR" && rm -rf node* switch.* vport* kvm-probe.log lab.env)
+	ACCEL=$(probe_accel)
+	NODES=$nodes VIRTIO_NODES=$virtio LINK_LAYER=$ll MEM=$mem
+	say "starting switch + $nodes cnuas + $virtio virtio guest(s), $ll, accel $ACCEL, image ${IMAGE##*/}"
+
+	sw_args=("$VSWITCHD" --socket "$LAB_DIR/switch.sock" --ctl "$LAB_DIR/switch.ctl" --foreground)
+	if [ "$ll" = ib ]; then
+		"$VSWITCHD" --help 2>&1 | grep -q -- '--link-layer' || die "cnuas-vswitchd has no --link-layer option"
+		sw_args+=(--link-layer ib)
+	fi
+	total=$((nodes + virtio))
+	for n in $(seq "$nodes" $((total - 1))); do
+		sw_args+=(--dgram "$LAB_DIR/vport$n.sw=$LAB_DIR/vport$n.qemu")
+	done
+	printf '%s\n' "${sw_args[@]}" >"$LAB_DIR/switch.cmd"
+	{
+		echo "NODES=$NODES VIRTIO_NODES=$VIRTIO_NODES LINK_LAYER=$LINK_LAYER MEM=$MEM ACCEL=$ACCEL DEV=$dev"
+		printf 'QEMU=%q\nIMAGE=%q\nVSWITCHD=%q\nVSCTL=%q\n' "$QEMU" "$IMAGE" "$VSWITCHD" "$VSCTL"
+	} >"$LAB_DIR/lab.env"
+	# A failed start leaves no process behind (the logs stay).
+	trap 'lab_down >/dev/null 2>&1 || true' EXIT
+	switch_start
+	for n in $(seq 0 $((total - 1))); do
+		if [ "$n" -lt "$nodes" ]; then start_guest "$n" cnuas; else start_guest "$n" virtio; fi
+	done
+	wait_ready
+	trap - EXIT
+	say "lab up in $(elapsed) s: $nodes cnuas + $virtio virtio node(s); logs in $LAB_DIR"
+	echo "$LAB_DIR"
+}
