@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * ib_core API differences between the kernels the DKMS package builds for
+ * (Debian 12's 6.1 upwards). Feature tests set in Kbuild, not versions.
+ */
+#ifndef CNUAS_IB_COMPAT_H
+#define CNUAS_IB_COMPAT_H
+
+#include <rdma/ib_verbs.h>
+
+/*
+ * The device registers without a DMA device: ib_core must hand kernel
+ * virtual addresses through (ib_uses_virt_dma()), the transport copies.
+ */
+#if !IS_ENABLED(CONFIG_INFINIBAND_VIRT_DMA)
+#error "cnuas_ib needs CONFIG_INFINIBAND_VIRT_DMA"
+#endif
+
+/* 6.11: create_cq takes the uverbs attribute bundle instead of udata. */
+#ifdef CNUAS_HAVE_CREATE_CQ_ATTRS
+#define CNUAS_CREATE_CQ_ARG	uverbs_attr_bundle
+#else
+#define CNUAS_CREATE_CQ_ARG	ib_udata
+#endif
+
+/* 6.17: reg_user_mr gained a DMA handle before udata. */
+#ifdef CNUAS_HAVE_REG_USER_MR_DMAH
+#define CNUAS_IB_REG_USER_MR_DMAH	struct ib_dmah *dmah,
+#else
+#define CNUAS_IB_REG_USER_MR_DMAH
+#endif
+
+#endif /* CNUAS_IB_COMPAT_H */

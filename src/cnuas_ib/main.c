@@ -1,0 +1,193 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * cnuas_ib: module, auxiliary driver and ib_device life cycle. Binds to
+ * cnuas_net's "cnuas_net.rdma" auxiliary device, registers cnuas_N with
+ * ib_core and turns link changes into port events.
+ */
+#include <linux/module.h>
+#include <linux/skbuff.h>
+#include <net/addrconf.h>
+
+#include "cnuas_ib.h"
+
+/* Sorted by member name, as ib_core's own list is. */
+const struct ib_device_ops cnuas_ib_dev_ops = {
+	.owner = THIS_MODULE,
+	.driver_id = RDMA_DRIVER_UNKNOWN,
+	.uverbs_abi_ver = CNUAS_IB_UVERBS_ABI_VERSION,
+
+	.alloc_pd = cnuas_ib_alloc_pd,
+	.alloc_ucontext = cnuas_ib_alloc_ucontext,
+	.create_cq = cnuas_ib_create_cq,
+	.create_qp = cnuas_ib_create_qp,
+	.dealloc_pd = cnuas_ib_dealloc_pd,
+	.dealloc_ucontext = cnuas_ib_dealloc_ucontext,
+	.dereg_mr = cnuas_ib_dereg_mr,
+	.destroy_cq = cnuas_ib_destroy_cq,
+	.destroy_qp = cnuas_ib_destroy_qp,
+	.get_dma_mr = cnuas_ib_get_dma_mr,
+	.get_link_layer = cnuas_ib_get_link_layer,
+	.get_port_immutable = cnuas_ib_get_port_immutable,
+	.modify_qp = cnuas_ib_modify_qp,
+	.poll_cq = cnuas_ib_poll_cq,
+	.post_recv = cnuas_ib_post_recv,
+	.post_send = cnuas_ib_post_send,
+	.query_device = cnuas_ib_query_device,
+	.query_gid = cnuas_ib_query_gid,
+	.query_pkey = cnuas_ib_query_pkey,
+	.query_port = cnuas_ib_query_port,
+	.reg_user_mr = cnuas_ib_reg_user_mr,
+	.req_notify_cq = cnuas_ib_req_notify_cq,
+
+	INIT_RDMA_OBJ_SIZE(ib_cq, cnuas_ib_cq, ibcq),
+	INIT_RDMA_OBJ_SIZE(ib_pd, cnuas_ib_pd, ibpd),
+	INIT_RDMA_OBJ_SIZE(ib_qp, cnuas_ib_qp, ibqp),
+	INIT_RDMA_OBJ_SIZE(ib_ucontext, cnuas_ib_ucontext, ibuc),
+};
+
+/* ---- callbacks from cnuas_net (only between attach and detach) ---- */
+
+/* Report a link change to ib_core once: the port event follows the state. */
+static void cnuas_ib_link_update(struct cnuas_ib_dev *cdev, bool up)
+{
+	struct ib_event ev = {
+		.device = &cdev->ibdev,
+		.element.port_num = 1,
+	};
+
+	mutex_lock(&cdev->link_lock);
+	if (cdev->link_up != up) {
+		cdev->link_up = up;
+		ev.event = up ? IB_EVENT_PORT_ACTIVE : IB_EVENT_PORT_ERR;
+		ib_dispatch_event(&ev);
+		ibdev_info(&cdev->ibdev, "port 1 %s\n", up ? "active" : "down");
+	}
+	mutex_unlock(&cdev->link_lock);
+}
+
+static struct cnuas_ib_dev *cnuas_ib_from_adev(struct cnuas_net_aux_dev *adev)
+{
+	return auxiliary_get_drvdata(&adev->adev);
+}
+
+static void cnuas_ib_rx(struct cnuas_net_aux_dev *adev, struct sk_buff *skb)
+{
+	struct cnuas_ib_dev *cdev = cnuas_ib_from_adev(adev);
+
+	/* TODO(transport): parse with wire.h, check the ICRC, demux by QPN. */
+	atomic64_inc(&cdev->rx_dropped);
+	kfree_skb(skb);
+}
+
+static void cnuas_ib_link_change(struct cnuas_net_aux_dev *adev, bool up)
+{
+	cnuas_ib_link_update(cnuas_ib_from_adev(adev), up);
+}
+
+static const struct cnuas_net_aux_ops cnuas_ib_aux_ops = {
+	.rx = cnuas_ib_rx,
+	.link_change = cnuas_ib_link_change,
+};
+
+/* ---- auxiliary driver ---- */
+
+static int cnuas_ib_probe(struct auxiliary_device *aux,
+			  const struct auxiliary_device_id *id)
+{
+	struct cnuas_net_aux_dev *adev = to_cnuas_net_aux_dev(aux);
+	struct cnuas_ib_dev *cdev;
+	struct ib_device *ibdev;
+	int err;
+
+	if (adev->link_layer != CNUAS_VNIC_LL_ETH &&
+	    adev->link_layer != CNUAS_VNIC_LL_IB)
+		return -ENODEV;
+	if (adev->link_layer == CNUAS_VNIC_LL_ETH && !adev->netdev)
+		return -ENODEV;
+
+	cdev = ib_alloc_device(cnuas_ib_dev, ibdev);
+	if (!cdev)
+		return -ENOMEM;
+	ibdev = &cdev->ibdev;
+	cdev->adev = adev;
+	cdev->link_layer = adev->link_layer;
+	mutex_init(&cdev->link_lock);
+	atomic_set(&cdev->num_pd, 0);
+	atomic64_set(&cdev->rx_dropped, 0);
+	auxiliary_set_drvdata(aux, cdev);
+
+	ibdev->node_type = RDMA_NODE_IB_CA;
+	ibdev->phys_port_cnt = CNUAS_IB_NUM_PORTS;
+	ibdev->num_comp_vectors = 1;
+	ibdev->dev.parent = &aux->dev;
+	strscpy(ibdev->node_desc, "cnuas", sizeof(ibdev->node_desc));
+	addrconf_addr_eui48((u8 *)&ibdev->node_guid, adev->mac);
+	ib_set_device_ops(ibdev, &cnuas_ib_dev_ops);
+
+	if (adev->netdev) {
+		/* ib_core derives the RoCE GIDs from this netdev's addresses. */
+		err = ib_device_set_netdev(ibdev, adev->netdev, 1);
+		if (err)
+			goto err_dealloc;
+	}
+
+	/*
+	 * No DMA device: the transport moves data with the CPU (kernel
+	 * virtual addresses), frames go to cnuas_net as skbs.
+	 */
+	cdev->link_up = cnuas_net_aux_link_up(adev);
+	err = ib_register_device(ibdev, CNUAS_IB_NAME_FMT, NULL);
+	if (err)
+		goto err_dealloc;
+
+	err = cnuas_net_aux_attach(adev, &cnuas_ib_aux_ops);
+	if (err)
+		goto err_unregister;
+	/* A change between the sample above and attach went nowhere. */
+	cnuas_ib_link_update(cdev, cnuas_net_aux_link_up(adev));
+
+	ibdev_info(ibdev, "on %s, link layer %s\n",
+		   adev->netdev ? netdev_name(adev->netdev) : dev_name(&aux->dev),
+		   cnuas_ib_is_eth(cdev) ? "Ethernet" : "InfiniBand");
+	return 0;
+
+err_unregister:
+	ib_unregister_device(ibdev);
+err_dealloc:
+	mutex_destroy(&cdev->link_lock);
+	ib_dealloc_device(ibdev);
+	auxiliary_set_drvdata(aux, NULL);
+	return err;
+}
+
+static void cnuas_ib_remove(struct auxiliary_device *aux)
+{
+	struct cnuas_ib_dev *cdev = auxiliary_get_drvdata(aux);
+
+	/* No frame or link callback runs after this returns. */
+	cnuas_net_aux_detach(cdev->adev);
+	/* Waits for every user (uverbs contexts get disassociated). */
+	ib_unregister_device(&cdev->ibdev);
+	mutex_destroy(&cdev->link_lock);
+	ib_dealloc_device(&cdev->ibdev);
+	auxiliary_set_drvdata(aux, NULL);
+}
+
+static const struct auxiliary_device_id cnuas_ib_id_table[] = {
+	{ .name = CNUAS_NET_AUX_MATCH },
+	{}
+};
+MODULE_DEVICE_TABLE(auxiliary, cnuas_ib_id_table);
+
+static struct auxiliary_driver cnuas_ib_driver = {
+	.name = "ib",
+	.probe = cnuas_ib_probe,
+	.remove = cnuas_ib_remove,
+	.id_table = cnuas_ib_id_table,
+};
+module_auxiliary_driver(cnuas_ib_driver);
+
+MODULE_DESCRIPTION("Cnuas RDMA (RoCEv2) device driver");
+MODULE_AUTHOR("The Cnuas developers");
+MODULE_LICENSE("GPL");
+MODULE_VERSION(CNUAS_VERSION);

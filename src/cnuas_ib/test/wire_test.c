@@ -1,0 +1,423 @@
+// SPDX-License-Identifier: GPL-2.0-or-later OR MIT
+/*
+ * Host unit test of the RoCEv2 codec (wire.h, opcode.c, icrc.c): struct
+ * layout, the opcode table, field packing, and the ICRC against frames
+ * that Linux Soft-RoCE put on the wire (rxe-frames.h). Built with ASan and
+ * UBSan: every buffer handed to the codec is a heap copy of exactly its
+ * length, so an out-of-bounds read fails the test.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "wire.h"
+#include "rxe-frames.h"
+
+static int failures, checks;
+
+#define CHECK(cond, ...)						\
+	do {								\
+		checks++;						\
+		if (!(cond)) {						\
+			failures++;					\
+			printf("FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond); \
+			printf(__VA_ARGS__);				\
+			printf("\n");					\
+		}							\
+	} while (0)
+
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof(*(a)))
+#define ETH_HLEN	14
+#define UDP_HLEN	8
+
+static u8 *dup_bytes(const void *p, size_t len)
+{
+	u8 *d = malloc(len ? len : 1);
+
+	if (!d) {
+		perror("malloc");
+		exit(2);
+	}
+	memcpy(d, p, len);
+	return d;
+}
+
+static u32 get_le32(const u8 *p)
+{
+	return p[0] | p[1] << 8 | p[2] << 16 | (u32)p[3] << 24;
+}
+
+static u32 get_be32(const u8 *p)
+{
+	return (u32)p[0] << 24 | p[1] << 16 | p[2] << 8 | p[3];
+}
+
+static void test_layout(void)
+{
+	CHECK(sizeof(struct cnuas_bth) == CNUAS_BTH_LEN, "%zu", sizeof(struct cnuas_bth));
+	CHECK(sizeof(struct cnuas_deth) == CNUAS_DETH_LEN, "%zu", sizeof(struct cnuas_deth));
+	CHECK(sizeof(struct cnuas_reth) == CNUAS_RETH_LEN, "%zu", sizeof(struct cnuas_reth));
+	CHECK(sizeof(struct cnuas_atomic_eth) == CNUAS_ATOMIC_ETH_LEN, "%zu",
+	      sizeof(struct cnuas_atomic_eth));
+	CHECK(sizeof(struct cnuas_aeth) == CNUAS_AETH_LEN, "%zu", sizeof(struct cnuas_aeth));
+	CHECK(sizeof(struct cnuas_atomic_ack) == CNUAS_ATOMIC_ACK_LEN, "%zu",
+	      sizeof(struct cnuas_atomic_ack));
+	CHECK(sizeof(struct cnuas_immdt) == CNUAS_IMMDT_LEN, "%zu", sizeof(struct cnuas_immdt));
+	CHECK(sizeof(struct cnuas_ieth) == CNUAS_IETH_LEN, "%zu", sizeof(struct cnuas_ieth));
+}
+
+/* Header lengths and offsets as IBA 9.2 lays the packets out. */
+static void test_opcode_rows(void)
+{
+	static const struct {
+		u8 opcode;
+		u8 hdr_len;
+		int eh, off;	/* one extension header and its offset, or -1 */
+		int eh2, off2;
+	} rows[] = {
+		{ CNUAS_OP_RC_SEND_ONLY, 12, -1, 0, -1, 0 },
+		{ CNUAS_OP_RC_SEND_ONLY_IMM, 16, CNUAS_EH_IMMDT, 12, -1, 0 },
+		{ CNUAS_OP_RC_WRITE_FIRST, 28, CNUAS_EH_RETH, 12, -1, 0 },
+		{ CNUAS_OP_RC_WRITE_MIDDLE, 12, -1, 0, -1, 0 },
+		{ CNUAS_OP_RC_WRITE_ONLY_IMM, 32, CNUAS_EH_RETH, 12, CNUAS_EH_IMMDT, 28 },
+		{ CNUAS_OP_RC_READ_REQ, 28, CNUAS_EH_RETH, 12, -1, 0 },
+		{ CNUAS_OP_RC_READ_RESP_FIRST, 16, CNUAS_EH_AETH, 12, -1, 0 },
+		{ CNUAS_OP_RC_READ_RESP_MIDDLE, 12, -1, 0, -1, 0 },
+		{ CNUAS_OP_RC_ACK, 16, CNUAS_EH_AETH, 12, -1, 0 },
+		{ CNUAS_OP_RC_ATOMIC_ACK, 24, CNUAS_EH_AETH, 12, CNUAS_EH_ATOMIC_ACK, 16 },
+		{ CNUAS_OP_RC_CMP_SWAP, 40, CNUAS_EH_ATOMIC_ETH, 12, -1, 0 },
+		{ CNUAS_OP_RC_FETCH_ADD, 40, CNUAS_EH_ATOMIC_ETH, 12, -1, 0 },
+		{ CNUAS_OP_RC_SEND_LAST_INV, 16, CNUAS_EH_IETH, 12, -1, 0 },
+		{ CNUAS_OP_UD_SEND_ONLY, 20, CNUAS_EH_DETH, 12, -1, 0 },
+		{ CNUAS_OP_UD_SEND_ONLY_IMM, 24, CNUAS_EH_DETH, 12, CNUAS_EH_IMMDT, 20 },
+	};
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(rows); i++) {
+		const struct cnuas_opcode *op = cnuas_opcode_get(rows[i].opcode);
+
+		CHECK(op, "opcode 0x%02x missing", rows[i].opcode);
+		if (!op)
+			continue;
+		CHECK(op->hdr_len == rows[i].hdr_len, "%s: hdr_len %u, want %u", op->name,
+		      op->hdr_len, rows[i].hdr_len);
+		if (rows[i].eh >= 0)
+			CHECK(op->off[rows[i].eh] == rows[i].off, "%s: offset %u, want %d",
+			      op->name, op->off[rows[i].eh], rows[i].off);
+		if (rows[i].eh2 >= 0)
+			CHECK(op->off[rows[i].eh2] == rows[i].off2, "%s: offset %u, want %d",
+			      op->name, op->off[rows[i].eh2], rows[i].off2);
+	}
+}
+
+static bool has_eh(const struct cnuas_opcode *op, enum cnuas_eh eh)
+{
+	return op->ehs & CNUAS_EH(eh);
+}
+
+/* Every row is consistent: flags agree with the headers it carries. */
+static void test_opcode_table(void)
+{
+	unsigned int i, known = 0, len;
+	int eh;
+
+	for (i = 0; i < CNUAS_OPCODE_NUM; i++) {
+		const struct cnuas_opcode *op = cnuas_opcode_get(i);
+		u16 f;
+
+		if (!op)
+			continue;
+		known++;
+		f = op->flags;
+		CHECK(!(f & CNUAS_OPF_ACK) == !has_eh(op, CNUAS_EH_AETH), "%s", op->name);
+		CHECK(!(f & CNUAS_OPF_IMM) == !has_eh(op, CNUAS_EH_IMMDT), "%s", op->name);
+		CHECK(!(f & CNUAS_OPF_INV) == !has_eh(op, CNUAS_EH_IETH), "%s", op->name);
+		CHECK(!(f & CNUAS_OPF_UD) == !has_eh(op, CNUAS_EH_DETH), "%s", op->name);
+		CHECK(!!(f & CNUAS_OPF_REQ) != !!(f & CNUAS_OPF_RESP), "%s", op->name);
+		/* A receive WQE goes to every SEND and to WRITE with immediate. */
+		CHECK(!(f & CNUAS_OPF_RECV) ==
+		      !((f & CNUAS_OPF_SEND) || ((f & CNUAS_OPF_WRITE) && (f & CNUAS_OPF_IMM))),
+		      "%s", op->name);
+		CHECK(!((f & CNUAS_OPF_SEND) && (f & CNUAS_OPF_WRITE)), "%s", op->name);
+		CHECK(!!(f & CNUAS_OPF_RC) != !!(f & CNUAS_OPF_UD), "%s", op->name);
+		CHECK((f & CNUAS_OPF_RC) ? i < 0x20 : (i >= 0x60 && i < 0x80), "%s", op->name);
+		/* First-of-message writes carry the RETH, nothing else does. */
+		CHECK(has_eh(op, CNUAS_EH_RETH) ==
+		      (((f & CNUAS_OPF_WRITE) && (f & CNUAS_OPF_FIRST)) ||
+		       ((f & CNUAS_OPF_READ) && (f & CNUAS_OPF_REQ))), "%s", op->name);
+		len = CNUAS_BTH_LEN;
+		for (eh = 0; eh < CNUAS_EH_NUM; eh++) {
+			static const u8 lens[CNUAS_EH_NUM] = {
+				CNUAS_DETH_LEN, CNUAS_RETH_LEN, CNUAS_ATOMIC_ETH_LEN,
+				CNUAS_AETH_LEN, CNUAS_ATOMIC_ACK_LEN, CNUAS_IMMDT_LEN,
+				CNUAS_IETH_LEN,
+			};
+
+			if (!(op->ehs & CNUAS_EH(eh)))
+				continue;
+			CHECK(op->off[eh] == len, "%s: eh %d at %u, want %u", op->name, eh,
+			      op->off[eh], len);
+			len += lens[eh];
+		}
+		CHECK(op->hdr_len == len, "%s: hdr_len %u, want %u", op->name, op->hdr_len, len);
+	}
+	CHECK(known == 25, "%u known opcodes", known);
+	CHECK(!cnuas_opcode_get(0x15) && !cnuas_opcode_get(0x18) &&
+	      !cnuas_opcode_get(0x20) && !cnuas_opcode_get(0x81) &&
+	      !cnuas_opcode_get(0xff), "reserved opcodes must be unknown");
+}
+
+static void test_packing(void)
+{
+	static const u8 want_bth[] = {
+		0x0a, 0xa0, 0x80, 0x01, 0x00, 0xab, 0xcd, 0xef, 0x80, 0x12, 0x34, 0x56,
+	};
+	static const u8 want_reth[] = {
+		0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08,
+		0xde, 0xad, 0xbe, 0xef, 0x00, 0x01, 0x00, 0x00,
+	};
+	static const u8 want_aeth[] = { 0x61, 0x00, 0x00, 0x07 };
+	static const u8 want_deth[] = { 0x80, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01 };
+	u8 buf[64];
+	struct cnuas_bth *bth = (struct cnuas_bth *)(buf + 1);	/* unaligned */
+	struct cnuas_reth *reth = (struct cnuas_reth *)(buf + 13);
+	struct cnuas_aeth *aeth = (struct cnuas_aeth *)(buf + 29);
+	struct cnuas_deth *deth = (struct cnuas_deth *)(buf + 33);
+	struct cnuas_atomic_eth *at = (struct cnuas_atomic_eth *)(buf + 1);
+
+	memset(buf, 0x5a, sizeof(buf));
+	/* Out-of-range inputs are cut to their field width. */
+	cnuas_bth_build(bth, CNUAS_OP_RC_WRITE_ONLY, true, 2 | 4, 0x8001, 0xffabcdef, true,
+			0x7f123456);
+	CHECK(!memcmp(bth, want_bth, sizeof(want_bth)), "BTH bytes");
+	CHECK(cnuas_bth_opcode(bth) == CNUAS_OP_RC_WRITE_ONLY, "opcode");
+	CHECK(cnuas_bth_se(bth), "se");
+	CHECK(cnuas_bth_pad(bth) == 2, "pad %u", cnuas_bth_pad(bth));
+	CHECK(cnuas_bth_tver(bth) == 0, "tver");
+	CHECK(cnuas_bth_pkey(bth) == 0x8001, "pkey");
+	CHECK(cnuas_bth_qpn(bth) == 0xabcdef, "qpn %x", cnuas_bth_qpn(bth));
+	CHECK(!cnuas_bth_becn(bth), "becn");
+	CHECK(cnuas_bth_ackreq(bth), "ackreq");
+	CHECK(cnuas_bth_psn(bth) == 0x123456, "psn %x", cnuas_bth_psn(bth));
+	CHECK(buf[0] == 0x5a && buf[13] == 0x5a, "BTH wrote outside its 12 bytes");
+	buf[5] = 0x40;	/* BECN set by a switch */
+	CHECK(cnuas_bth_becn(bth) && cnuas_bth_qpn(bth) == 0xabcdef, "becn");
+
+	cnuas_reth_build(reth, 0x0102030405060708ull, 0xdeadbeef, 65536);
+	CHECK(!memcmp(reth, want_reth, sizeof(want_reth)), "RETH bytes");
+	CHECK(cnuas_reth_va(reth) == 0x0102030405060708ull, "va");
+	CHECK(cnuas_reth_rkey(reth) == 0xdeadbeef, "rkey");
+	CHECK(cnuas_reth_len(reth) == 65536, "len");
+
+	cnuas_aeth_build(aeth, CNUAS_AETH_TYPE_NAK | CNUAS_AETH_NAK_INVALID, 0xff000007);
+	CHECK(!memcmp(aeth, want_aeth, sizeof(want_aeth)), "AETH bytes");
+	CHECK(cnuas_aeth_syndrome(aeth) == 0x61, "syndrome");
+	CHECK((cnuas_aeth_syndrome(aeth) & CNUAS_AETH_TYPE_MASK) == CNUAS_AETH_TYPE_NAK, "type");
+	CHECK(cnuas_aeth_msn(aeth) == 7, "msn");
+
+	cnuas_deth_build(deth, 0x80010000, 0x12000001);
+	CHECK(!memcmp(deth, want_deth, sizeof(want_deth)), "DETH bytes");
+	CHECK(cnuas_deth_qkey(deth) == 0x80010000, "qkey");
+	CHECK(cnuas_deth_sqpn(deth) == 1, "sqpn");
+
+	cnuas_atomic_eth_build(at, 0x1000, 0x42, 0x1122334455667788ull, 0x99);
+	CHECK(buf[1 + 8] == 0 && buf[1 + 11] == 0x42, "AtomicETH rkey bytes");
+	CHECK(buf[1 + 12] == 0x11 && buf[1 + 19] == 0x88, "AtomicETH swap bytes");
+	CHECK(buf[1 + 27] == 0x99, "AtomicETH compare bytes");
+	CHECK(cnuas_atomic_eth_va(at) == 0x1000 && cnuas_atomic_eth_rkey(at) == 0x42 &&
+	      cnuas_atomic_eth_swap_add(at) == 0x1122334455667788ull &&
+	      cnuas_atomic_eth_compare(at) == 0x99, "AtomicETH fields");
+}
+
+static void test_crc32(void)
+{
+	const char *s = "123456789";
+
+	/* The IEEE 802.3 check value: same CRC as the kernel's crc32_le(). */
+	CHECK(~crc32_le(~0u, (const unsigned char *)s, 9) == 0xcbf43926u, "crc32 check value");
+}
+
+struct parsed {
+	u8 *ip;			/* heap copy from the IP header to the end */
+	unsigned int ip_len;	/* up to and with the ICRC */
+	unsigned int l3_hdr;	/* IP header length */
+	struct cnuas_bth *bth;
+};
+
+static int parse(const struct rxe_frame *f, struct parsed *p)
+{
+	const u8 *b = f->bytes;
+	unsigned int type = b[12] << 8 | b[13];
+
+	p->ip_len = f->len - ETH_HLEN;
+	p->ip = dup_bytes(b + ETH_HLEN, p->ip_len);
+	if (type == 0x0800)
+		p->l3_hdr = (p->ip[0] & 0xf) * 4;
+	else if (type == 0x86dd)
+		p->l3_hdr = 40;
+	else
+		return -1;
+	if ((p->ip[p->l3_hdr + 2] << 8 | p->ip[p->l3_hdr + 3]) != CNUAS_ROCE_UDP_DPORT)
+		return -1;
+	p->bth = (struct cnuas_bth *)(p->ip + p->l3_hdr + UDP_HLEN);
+	return 0;
+}
+
+static u32 icrc_of(const u8 *ip, unsigned int len)
+{
+	u8 *copy = dup_bytes(ip, len);
+	u32 icrc = 0;
+	int err = cnuas_icrc_linear(copy, len, &icrc);
+
+	free(copy);
+	return err ? 0xdeadbeefu : icrc;
+}
+
+static void test_rxe_frame(const struct rxe_frame *f)
+{
+	struct parsed p = { 0 };
+	const struct cnuas_opcode *op;
+	unsigned int udp_len, icrc_off, n;
+	u32 icrc, crc, wire;
+	u8 *m;
+
+	if (parse(f, &p)) {
+		CHECK(0, "%s: not a RoCEv2 frame", f->name);
+		goto out;
+	}
+	CHECK(cnuas_bth_opcode(p.bth) == f->opcode, "%s: opcode", f->name);
+	CHECK(cnuas_bth_pkey(p.bth) == f->pkey, "%s: pkey", f->name);
+	CHECK(cnuas_bth_qpn(p.bth) == f->qpn, "%s: qpn %u want %u", f->name, cnuas_bth_qpn(p.bth),
+	      f->qpn);
+	CHECK(cnuas_bth_ackreq(p.bth) == !!f->ackreq, "%s: ackreq", f->name);
+	CHECK(cnuas_bth_psn(p.bth) == f->psn, "%s: psn", f->name);
+	CHECK(cnuas_bth_pad(p.bth) == f->pad, "%s: pad", f->name);
+	op = cnuas_opcode_get(cnuas_bth_opcode(p.bth));
+	CHECK(op, "%s: opcode unknown", f->name);
+	if (!op)
+		goto out;
+	if (op->ehs & CNUAS_EH(CNUAS_EH_DETH)) {
+		struct cnuas_deth *d = cnuas_eh_ptr(op, p.bth, CNUAS_EH_DETH);
+
+		CHECK(cnuas_deth_qkey(d) == f->qkey, "%s: qkey", f->name);
+		CHECK(cnuas_deth_sqpn(d) == f->sqpn, "%s: sqpn", f->name);
+	} else {
+		CHECK(!cnuas_eh_ptr(op, p.bth, CNUAS_EH_DETH), "%s: no DETH", f->name);
+	}
+
+	udp_len = p.ip[p.l3_hdr + 4] << 8 | p.ip[p.l3_hdr + 5];
+	CHECK(p.l3_hdr + udp_len == p.ip_len, "%s: UDP length", f->name);
+	CHECK(cnuas_payload_len(op, p.bth, udp_len - UDP_HLEN) ==
+	      (int)(udp_len - UDP_HLEN - op->hdr_len - CNUAS_ICRC_LEN), "%s: payload", f->name);
+	CHECK(cnuas_payload_len(op, p.bth, op->hdr_len + 3) < 0, "%s: short packet", f->name);
+
+	/* The ICRC: ours over the frame equals what rxe sent. */
+	icrc_off = p.ip_len - CNUAS_ICRC_LEN;
+	wire = get_le32(p.ip + icrc_off);
+	CHECK(get_be32(p.ip + icrc_off) == f->icrc, "%s: tshark ICRC", f->name);
+	icrc = icrc_of(p.ip, icrc_off);
+	CHECK(icrc == wire, "%s: ICRC %08x, on the wire %08x", f->name, icrc, wire);
+
+	/* The same, fed piecewise as from skb fragments. */
+	n = cnuas_icrc_begin(p.ip, icrc_off, &crc);
+	CHECK(n == p.l3_hdr + UDP_HLEN + CNUAS_BTH_LEN, "%s: begin consumed %u", f->name, n);
+	crc = cnuas_icrc_update(crc, p.ip + n, 5);
+	crc = cnuas_icrc_update(crc, p.ip + n + 5, icrc_off - n - 5);
+	CHECK(cnuas_icrc_final(crc) == wire, "%s: piecewise ICRC", f->name);
+
+	/* Fields routers change are masked: the ICRC stays. */
+	m = dup_bytes(p.ip, p.ip_len);
+	if (p.l3_hdr == 40) {
+		m[0] ^= 0x0f;	/* traffic class */
+		m[1] ^= 0xff;	/* traffic class, flow label */
+		m[3] ^= 0x5a;	/* flow label */
+		m[7] -= 1;	/* hop limit */
+	} else {
+		m[1] ^= 0x03;	/* ECN */
+		m[8] -= 1;	/* TTL */
+		m[10] ^= 0x12;	/* header checksum */
+	}
+	m[p.l3_hdr + 6] ^= 0xff;			/* UDP checksum */
+	m[p.l3_hdr + UDP_HLEN + 4] |= 0xc0;		/* FECN, BECN */
+	CHECK(icrc_of(m, icrc_off) == wire, "%s: masked fields changed the ICRC", f->name);
+	free(m);
+
+	/* Everything else is covered. */
+	for (n = 0; n < icrc_off; n += 7) {
+		m = dup_bytes(p.ip, p.ip_len);
+		m[n] ^= 0x01;
+		if (icrc_of(m, icrc_off) == wire) {
+			/* Only masked bytes may flip without changing it. */
+			int masked = p.l3_hdr == 40 ? (n <= 3 || n == 7) :
+				(n == 1 || n == 8 || n == 10 || n == 11);
+
+			masked |= n == p.l3_hdr + 6 || n == p.l3_hdr + 7 ||
+				  n == p.l3_hdr + UDP_HLEN + 4;
+			CHECK(masked, "%s: byte %u not covered by the ICRC", f->name, n);
+		}
+		free(m);
+	}
+out:
+	free(p.ip);
+}
+
+/* Hostile input: never a read outside the buffer (ASan), always -1. */
+static void test_icrc_malformed(void)
+{
+	const struct rxe_frame *f = &rc4_send_last;
+	const u8 *ip = f->bytes + ETH_HLEN;
+	unsigned int full = f->len - ETH_HLEN, len;
+	u32 crc = 0;
+	u8 *m;
+
+	for (len = 0; len < 20 + UDP_HLEN + CNUAS_BTH_LEN; len++) {
+		m = dup_bytes(ip, len);
+		CHECK(cnuas_icrc_begin(m, len, &crc) == -1, "truncated to %u", len);
+		free(m);
+	}
+	m = dup_bytes(ip, full);
+	m[0] = 0x55;				/* version 5 */
+	CHECK(cnuas_icrc_begin(m, full, &crc) == -1, "IP version 5");
+	m[0] = 0x44;				/* IHL 4 */
+	CHECK(cnuas_icrc_begin(m, full, &crc) == -1, "IHL 4");
+	m[0] = 0x45;
+	m[9] = 6;				/* TCP */
+	CHECK(cnuas_icrc_begin(m, full, &crc) == -1, "not UDP");
+	free(m);
+	m = dup_bytes(ip, 50);
+	m[0] = 0x4f;				/* 60-byte header, 50 bytes there */
+	CHECK(cnuas_icrc_begin(m, 50, &crc) == -1, "IHL beyond the buffer");
+	free(m);
+
+	/* Random garbage of every small length. */
+	srand(1);
+	for (len = 0; len < 20000; len++) {
+		unsigned int l = rand() % 128, i;
+
+		m = malloc(l ? l : 1);
+		for (i = 0; i < l; i++)
+			m[i] = rand();
+		if (l && rand() % 2)
+			m[0] = rand() % 2 ? 0x45 : 0x60;
+		if (cnuas_icrc_linear(m, l, &crc) == 0)
+			CHECK(l >= 20 + UDP_HLEN + CNUAS_BTH_LEN, "accepted %u bytes", l);
+		free(m);
+	}
+}
+
+int main(void)
+{
+	unsigned int i;
+
+	test_layout();
+	test_opcode_rows();
+	test_opcode_table();
+	test_packing();
+	test_crc32();
+	for (i = 0; i < ARRAY_SIZE(rxe_frames); i++)
+		test_rxe_frame(rxe_frames[i]);
+	test_icrc_malformed();
+
+	printf("%d checks, %d failed\n", checks, failures);
+	return failures ? 1 : 0;
+}
