@@ -127,6 +127,23 @@ static int cnuas_hw_init(struct cnuas_net *cn)
 	return 0;
 }
 
+/* Stop MISC work, then the data path: shared by probe unwind and remove. */
+static void cnuas_stop_all(struct cnuas_net *cn)
+{
+	/* No more MISC work: it could restart what we stop next. */
+	set_bit(CNUAS_F_REMOVING, &cn->flags);
+	cnuas_irq_sync(cn);
+	cancel_work_sync(&cn->misc_work);
+
+	if (cn->netdev) {
+		cnuas_netdev_unregister(cn);
+	} else {
+		mutex_lock(&cn->dp_lock);
+		cnuas_dp_stop(cn);
+		mutex_unlock(&cn->dp_lock);
+	}
+}
+
 static int cnuas_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 {
 	struct cnuas_net *cn;
@@ -208,16 +225,7 @@ static int cnuas_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	return 0;
 
 err_stop:
-	set_bit(CNUAS_F_REMOVING, &cn->flags);
-	cnuas_irq_sync(cn);
-	cancel_work_sync(&cn->misc_work);
-	if (cn->netdev) {
-		cnuas_netdev_unregister(cn);
-	} else {
-		mutex_lock(&cn->dp_lock);
-		cnuas_dp_stop(cn);
-		mutex_unlock(&cn->dp_lock);
-	}
+	cnuas_stop_all(cn);
 err_irq:
 	set_bit(CNUAS_F_REMOVING, &cn->flags);
 	cnuas_irq_teardown(cn);
@@ -251,18 +259,7 @@ static void cnuas_remove(struct pci_dev *pdev)
 
 	cnuas_aux_destroy(cn);
 
-	/* No more MISC work: it could restart what we stop next. */
-	set_bit(CNUAS_F_REMOVING, &cn->flags);
-	cnuas_irq_sync(cn);
-	cancel_work_sync(&cn->misc_work);
-
-	if (cn->netdev) {
-		cnuas_netdev_unregister(cn);
-	} else {
-		mutex_lock(&cn->dp_lock);
-		cnuas_dp_stop(cn);
-		mutex_unlock(&cn->dp_lock);
-	}
+	cnuas_stop_all(cn);
 	cnuas_irq_teardown(cn);
 	cancel_work_sync(&cn->misc_work);
 	cnuas_netdev_destroy(cn);
