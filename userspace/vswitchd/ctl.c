@@ -167,6 +167,20 @@ static int parse_port(struct vswitch *sw, struct req *r, const char *s, struct p
 
 /* ---- commands ---- */
 
+/* The active port with the smallest id above @after: listings go in id order. */
+static struct port *next_port_by_id(struct vswitch *sw, uint32_t after)
+{
+	struct port *p = NULL;
+
+	for (unsigned i = 0; i < sw->nactive; i++) {
+		struct port *q = &sw->ports[sw->active[i]];
+
+		if (q->id > after && (!p || q->id < p->id))
+			p = q;
+	}
+	return p;
+}
+
 static int cmd_show(struct vswitch *sw, struct req *r)
 {
 	struct strbuf *b = &r->out;
@@ -202,18 +216,10 @@ static int cmd_show(struct vswitch *sw, struct req *r)
 			  "FAULT", "PEER");
 	}
 	/* list ports in id order */
-	uint32_t last = 0;
+	struct port *p = NULL;
 
 	for (unsigned n = 0; n < sw->nactive; n++) {
-		struct port *p = NULL;
-
-		for (unsigned i = 0; i < sw->nactive; i++) {
-			struct port *q = &sw->ports[sw->active[i]];
-
-			if (q->id > last && (!p || q->id < p->id))
-				p = q;
-		}
-		last = p->id;
+		p = next_port_by_id(sw, p ? p->id : 0);
 		if (r->json) {
 			sb_printf(b, "%s{\"id\": %u, \"kind\": \"%s\", \"peer\": ", n ? ", " : "", p->id,
 				  kind_name(p));
@@ -299,18 +305,10 @@ static int cmd_counters(struct vswitch *sw, struct req *r)
 	if (one) {
 		counters_one(r, one, true);
 	} else {
-		uint32_t last = 0;
+		struct port *p = NULL;
 
 		for (unsigned n = 0; n < sw->nactive; n++) {
-			struct port *p = NULL;
-
-			for (unsigned i = 0; i < sw->nactive; i++) {
-				struct port *q = &sw->ports[sw->active[i]];
-
-				if (q->id > last && (!p || q->id < p->id))
-					p = q;
-			}
-			last = p->id;
+			p = next_port_by_id(sw, p ? p->id : 0);
 			counters_one(r, p, n == 0);
 		}
 	}
