@@ -9,17 +9,27 @@
  * ib_unregister_device), so no callback ever sees an unregistered device.
  *
  * Files, one role each:
- *   main.c    module, auxiliary driver, ib_device life cycle, port events
- *   verbs.c   device/port/GID/P_Key queries, PD, user context
- *   stubs.c   mandatory verbs not implemented yet (-EOPNOTSUPP)
- *   wire.h    RoCEv2 headers: structs, accessors, opcode table, ICRC API
- *   opcode.c  the BTH opcode table
- *   icrc.c    the RoCEv2 ICRC
- *   test/     host unit test of wire.h/opcode.c/icrc.c (not built here)
- * Planned for the transport (rxe's split): cq.c, qp.c (state machine),
- * mr.c, ah.c, srq.c, req.c / resp.c / comp.c (requester, responder,
- * completer), recv.c (demultiplex by QPN), net.c (frames to/from
- * cnuas_net), and src/include/uapi/cnuas-abi.h for the provider.
+ *   main.c      module, auxiliary driver, ib_device life cycle, port events
+ *   verbs.c     device/port/GID/P_Key queries, PD, user context (ABI check)
+ *   queue.c     rings shared with the provider (uapi/cnuas-abi.h), mmap
+ *   cq.c        completion queues, events, kernel poll_cq
+ *   mr.c        DMA and user MRs (ib_umem), key lookup, copies, atomics
+ *   ah.c        address vectors and address handles
+ *   srq.c       shared receive queues, limit events
+ *   qp.c        QP create/query/destroy, the state machine (modify_qp)
+ *   post.c      post_send/post_recv of kernel QPs, doorbell of user QPs
+ *   transport.h the RoCEv2 transport's state and entry points:
+ *   net.c       frames to/from cnuas_net: headers, ICRC, validation
+ *   recv.c      received frames: checks, demultiplex by QPN
+ *   req.c       requester: WQEs to packets, segmentation, retransmission
+ *   comp.c      completer: ACK/NAK/READ/atomic responses, completions
+ *   resp.c      responder: PSN checks, RECV/WRITE/READ/atomic execution,
+ *               ACK coalescing, NAKs, duplicate replay
+ *   counters.c  hardware counters (rdma statistic)
+ *   wire.h      RoCEv2 headers: structs, accessors, opcode table, ICRC API
+ *   opcode.c    the BTH opcode table
+ *   icrc.c      the RoCEv2 ICRC
+ *   test/       host unit test of wire.h/opcode.c/icrc.c (not built here)
  */
 #ifndef CNUAS_IB_H
 #define CNUAS_IB_H
@@ -27,12 +37,20 @@
 #include <linux/atomic.h>
 #include <linux/bits.h>
 #include <linux/mutex.h>
+#include <linux/completion.h>
+#include <linux/in.h>
+#include <linux/in6.h>
+#include <linux/refcount.h>
 #include <linux/sizes.h>
+#include <linux/spinlock.h>
+#include <linux/xarray.h>
 #include <rdma/ib_verbs.h>
 
 #include "cnuas_net_aux.h"
 #include "cnuas_vnic_hw.h"
+#include "uapi/cnuas-abi.h"
 #include "compat.h"
+#include "transport.h"
 
 #define CNUAS_IB_NAME_FMT	"cnuas_%d"
 
@@ -74,13 +92,10 @@
 #define CNUAS_IB_DEVICE_CAP_FLAGS	(IB_DEVICE_PORT_ACTIVE_EVENT | \
 					 IB_DEVICE_SYS_IMAGE_GUID)
 
-/*
- * TODO(provider ABI): move to src/include/uapi/cnuas-abi.h, the one
- * header shared with libcnuas (ABI version, create/destroy request and
- * response structs, mmap offsets, ring layouts), and check the version
- * the provider sends in alloc_ucontext.
- */
-#define CNUAS_IB_UVERBS_ABI_VERSION	1
+#define CNUAS_IB_UVERBS_ABI_VERSION	CNUAS_UVERBS_ABI_VERSION
+#define CNUAS_IB_MAX_INLINE_DATA	CNUAS_MAX_INLINE_DATA
+#define CNUAS_IB_GSI_QPN		1
+#define CNUAS_IB_MIN_QPN		16	/* below: reserved (QP0, QP1) */
 
 struct cnuas_ib_dev {
 	struct ib_device ibdev;		/* first: ib_alloc_device() */
@@ -91,9 +106,21 @@ struct cnuas_ib_dev {
 	bool link_up;			/* as last reported to ib_core */
 
 	atomic_t num_pd;
+	atomic_t num_cq;
+	atomic_t num_srq;
+	atomic_t num_ah;
 
-	/* Received frames the transport did not take (none yet). */
-	atomic64_t rx_dropped;
+	/* Object tables (qp.c, mr.c, ah.c, srq.c); lookups under RCU. */
+	struct xarray qp_xa;		/* qpn -> cnuas_ib_qp */
+	u32 qp_next;			/* cyclic QPN allocation */
+	struct xarray mr_xa;		/* key >> 8 -> cnuas_ib_mr */
+	u32 mr_next;
+	struct xarray ah_xa;		/* ah_num -> cnuas_ib_ah */
+	u32 ah_next;
+	struct xarray srq_xa;		/* srq_num -> cnuas_ib_srq */
+	u32 srq_next;
+
+	struct cnuas_ib_tdev tdev;	/* transport state (transport.h) */
 };
 
 struct cnuas_ib_ucontext {
@@ -104,14 +131,243 @@ struct cnuas_ib_pd {
 	struct ib_pd ibpd;
 };
 
-/* Skeletons for the transport: ib_core needs their sizes already. */
+/*
+ * A ring (uapi/cnuas-abi.h), mmap'ed by user space or kernel-only. The
+ * kernel keeps its own index in @index and never trusts the other side's.
+ */
+struct cnuas_ib_queue {
+	struct cnuas_queue_hdr *hdr;	/* vmalloc_user() buffer */
+	void *slots;			/* hdr + CNUAS_QUEUE_HDR_SIZE */
+	size_t size;			/* whole buffer, page aligned */
+	u32 num;			/* slots, power of two */
+	u32 stride;			/* bytes per slot, power of two */
+	u32 index;			/* the kernel side's index */
+	struct rdma_user_mmap_entry *mentry;	/* NULL: kernel-only */
+};
+
+/* queue.c */
+int cnuas_ib_queue_init(struct cnuas_ib_dev *cdev, struct cnuas_ib_queue *q,
+			u32 num, u32 stride, struct ib_udata *udata,
+			struct cnuas_queue_info *info);
+void cnuas_ib_queue_cleanup(struct cnuas_ib_queue *q);
+static inline void *cnuas_ib_queue_slot(struct cnuas_ib_queue *q, u32 idx)
+{
+	return q->slots + (size_t)(idx & (q->num - 1)) * q->stride;
+}
+/* Consumer side (SQ, RQ, SRQ): slots the producer has filled, 0..num. */
+u32 cnuas_ib_queue_avail(struct cnuas_ib_queue *q);
+void cnuas_ib_queue_consume(struct cnuas_ib_queue *q, u32 n);
+/* Producer side (CQ): free slots, 0..num. */
+u32 cnuas_ib_queue_space(struct cnuas_ib_queue *q);
+void cnuas_ib_queue_produce(struct cnuas_ib_queue *q, u32 n);
+/*
+ * Kernel QPs and SRQs post into their own kernel-only rings (mentry ==
+ * NULL) through the header's prod, trusted there; @index stays the
+ * consumer's.
+ */
+u32 cnuas_ib_queue_kspace(struct cnuas_ib_queue *q);
+void cnuas_ib_queue_kproduce(struct cnuas_ib_queue *q, u32 n);
+
 struct cnuas_ib_cq {
 	struct ib_cq ibcq;
+	struct cnuas_ib_queue q;	/* kernel produces CQEs */
+	spinlock_t lock;		/* q producer, notify */
+	u8 notify;			/* IB_CQ_SOLICITED / _NEXT_COMP / 0 */
+	bool overflow;			/* reported IB_EVENT_CQ_ERR */
+	bool is_user;
+	u32 kernel_cons;		/* kernel CQs: poll_cq's index */
+};
+
+/*
+ * Post a completion: copies @cqe into the ring, raises the completion
+ * event if armed (@solicited for IB_CQ_SOLICITED). -ENOSPC on overflow
+ * (the CQ then reports IB_EVENT_CQ_ERR once). Any context.
+ */
+int cnuas_ib_cq_post(struct cnuas_ib_cq *cq, const struct cnuas_cqe *cqe,
+		     bool solicited);
+
+/* Memory regions: key = index << 8 | variant byte. */
+enum cnuas_ib_mr_type {
+	CNUAS_IB_MR_DMA,		/* kernel virtual addresses, no bounds */
+	CNUAS_IB_MR_USER,		/* ib_umem, pinned pages */
+};
+
+struct cnuas_ib_mr {
+	struct ib_mr ibmr;
+	struct cnuas_ib_dev *cdev;
+	enum cnuas_ib_mr_type type;
+	int access;			/* IB_ACCESS_* */
+	u64 iova;
+	u64 length;
+	struct ib_umem *umem;
+	struct page **pages;		/* USER: one per PAGE_SIZE of umem */
+	unsigned long npages;
+	unsigned int page_offset;	/* iova's offset in pages[0] */
+	refcount_t ref;			/* lookups in flight + 1 */
+	struct completion released;	/* ref reached 0 */
+};
+
+/* The direction of a copy between a buffer and an MR. */
+enum cnuas_ib_copy_dir {
+	CNUAS_IB_TO_MR,
+	CNUAS_IB_FROM_MR,
+};
+
+/*
+ * mr.c. Lookups return a referenced MR or NULL; they check the key, the
+ * PD, that [addr, addr + len) lies inside the MR and @access (the
+ * IB_ACCESS_* the operation needs; 0 for a local read). Release with
+ * cnuas_ib_mr_put(). Callable from softirq.
+ */
+struct cnuas_ib_mr *cnuas_ib_mr_get_lkey(struct cnuas_ib_pd *pd, u32 lkey,
+					 u64 addr, u64 len, int access);
+struct cnuas_ib_mr *cnuas_ib_mr_get_rkey(struct cnuas_ib_pd *pd, u32 rkey,
+					 u64 addr, u64 len, int access);
+void cnuas_ib_mr_put(struct cnuas_ib_mr *mr);
+/* Copy @len bytes between @buf and the MR at @addr (checked by get). */
+void cnuas_ib_mr_copy(struct cnuas_ib_mr *mr, u64 addr, void *buf, u32 len,
+		      enum cnuas_ib_copy_dir dir);
+/* 8-byte atomics on MR memory, atomic against every other one here. */
+int cnuas_ib_mr_atomic(struct cnuas_ib_mr *mr, u64 addr, bool cmp_swap,
+		       u64 compare_add, u64 swap, u64 *orig);
+/*
+ * Scatter/gather: copy @len bytes at byte @offset of the SGE list
+ * to/from @buf, looking up every lkey in @pd with @access. Returns 0, or
+ * -EINVAL (bad lkey, bounds or access: IB_WC_LOC_PROT_ERR) or -EMSGSIZE
+ * (SGEs too short: IB_WC_LOC_LEN_ERR).
+ */
+int cnuas_ib_sge_copy(struct cnuas_ib_pd *pd, const struct cnuas_sge *sge,
+		      u32 num_sge, u32 offset, void *buf, u32 len,
+		      enum cnuas_ib_copy_dir dir, int access);
+u64 cnuas_ib_sge_total(const struct cnuas_sge *sge, u32 num_sge);
+
+/*
+ * An address vector: everything needed to build the Ethernet/IP/UDP
+ * headers of a RoCEv2 frame, resolved once (modify_qp, create_ah).
+ */
+struct cnuas_ib_av {
+	u8 network_type;		/* RDMA_NETWORK_IPV4 / _IPV6 */
+	u8 hop_limit;
+	u8 traffic_class;
+	u8 sl;
+	u32 flow_label;
+	u16 vlan_id;			/* 0xffff: untagged */
+	u16 udp_sport;
+	u8 smac[ETH_ALEN];
+	u8 dmac[ETH_ALEN];
+	union ib_gid sgid;
+	union ib_gid dgid;
+	union {
+		struct sockaddr_in v4;
+		struct sockaddr_in6 v6;
+	} saddr, daddr;
+};
+
+/* ah.c: resolve @attr (GRH with sgid_attr, RoCE dmac) into @av. */
+int cnuas_ib_av_from_attr(struct cnuas_ib_dev *cdev, struct cnuas_ib_av *av,
+			  const struct rdma_ah_attr *attr);
+void cnuas_ib_av_to_attr(const struct cnuas_ib_av *av,
+			 struct rdma_ah_attr *attr);
+
+struct cnuas_ib_ah {
+	struct ib_ah ibah;
+	struct cnuas_ib_av av;
+	u32 ah_num;
+	refcount_t ref;
+	struct completion released;
+};
+
+/* ah.c: a UD send WQE's ah_num -> referenced AH of @pd, or NULL. */
+struct cnuas_ib_ah *cnuas_ib_ah_get(struct cnuas_ib_pd *pd, u32 ah_num);
+void cnuas_ib_ah_put(struct cnuas_ib_ah *ah);
+
+struct cnuas_ib_srq {
+	struct ib_srq ibsrq;
+	struct cnuas_ib_queue q;	/* provider (or post_srq_recv) fills */
+	spinlock_t lock;		/* consumer side, limit */
+	u32 max_sge;
+	u32 limit;			/* 0: disarmed */
+	u32 srq_num;
+	bool is_user;
+};
+
+/* A receive WQE as the transport uses it: copied out of the ring. */
+struct cnuas_ib_recv_wqe {
+	u64 wr_id;
+	u32 num_sge;
+	struct cnuas_sge sge[CNUAS_IB_MAX_SGE];
+};
+
+/*
+ * srq.c / qp.c: take the next receive WQE of @qp (its RQ or its SRQ),
+ * copied and validated (num_sge within the queue's max). -ENOENT: none
+ * posted (RNR). SRQ limit events are raised here. Any context.
+ */
+int cnuas_ib_recv_wqe_pop(struct cnuas_ib_qp *qp,
+			  struct cnuas_ib_recv_wqe *wqe);
+
+/* Attributes set by modify_qp, read by the transport. */
+struct cnuas_ib_qp_attr {
+	enum ib_mtu path_mtu;
+	u32 mtu;			/* bytes: ib_mtu_enum_to_int() */
+	u32 qkey;
+	u32 dest_qpn;
+	u32 sq_psn;			/* first PSN the requester sends */
+	u32 rq_psn;			/* first PSN the responder expects */
+	u8 retry_cnt;
+	u8 rnr_retry;
+	u8 min_rnr_timer;
+	u8 timeout;
+	u8 max_rd_atomic;
+	u8 max_dest_rd_atomic;
+	u16 pkey_index;
+	int access;			/* qp_access_flags */
+	struct cnuas_ib_av av;		/* RC: the peer */
 };
 
 struct cnuas_ib_qp {
 	struct ib_qp ibqp;
+	struct cnuas_ib_dev *cdev;
+	enum ib_qp_type type;		/* IB_QPT_RC, _UD, _GSI */
+	bool is_user;
+	bool sig_all;
+
+	/* state_lock: state and attr; held briefly, any context. */
+	spinlock_t state_lock;
+	enum ib_qp_state state;
+	struct cnuas_ib_qp_attr attr;
+
+	/* Send queue: kernel consumes; cons advances at completion. */
+	struct cnuas_ib_queue sq;
+	u32 sq_max_sge;
+	u32 sq_max_inline;
+	spinlock_t sq_post_lock;	/* kernel QPs: post_send producer */
+
+	/* Receive queue (unless srq) */
+	struct cnuas_ib_queue rq;
+	u32 rq_max_sge;
+	spinlock_t rq_lock;		/* consumer; kernel post_recv */
+	struct cnuas_ib_srq *srq;
+
+	struct cnuas_ib_cq *scq;
+	struct cnuas_ib_cq *rcq;
+
+	/* RX lookups (recv.c) hold a reference; destroy waits. */
+	refcount_t ref;
+	struct completion released;
+
+	struct cnuas_ib_tqp t;		/* transport state (transport.h) */
 };
+
+/* qp.c: referenced QP by number for the receive path, or NULL. */
+struct cnuas_ib_qp *cnuas_ib_qp_get(struct cnuas_ib_dev *cdev, u32 qpn);
+void cnuas_ib_qp_put(struct cnuas_ib_qp *qp);
+/*
+ * Move @qp to IB_QPS_ERR from the transport (fatal error, retries
+ * exhausted): flushes through cnuas_ib_transport_modify(). @event:
+ * IB_EVENT_QP_FATAL etc. or 0 for none. Any context.
+ */
+void cnuas_ib_qp_error(struct cnuas_ib_qp *qp, enum ib_event_type event);
 
 static inline struct cnuas_ib_dev *to_cdev(struct ib_device *ibdev)
 {
@@ -123,10 +379,40 @@ static inline bool cnuas_ib_is_eth(const struct cnuas_ib_dev *cdev)
 	return cdev->link_layer == CNUAS_VNIC_LL_ETH;
 }
 
+static inline struct cnuas_ib_pd *to_cpd(struct ib_pd *ibpd)
+{
+	return container_of(ibpd, struct cnuas_ib_pd, ibpd);
+}
+
+static inline struct cnuas_ib_cq *to_ccq(struct ib_cq *ibcq)
+{
+	return container_of(ibcq, struct cnuas_ib_cq, ibcq);
+}
+
+static inline struct cnuas_ib_qp *to_cqp(struct ib_qp *ibqp)
+{
+	return container_of(ibqp, struct cnuas_ib_qp, ibqp);
+}
+
+static inline struct cnuas_ib_mr *to_cmr(struct ib_mr *ibmr)
+{
+	return container_of(ibmr, struct cnuas_ib_mr, ibmr);
+}
+
+static inline struct cnuas_ib_ah *to_cah(struct ib_ah *ibah)
+{
+	return container_of(ibah, struct cnuas_ib_ah, ibah);
+}
+
+static inline struct cnuas_ib_srq *to_csrq(struct ib_srq *ibsrq)
+{
+	return container_of(ibsrq, struct cnuas_ib_srq, ibsrq);
+}
+
 /* main.c */
 extern const struct ib_device_ops cnuas_ib_dev_ops;
 
-/* verbs.c: the verbs entry points */
+/* verbs.c: device queries, user context, PD */
 int cnuas_ib_query_device(struct ib_device *ibdev,
 			  struct ib_device_attr *attr, struct ib_udata *udata);
 int cnuas_ib_query_port(struct ib_device *ibdev, u32 port,
@@ -144,26 +430,54 @@ void cnuas_ib_dealloc_ucontext(struct ib_ucontext *ibuc);
 int cnuas_ib_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
 int cnuas_ib_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
 
-/* stubs.c: mandatory verbs the transport has not implemented yet */
+/* queue.c: mmap of the rings */
+int cnuas_ib_mmap(struct ib_ucontext *ibuc, struct vm_area_struct *vma);
+void cnuas_ib_mmap_free(struct rdma_user_mmap_entry *entry);
+
+/* cq.c */
 int cnuas_ib_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		       struct CNUAS_CREATE_CQ_ARG *arg);
 int cnuas_ib_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata);
 int cnuas_ib_poll_cq(struct ib_cq *ibcq, int num, struct ib_wc *wc);
 int cnuas_ib_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);
-int cnuas_ib_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
-		       struct ib_udata *udata);
-int cnuas_ib_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
-		       int mask, struct ib_udata *udata);
-int cnuas_ib_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata);
-int cnuas_ib_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
-		       const struct ib_send_wr **bad_wr);
-int cnuas_ib_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
-		       const struct ib_recv_wr **bad_wr);
+
+/* mr.c */
 struct ib_mr *cnuas_ib_get_dma_mr(struct ib_pd *ibpd, int access);
 struct ib_mr *cnuas_ib_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 len,
 				   u64 iova, int access,
 				   CNUAS_IB_REG_USER_MR_DMAH
 				   struct ib_udata *udata);
 int cnuas_ib_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
+
+/* ah.c */
+int cnuas_ib_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
+		       struct ib_udata *udata);
+int cnuas_ib_query_ah(struct ib_ah *ibah, struct rdma_ah_attr *attr);
+int cnuas_ib_destroy_ah(struct ib_ah *ibah, u32 flags);
+
+/* srq.c */
+int cnuas_ib_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
+			struct ib_udata *udata);
+int cnuas_ib_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
+			enum ib_srq_attr_mask mask, struct ib_udata *udata);
+int cnuas_ib_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr);
+int cnuas_ib_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata);
+int cnuas_ib_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
+			   const struct ib_recv_wr **bad_wr);
+
+/* qp.c */
+int cnuas_ib_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
+		       struct ib_udata *udata);
+int cnuas_ib_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
+		       int mask, struct ib_udata *udata);
+int cnuas_ib_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
+		      int mask, struct ib_qp_init_attr *init);
+int cnuas_ib_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata);
+
+/* post.c: kernel QPs write WRs into their rings; user QPs only kick. */
+int cnuas_ib_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
+		       const struct ib_send_wr **bad_wr);
+int cnuas_ib_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
+		       const struct ib_recv_wr **bad_wr);
 
 #endif /* CNUAS_IB_H */

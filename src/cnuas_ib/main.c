@@ -16,32 +16,48 @@ const struct ib_device_ops cnuas_ib_dev_ops = {
 	.driver_id = RDMA_DRIVER_UNKNOWN,
 	.uverbs_abi_ver = CNUAS_IB_UVERBS_ABI_VERSION,
 
+	.alloc_hw_port_stats = cnuas_ib_alloc_hw_port_stats,
 	.alloc_pd = cnuas_ib_alloc_pd,
 	.alloc_ucontext = cnuas_ib_alloc_ucontext,
+	.create_ah = cnuas_ib_create_ah,
 	.create_cq = cnuas_ib_create_cq,
 	.create_qp = cnuas_ib_create_qp,
+	.create_srq = cnuas_ib_create_srq,
+	.create_user_ah = cnuas_ib_create_ah,
 	.dealloc_pd = cnuas_ib_dealloc_pd,
 	.dealloc_ucontext = cnuas_ib_dealloc_ucontext,
 	.dereg_mr = cnuas_ib_dereg_mr,
+	.destroy_ah = cnuas_ib_destroy_ah,
 	.destroy_cq = cnuas_ib_destroy_cq,
 	.destroy_qp = cnuas_ib_destroy_qp,
+	.destroy_srq = cnuas_ib_destroy_srq,
 	.get_dma_mr = cnuas_ib_get_dma_mr,
+	.get_hw_stats = cnuas_ib_get_hw_stats,
 	.get_link_layer = cnuas_ib_get_link_layer,
 	.get_port_immutable = cnuas_ib_get_port_immutable,
+	.mmap = cnuas_ib_mmap,
+	.mmap_free = cnuas_ib_mmap_free,
 	.modify_qp = cnuas_ib_modify_qp,
+	.modify_srq = cnuas_ib_modify_srq,
 	.poll_cq = cnuas_ib_poll_cq,
 	.post_recv = cnuas_ib_post_recv,
 	.post_send = cnuas_ib_post_send,
+	.post_srq_recv = cnuas_ib_post_srq_recv,
+	.query_ah = cnuas_ib_query_ah,
 	.query_device = cnuas_ib_query_device,
 	.query_gid = cnuas_ib_query_gid,
 	.query_pkey = cnuas_ib_query_pkey,
 	.query_port = cnuas_ib_query_port,
+	.query_qp = cnuas_ib_query_qp,
+	.query_srq = cnuas_ib_query_srq,
 	.reg_user_mr = cnuas_ib_reg_user_mr,
 	.req_notify_cq = cnuas_ib_req_notify_cq,
 
+	INIT_RDMA_OBJ_SIZE(ib_ah, cnuas_ib_ah, ibah),
 	INIT_RDMA_OBJ_SIZE(ib_cq, cnuas_ib_cq, ibcq),
 	INIT_RDMA_OBJ_SIZE(ib_pd, cnuas_ib_pd, ibpd),
 	INIT_RDMA_OBJ_SIZE(ib_qp, cnuas_ib_qp, ibqp),
+	INIT_RDMA_OBJ_SIZE(ib_srq, cnuas_ib_srq, ibsrq),
 	INIT_RDMA_OBJ_SIZE(ib_ucontext, cnuas_ib_ucontext, ibuc),
 };
 
@@ -70,13 +86,15 @@ static struct cnuas_ib_dev *cnuas_ib_from_adev(struct cnuas_net_aux_dev *adev)
 	return auxiliary_get_drvdata(&adev->adev);
 }
 
-static void cnuas_ib_rx(struct cnuas_net_aux_dev *adev, struct sk_buff *skb)
+static void cnuas_ib_aux_rx(struct cnuas_net_aux_dev *adev,
+			    struct sk_buff *skb)
 {
-	struct cnuas_ib_dev *cdev = cnuas_ib_from_adev(adev);
+	cnuas_ib_rx(cnuas_ib_from_adev(adev), skb);
+}
 
-	/* TODO(transport): parse with wire.h, check the ICRC, demux by QPN. */
-	atomic64_inc(&cdev->rx_dropped);
-	kfree_skb(skb);
+static void cnuas_ib_aux_tx_wake(struct cnuas_net_aux_dev *adev)
+{
+	cnuas_ib_tx_wake(cnuas_ib_from_adev(adev));
 }
 
 static void cnuas_ib_link_change(struct cnuas_net_aux_dev *adev, bool up)
@@ -85,7 +103,8 @@ static void cnuas_ib_link_change(struct cnuas_net_aux_dev *adev, bool up)
 }
 
 static const struct cnuas_net_aux_ops cnuas_ib_aux_ops = {
-	.rx = cnuas_ib_rx,
+	.rx = cnuas_ib_aux_rx,
+	.tx_wake = cnuas_ib_aux_tx_wake,
 	.link_change = cnuas_ib_link_change,
 };
 
@@ -113,8 +132,17 @@ static int cnuas_ib_probe(struct auxiliary_device *aux,
 	cdev->link_layer = adev->link_layer;
 	mutex_init(&cdev->link_lock);
 	atomic_set(&cdev->num_pd, 0);
-	atomic64_set(&cdev->rx_dropped, 0);
+	atomic_set(&cdev->num_cq, 0);
+	atomic_set(&cdev->num_srq, 0);
+	atomic_set(&cdev->num_ah, 0);
+	xa_init_flags(&cdev->qp_xa, XA_FLAGS_ALLOC);
+	xa_init_flags(&cdev->mr_xa, XA_FLAGS_ALLOC1);
+	xa_init_flags(&cdev->ah_xa, XA_FLAGS_ALLOC1);
+	xa_init_flags(&cdev->srq_xa, XA_FLAGS_ALLOC1);
 	auxiliary_set_drvdata(aux, cdev);
+	err = cnuas_ib_transport_dev_init(cdev);
+	if (err)
+		goto err_free;
 
 	ibdev->node_type = RDMA_NODE_IB_CA;
 	ibdev->phys_port_cnt = CNUAS_IB_NUM_PORTS;
@@ -154,6 +182,8 @@ static int cnuas_ib_probe(struct auxiliary_device *aux,
 err_unregister:
 	ib_unregister_device(ibdev);
 err_dealloc:
+	cnuas_ib_transport_dev_cleanup(cdev);
+err_free:
 	mutex_destroy(&cdev->link_lock);
 	ib_dealloc_device(ibdev);
 	auxiliary_set_drvdata(aux, NULL);
@@ -168,6 +198,7 @@ static void cnuas_ib_remove(struct auxiliary_device *aux)
 	cnuas_net_aux_detach(cdev->adev);
 	/* Waits for every user (uverbs contexts get disassociated). */
 	ib_unregister_device(&cdev->ibdev);
+	cnuas_ib_transport_dev_cleanup(cdev);
 	mutex_destroy(&cdev->link_lock);
 	ib_dealloc_device(&cdev->ibdev);
 	auxiliary_set_drvdata(aux, NULL);

@@ -1,0 +1,174 @@
+/* SPDX-License-Identifier: (GPL-2.0 WITH Linux-syscall-note) OR MIT */
+/*
+ * Cnuas kernel <-> provider ABI: the driver-specific parts of the uverbs
+ * commands, and the layout of the queues shared by mmap (SQ, RQ, SRQ, CQ).
+ *
+ * Shared by cnuas_ib.ko and libcnuas-rdmav34.so; the build copies it, never
+ * edit a copy. Any change to a struct or a ring layout bumps
+ * CNUAS_UVERBS_ABI_VERSION.
+ *
+ * Rings: one mmap'ed buffer per queue, a struct cnuas_queue_hdr at offset 0,
+ * then num_entries slots of entry_size bytes (both powers of two) at
+ * CNUAS_QUEUE_HDR_SIZE. prod and cons are free-running u32 indices; slot =
+ * index & (num_entries - 1); the ring is full when prod - cons ==
+ * num_entries. Each side writes only its own index (store-release after
+ * filling or consuming a slot) and reads the other's (load-acquire):
+ *   SQ, RQ, SRQ: the provider produces WQEs, the kernel consumes them;
+ *   CQ:          the kernel produces CQEs, the provider consumes them.
+ * The kernel copies a WQE out of the ring before it uses it and treats
+ * every index and field user space writes as untrusted. SQ slots are
+ * consumed (cons advances) only when the WQE completes, so the provider
+ * may reuse a slot once cons has passed it.
+ *
+ * Doorbell: after producing send WQEs the provider calls the POST_SEND
+ * command with no work requests (ibv_cmd_post_send() with wr_count 0); the
+ * kernel then reads the SQ. Receive WQEs need no doorbell.
+ */
+#ifndef CNUAS_ABI_H
+#define CNUAS_ABI_H
+
+#include <linux/types.h>
+
+/* Reported in sysfs (uverbsN/abi_version) and sent in alloc_ucontext. */
+#define CNUAS_UVERBS_ABI_VERSION	1
+
+#define CNUAS_QUEUE_HDR_SIZE		128
+#define CNUAS_MAX_INLINE_DATA		512
+
+/* One cache line each: the two sides never write the same line. */
+struct cnuas_queue_hdr {
+	__u32 prod;
+	__u32 reserved0[15];
+	__u32 cons;
+	__u32 reserved1[15];
+};
+
+/* Where and how to mmap one queue (offset into the uverbs fd). */
+struct cnuas_queue_info {
+	__aligned_u64 mmap_offset;
+	__aligned_u64 mmap_size;	/* header and slots, page aligned */
+	__u32 num_entries;		/* power of two */
+	__u32 entry_size;		/* bytes per slot, power of two */
+};
+
+struct cnuas_sge {
+	__aligned_u64 addr;
+	__u32 length;
+	__u32 lkey;
+};
+
+/* Send WQE flags (send_flags): the IBV_SEND_* / IB_SEND_* values. */
+#define CNUAS_SEND_FENCE		(1u << 0)
+#define CNUAS_SEND_SIGNALED		(1u << 1)
+#define CNUAS_SEND_SOLICITED		(1u << 2)
+#define CNUAS_SEND_INLINE		(1u << 3)
+
+/*
+ * A send WQE (64 bytes) followed by num_sge struct cnuas_sge, or with
+ * CNUAS_SEND_INLINE by inline_len bytes of data. opcode is an
+ * IBV_WR_* (= enum ib_uverbs_wr_opcode) value.
+ */
+struct cnuas_send_wqe {
+	__aligned_u64 wr_id;
+	__u32 opcode;
+	__u32 send_flags;
+	__u32 num_sge;
+	__u32 ex;		/* imm_data (network order) or invalidate_rkey */
+	union {
+		struct {
+			__aligned_u64 remote_addr;
+			__u32 rkey;
+			__u32 reserved;
+		} rdma;
+		struct {
+			__aligned_u64 remote_addr;
+			__aligned_u64 compare_add;
+			__aligned_u64 swap;
+			__u32 rkey;
+			__u32 reserved;
+		} atomic;
+		struct {
+			__u32 ah_num;	/* from cnuas_create_ah_resp */
+			__u32 remote_qpn;
+			__u32 remote_qkey;
+			__u32 reserved;
+		} ud;
+	} wr;
+	__u32 inline_len;
+	__u32 reserved;
+};
+
+/* A receive WQE (16 bytes) followed by num_sge struct cnuas_sge. */
+struct cnuas_recv_wqe {
+	__aligned_u64 wr_id;
+	__u32 num_sge;
+	__u32 reserved;
+};
+
+/* CQE wc_flags (not the IBV_WC_* bit values: those differ from ib_core's) */
+#define CNUAS_CQE_GRH			(1u << 0)
+#define CNUAS_CQE_WITH_IMM		(1u << 1)
+#define CNUAS_CQE_WITH_INV		(1u << 2)
+
+/*
+ * A completion (64 bytes). status uses the shared IBV_WC_* / IB_WC_*
+ * status numbering, opcode the IBV_WC_* (= enum ib_uverbs_wc_opcode) one.
+ */
+struct cnuas_cqe {
+	__aligned_u64 wr_id;
+	__u32 status;
+	__u32 opcode;
+	__u32 vendor_err;
+	__u32 byte_len;
+	__u32 ex;		/* imm_data (network order) or invalidated rkey */
+	__u32 qp_num;
+	__u32 src_qp;
+	__u32 wc_flags;		/* CNUAS_CQE_* */
+	__u16 pkey_index;
+	__u16 slid;
+	__u8 sl;
+	__u8 dlid_path_bits;
+	__u8 port_num;
+	__u8 network_hdr_type;	/* RDMA_NETWORK_* when CNUAS_CQE_GRH */
+	__u8 smac[6];
+	__u16 vlan_id;
+	__u32 reserved[2];
+};
+
+/* ---- driver data of the uverbs commands ---- */
+
+struct cnuas_alloc_ucontext_req {
+	__u32 abi_version;		/* CNUAS_UVERBS_ABI_VERSION */
+	__u32 reserved;
+};
+
+struct cnuas_alloc_ucontext_resp {
+	__u32 abi_version;
+	__u32 max_inline_data;
+	__u32 reserved[2];
+};
+
+struct cnuas_create_cq_resp {
+	struct cnuas_queue_info cq;
+};
+
+/* The provider asks for at least cap.max_inline_data in the common part. */
+struct cnuas_create_qp_resp {
+	struct cnuas_queue_info sq;	/* num_entries 0: no SQ */
+	struct cnuas_queue_info rq;	/* num_entries 0: SRQ or no RQ */
+	__u32 max_inline_data;
+	__u32 reserved;
+};
+
+struct cnuas_create_srq_resp {
+	struct cnuas_queue_info srq;
+	__u32 srq_num;
+	__u32 reserved;
+};
+
+struct cnuas_create_ah_resp {
+	__u32 ah_num;			/* names the AH in UD send WQEs */
+	__u32 reserved;
+};
+
+#endif /* CNUAS_ABI_H */
