@@ -8,7 +8,7 @@
 KDIR ?= $(firstword $(wildcard /lib/modules/$(shell uname -r)/build) \
 		    $(lastword $(sort $(wildcard /lib/modules/6.1.*-amd64/build))))
 
-.PHONY: all userspace modules qemu debs image check check-unit check-pkg \
+.PHONY: all userspace modules provider qemu debs image check check-unit check-pkg \
 	check-vm demo bench deps clean
 
 all: userspace modules
@@ -18,6 +18,11 @@ userspace:
 
 modules:
 	$(MAKE) -C src KDIR=$(KDIR)
+
+# libibverbs provider: build/provider/libcnuas-rdmav34.so + cnuas.driver
+# (fetches and configures rdma-core's source once, see scripts/fetch-rdma-core).
+provider:
+	scripts/build-provider
 
 qemu:
 	scripts/build-qemu
@@ -49,6 +54,7 @@ bench:
 	scripts/deps bench
 	$(MAKE) -C userspace bench
 	scripts/bench-tcp
+	scripts/bench-rdma
 
 clean:
 	$(MAKE) -C userspace clean

@@ -14,13 +14,23 @@ lab_load() {
 	[ -f "$LAB_DIR/lab.env" ] || { echo "lab: no lab in $LAB_DIR (scripts/lab up)" >&2; exit 255; }
 	# shellcheck disable=SC1091
 	. "$LAB_DIR/lab.env"
+	# Labs started before these settings existed.
+	RXE_NODES=${RXE_NODES:-0} MTU=${MTU:-1500}
+}
+
+# Node kinds in order: cnuas, then stock virtio-net, then virtio-net + rdma_rxe.
+lab_total() { echo $((NODES + VIRTIO_NODES + RXE_NODES)); }
+node_kind() {
+	if [ "$1" -lt "$NODES" ]; then echo cnuas
+	elif [ "$1" -lt $((NODES + VIRTIO_NODES)) ]; then echo virtio
+	else echo rxe; fi
 }
 
 node_dir() {
 	local n=$1
 	case $n in '' | *[!0-9]*) echo "lab: bad node '$n'" >&2; return 1 ;; esac
-	if [ "$n" -ge $((NODES + VIRTIO_NODES)) ]; then
-		echo "lab: no node $n (lab has $((NODES + VIRTIO_NODES)))" >&2
+	if [ "$n" -ge "$(lab_total)" ]; then
+		echo "lab: no node $n (lab has $(lab_total))" >&2
 		return 1
 	fi
 	echo "$LAB_DIR/node$n"
@@ -116,8 +126,8 @@ lab_down() {
 lab_status() {
 	local n pid total
 	lab_load
-	total=$((NODES + VIRTIO_NODES))
-	echo "lab $LAB_DIR: $NODES cnuas + $VIRTIO_NODES virtio node(s), link layer $LINK_LAYER, accel $ACCEL"
+	total=$(lab_total)
+	echo "lab $LAB_DIR: $NODES cnuas + $VIRTIO_NODES virtio + $RXE_NODES rxe node(s), link layer $LINK_LAYER, MTU $MTU, accel $ACCEL"
 	echo "image $IMAGE"
 	echo "qemu $QEMU"
 	pid=$(pidfile_pid "$LAB_DIR/switch.pid")
@@ -125,7 +135,7 @@ lab_status() {
 	for n in $(seq 0 $((total - 1))); do
 		pid=$(pidfile_pid "$LAB_DIR/node$n.pid")
 		if pid_alive "$pid"; then
-			echo "node$n: running (pid $pid)"
+			echo "node$n: running (pid $pid, $(node_kind "$n"))"
 		else
 			echo "node$n: stopped"
 		fi

@@ -42,6 +42,12 @@ build_image() {
 			"$ROOT/src/" "$mods/"
 		say "--dev: make -C src KDIR=$kdir (in $mods)"
 		nice make -s -j2 -C "$mods" KDIR="$kdir" >&2 || die "make -C src failed"
+		# The provider goes in too (build/provider/); exit 3: cannot
+		# be built here, the image then has no libcnuas.
+		local prc=0
+		nice "$ROOT/scripts/build-provider" >&2 || prc=$?
+		[ "$prc" -eq 0 ] || [ "$prc" -eq 3 ] || die "scripts/build-provider failed"
+		[ "$prc" -eq 0 ] || say "--dev: no libibverbs provider in the image (build-provider: cannot build here)"
 		"$ROOT/scripts/guest-image" --dev-modules "$mods" | tail -1
 	else
 		"$ROOT/scripts/guest-image" | tail -1
@@ -81,14 +87,14 @@ probe_accel() {
 mac_of() { printf '52:54:00:c0:00:%02x' $(($1 + 1)); }
 
 start_guest() {
-	local n=$1 kind=$2 nd=$LAB_DIR/node$1 args=() k ifname ip accel
+	local n=$1 kind=$2 nd=$LAB_DIR/node$1 args=() k ifname ip ip6 accel
 	mkdir -p "$nd"
 	# shellcheck disable=SC2054 # -accel options are comma-separated
 	if [ "$ACCEL" = kvm ]; then accel=(-accel kvm -cpu host); else accel=(-accel tcg,tb-size=256); fi
-	ip=198.18.0.$((n + 1))/24
+	ip=198.18.0.$((n + 1))/24 ip6=fd00:198:18::$((n + 1))/64
 	if [ "$kind" = cnuas ]; then
 		ifname=cnuas0
-		[ "$LINK_LAYER" = ib ] && { ifname=; ip=; }
+		[ "$LINK_LAYER" = ib ] && { ifname=; ip=; ip6=; }
 		args+=(-device "cnuas-vnic,id=nic0,bus=rp1,socket_path=$LAB_DIR/switch.sock,mac=$(mac_of "$n"),link_layer=$LINK_LAYER")
 	else
 		ifname=eth0
@@ -107,7 +113,7 @@ start_guest() {
 		-L /usr/share/seabios -L /usr/share/qemu \
 		-d guest_errors \
 		-kernel "$IMAGE/vmlinuz" -initrd "$IMAGE/initrd.img" \
-		-append "console=ttyS0 root=/dev/vda rw panic=-1 mitigations=off net.ifnames=0 cnuas.node=$n cnuas.kind=$kind cnuas.if=$ifname cnuas.ip=$ip" \
+		-append "console=ttyS0 root=/dev/vda rw panic=-1 mitigations=off net.ifnames=0 cnuas.node=$n cnuas.kind=$kind cnuas.if=$ifname cnuas.ip=$ip cnuas.ip6=$ip6 cnuas.mtu=$MTU" \
 		-drive "file=$IMAGE/rootfs.ext4,if=none,id=root,format=raw,snapshot=on" \
 		-device virtio-blk-pci,drive=root \
 		-chardev "file,id=con,path=$LAB_DIR/node$n.console.log" -serial chardev:con \
@@ -122,15 +128,18 @@ node_ready() {
 	local n=$1 kind=$2 check=true
 	if [ "$kind" = virtio ]; then
 		check="ip -4 -o addr show dev eth0 | grep -q ' 198.18.0.$((n + 1))/'"
+	elif [ "$kind" = rxe ]; then
+		check="ip -4 -o addr show dev eth0 | grep -q ' 198.18.0.$((n + 1))/' && [ -e /sys/class/infiniband/rxe0 ]"
 	elif [ "$LINK_LAYER" = eth ]; then
 		check="ip -4 -o addr show dev cnuas0 | grep -q ' 198.18.0.$((n + 1))/'"
 	fi
-	timeout 20 "$PY" "$LABD/labctl.py" exec --sync-timeout 5 "$LAB_DIR/node$n" -- sh -c "$check" \
+	# Generous: on a loaded host a TCG agent takes seconds to answer a sync.
+	timeout 40 "$PY" "$LABD/labctl.py" exec --sync-timeout 20 "$LAB_DIR/node$n" -- sh -c "$check" \
 		</dev/null >/dev/null 2>&1
 }
 
 wait_ready() {
-	local total=$((NODES + VIRTIO_NODES)) limit=${CNUAS_LAB_BOOT_TIMEOUT:-600} n kind pending
+	local total=$((NODES + VIRTIO_NODES + RXE_NODES)) limit=${CNUAS_LAB_BOOT_TIMEOUT:-600} n kind pending
 	local -A ready=()
 	local t0 checks
 	t0=$(date +%s)
@@ -144,8 +153,7 @@ wait_ready() {
 				tail -n 20 "$LAB_DIR/node$n.console.log" >&2
 				die "node$n: QEMU exited (logs: $LAB_DIR/node$n.{qemu,console}.log)"
 			}
-			kind=cnuas
-			[ "$n" -ge "$NODES" ] && kind=virtio
+			kind=$(node_kind "$n")
 			rm -f "$LAB_DIR/node$n/ready"
 			(node_ready "$n" "$kind" && : >"$LAB_DIR/node$n/ready") &
 			checks+=($!)
@@ -173,20 +181,25 @@ wait_ready() {
 }
 
 lab_up() {
-	local nodes=2 virtio=0 ll=eth dev=0 mem=1024 n total sw_args=()
+	local nodes=2 virtio=0 rxe=0 mtu=9000 ll=eth dev=0 mem=1024 n total sw_args=()
 	while [ $# -gt 0 ]; do
 		case $1 in
 		--nodes) nodes=$2; shift 2 ;;
 		--virtio-nodes) virtio=$2; shift 2 ;;
+		--rxe-nodes) rxe=$2; shift 2 ;;
+		--mtu) mtu=$2; shift 2 ;;
 		--link-layer) ll=$2; shift 2 ;;
 		--dev) dev=1; shift ;;
 		--mem) mem=$2; shift 2 ;;
 		*) die "up: unknown argument $1" ;;
 		esac
 	done
-	case "$nodes$virtio$mem" in *[!0-9]*) die "up: --nodes/--virtio-nodes/--mem take numbers" ;; esac
+	case "$nodes$virtio$rxe$mem$mtu" in '' | *[!0-9]*) die "up: --nodes/--virtio-nodes/--rxe-nodes/--mem/--mtu take numbers" ;; esac
 	case $ll in eth | ib) ;; *) die "up: --link-layer eth|ib" ;; esac
-	[ $((nodes + virtio)) -ge 1 ] && [ $((nodes + virtio)) -le 32 ] || die "up: 1..32 nodes"
+	[ $((nodes + virtio + rxe)) -ge 1 ] && [ $((nodes + virtio + rxe)) -le 32 ] || die "up: 1..32 nodes"
+	# 68 = IPv4 minimum; 9000 leaves room in the 9216-byte switch frames.
+	[ "$mtu" -ge 68 ] && [ "$mtu" -le 9000 ] || die "up: --mtu 68..9000"
+	[ "$ll" = eth ] || [ "$rxe" = 0 ] || die "up: --rxe-nodes needs --link-layer eth"
 	if [ -f "$LAB_DIR/lab.env" ]; then
 		(. "$LAB_DIR/lab.env"; pid_alive "$(pidfile_pid "$LAB_DIR/switch.pid")") &&
 			die "a lab is already up in $LAB_DIR (scripts/lab down first)"
@@ -197,38 +210,43 @@ lab_up() {
 	build_switch
 	VSWITCHD=$ROOT/userspace/vswitchd/cnuas-vswitchd
 	VSCTL=$ROOT/userspace/vswitchd/cnuas-vsctl
-	IMAGE=$(build_image $dev) || die "guest image build failed"
+	# CNUAS_LAB_IMAGE: a ready image directory (e.g. scripts/guest-image --no-driver).
+	if [ -n "${CNUAS_LAB_IMAGE:-}" ]; then
+		IMAGE=$CNUAS_LAB_IMAGE
+	else
+		IMAGE=$(build_image $dev) || die "guest image build failed"
+	fi
 	[ -s "$IMAGE/rootfs.ext4" ] || die "guest image build failed"
 
 	# Fresh lab folder; old logs go.
 	mkdir -p "$LAB_DIR"
 	(cd "$LAB_DIR" && rm -rf node* switch.* vport* kvm-probe.log lab.env)
 	ACCEL=$(probe_accel)
-	NODES=$nodes VIRTIO_NODES=$virtio LINK_LAYER=$ll MEM=$mem
-	say "starting switch + $nodes cnuas + $virtio virtio guest(s), $ll, accel $ACCEL, image ${IMAGE##*/}"
+	NODES=$nodes VIRTIO_NODES=$virtio RXE_NODES=$rxe LINK_LAYER=$ll MEM=$mem MTU=$mtu
+	say "starting switch + $nodes cnuas + $virtio virtio + $rxe rxe guest(s), $ll, MTU $mtu, accel $ACCEL, image ${IMAGE##*/}"
 
 	sw_args=("$VSWITCHD" --socket "$LAB_DIR/switch.sock" --ctl "$LAB_DIR/switch.ctl" --foreground)
 	if [ "$ll" = ib ]; then
 		"$VSWITCHD" --help 2>&1 | grep -q -- '--link-layer' || die "cnuas-vswitchd has no --link-layer option"
 		sw_args+=(--link-layer ib)
 	fi
-	total=$((nodes + virtio))
+	total=$((nodes + virtio + rxe))
 	for n in $(seq "$nodes" $((total - 1))); do
 		sw_args+=(--dgram "$LAB_DIR/vport$n.sw=$LAB_DIR/vport$n.qemu")
 	done
 	printf '%s\n' "${sw_args[@]}" >"$LAB_DIR/switch.cmd"
 	{
-		echo "NODES=$NODES VIRTIO_NODES=$VIRTIO_NODES LINK_LAYER=$LINK_LAYER MEM=$MEM ACCEL=$ACCEL DEV=$dev"
+		echo "NODES=$NODES VIRTIO_NODES=$VIRTIO_NODES RXE_NODES=$RXE_NODES LINK_LAYER=$LINK_LAYER MEM=$MEM MTU=$MTU ACCEL=$ACCEL DEV=$dev"
 		printf 'QEMU=%q\nIMAGE=%q\nVSWITCHD=%q\nVSCTL=%q\n' "$QEMU" "$IMAGE" "$VSWITCHD" "$VSCTL"
 	} >"$LAB_DIR/lab.env"
 	# A failed start leaves no process behind (the logs stay).
 	trap 'lab_down >/dev/null 2>&1 || true' EXIT
 	switch_start
 	for n in $(seq 0 $((total - 1))); do
-		if [ "$n" -lt "$nodes" ]; then start_guest "$n" cnuas; else start_guest "$n" virtio; fi
+		start_guest "$n" "$(node_kind "$n")"
 	done
 	wait_ready
 	trap - EXIT
-	say "lab up in $(elapsed) s: $nodes cnuas + $virtio virtio node(s); logs in $LAB_DIR"
+	say "lab up in $(elapsed) s: $nodes cnuas + $virtio virtio + $rxe rxe node(s), MTU $mtu; logs in $LAB_DIR"
 	echo "$LAB_DIR"
 }

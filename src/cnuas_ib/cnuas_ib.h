@@ -40,6 +40,7 @@
 #include <linux/completion.h>
 #include <linux/in.h>
 #include <linux/in6.h>
+#include <linux/log2.h>
 #include <linux/refcount.h>
 #include <linux/sizes.h>
 #include <linux/spinlock.h>
@@ -78,9 +79,6 @@
 #define CNUAS_IB_MAX_SRQ_WR		16384
 #define CNUAS_IB_MAX_SRQ_SGE		32
 #define CNUAS_IB_MAX_AH			65536
-#define CNUAS_IB_MAX_MCAST_GRP		8192
-#define CNUAS_IB_MAX_MCAST_QP_ATTACH	56
-#define CNUAS_IB_MAX_FAST_REG_PAGES	512
 #define CNUAS_IB_LOCAL_CA_ACK_DELAY	15
 #define CNUAS_IB_MAX_MSG_SZ		0x80000000u	/* 2 GiB (IBA) */
 #define CNUAS_IB_NUM_PORTS		1
@@ -90,7 +88,8 @@
 #define CNUAS_IB_GID_TBL_LEN_IB		1	/* IB: the port GUID GID */
 /* Capabilities: only what works now; the transport adds its flags. */
 #define CNUAS_IB_DEVICE_CAP_FLAGS	(IB_DEVICE_PORT_ACTIVE_EVENT | \
-					 IB_DEVICE_SYS_IMAGE_GUID)
+					 IB_DEVICE_SYS_IMAGE_GUID | \
+					 IB_DEVICE_RC_RNR_NAK_GEN)
 
 #define CNUAS_IB_UVERBS_ABI_VERSION	CNUAS_UVERBS_ABI_VERSION
 #define CNUAS_IB_MAX_INLINE_DATA	CNUAS_MAX_INLINE_DATA
@@ -109,6 +108,7 @@ struct cnuas_ib_dev {
 	atomic_t num_cq;
 	atomic_t num_srq;
 	atomic_t num_ah;
+	atomic_t num_qp;
 
 	/* Object tables (qp.c, mr.c, ah.c, srq.c); lookups under RCU. */
 	struct xarray qp_xa;		/* qpn -> cnuas_ib_qp */
@@ -119,6 +119,13 @@ struct cnuas_ib_dev {
 	u32 ah_next;
 	struct xarray srq_xa;		/* srq_num -> cnuas_ib_srq */
 	u32 srq_next;
+	/*
+	 * The tables are XA_FLAGS_LOCK_IRQ: lookups take the xa_lock (any
+	 * context) and a reference, so an object leaves its table, then
+	 * its destroy waits for the references to drain.
+	 */
+
+	spinlock_t atomic_lock;		/* every MR atomic of the device */
 
 	struct cnuas_ib_tdev tdev;	/* transport state (transport.h) */
 };
@@ -154,6 +161,7 @@ static inline void *cnuas_ib_queue_slot(struct cnuas_ib_queue *q, u32 idx)
 {
 	return q->slots + (size_t)(idx & (q->num - 1)) * q->stride;
 }
+
 /* Consumer side (SQ, RQ, SRQ): slots the producer has filled, 0..num. */
 u32 cnuas_ib_queue_avail(struct cnuas_ib_queue *q);
 void cnuas_ib_queue_consume(struct cnuas_ib_queue *q, u32 n);
@@ -167,6 +175,11 @@ void cnuas_ib_queue_produce(struct cnuas_ib_queue *q, u32 n);
  */
 u32 cnuas_ib_queue_kspace(struct cnuas_ib_queue *q);
 void cnuas_ib_queue_kproduce(struct cnuas_ib_queue *q, u32 n);
+/*
+ * modify_qp(RESET): drop every posted entry. The consumer index and cons
+ * jump to the producer's current prod; the producer keeps counting.
+ */
+void cnuas_ib_queue_discard(struct cnuas_ib_queue *q);
 
 struct cnuas_ib_cq {
 	struct ib_cq ibcq;
@@ -250,6 +263,7 @@ struct cnuas_ib_av {
 	u8 hop_limit;
 	u8 traffic_class;
 	u8 sl;
+	u8 sgid_index;			/* for query_ah/query_qp */
 	u32 flow_label;
 	u16 vlan_id;			/* 0xffff: untagged */
 	u16 udp_sport;
@@ -305,6 +319,29 @@ struct cnuas_ib_recv_wqe {
  */
 int cnuas_ib_recv_wqe_pop(struct cnuas_ib_qp *qp,
 			  struct cnuas_ib_recv_wqe *wqe);
+/*
+ * A WQE whose num_sge exceeds the queue's max (or is otherwise broken)
+ * is consumed and returned with -EINVAL, wqe->wr_id set and num_sge 0:
+ * the transport completes it with an error status (IB_WC_LOC_QP_OP_ERR)
+ * and moves the QP to the error state.
+ */
+
+/* queue.c: the receive-ring consumer shared by RQs and SRQs. */
+int cnuas_ib_queue_pop_recv(struct cnuas_ib_queue *q, u32 max_sge,
+			    struct cnuas_ib_recv_wqe *wqe, u32 *left);
+/* srq.c: the SRQ side of cnuas_ib_recv_wqe_pop(). */
+int cnuas_ib_srq_pop(struct cnuas_ib_srq *srq, struct cnuas_ib_recv_wqe *wqe);
+/* srq.c: a kernel ib_recv_wr into a kernel-only RQ/SRQ ring (its lock held). */
+int cnuas_ib_recv_wr_put(struct cnuas_ib_queue *q, u32 max_sge,
+			 const struct ib_recv_wr *wr);
+
+/* Receive ring slot for @max_sge SGEs: header + SGEs, a power of two. */
+static inline u32 cnuas_ib_recv_stride(u32 max_sge)
+{
+	return roundup_pow_of_two(sizeof(struct cnuas_recv_wqe) +
+				  max_t(u32, max_sge, 1) *
+				  sizeof(struct cnuas_sge));
+}
 
 /* Attributes set by modify_qp, read by the transport. */
 struct cnuas_ib_qp_attr {
@@ -331,6 +368,7 @@ struct cnuas_ib_qp {
 	enum ib_qp_type type;		/* IB_QPT_RC, _UD, _GSI */
 	bool is_user;
 	bool sig_all;
+	struct mutex modify_lock;	/* serializes modify_qp */
 
 	/* state_lock: state and attr; held briefly, any context. */
 	spinlock_t state_lock;
@@ -413,6 +451,7 @@ static inline struct cnuas_ib_srq *to_csrq(struct ib_srq *ibsrq)
 extern const struct ib_device_ops cnuas_ib_dev_ops;
 
 /* verbs.c: device queries, user context, PD */
+enum ib_mtu cnuas_ib_active_mtu(struct cnuas_ib_dev *cdev);
 int cnuas_ib_query_device(struct ib_device *ibdev,
 			  struct ib_device_attr *attr, struct ib_udata *udata);
 int cnuas_ib_query_port(struct ib_device *ibdev, u32 port,
@@ -427,6 +466,7 @@ int cnuas_ib_query_gid(struct ib_device *ibdev, u32 port, int index,
 		       union ib_gid *gid);
 int cnuas_ib_alloc_ucontext(struct ib_ucontext *ibuc, struct ib_udata *udata);
 void cnuas_ib_dealloc_ucontext(struct ib_ucontext *ibuc);
+void cnuas_ib_disassociate_ucontext(struct ib_ucontext *ibuc);
 int cnuas_ib_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
 int cnuas_ib_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
 

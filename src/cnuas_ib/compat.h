@@ -30,4 +30,21 @@
 #define CNUAS_IB_REG_USER_MR_DMAH
 #endif
 
+/* 7.x: ib_umem_get() became ib_umem_get_va() (the others take a desc). */
+#ifdef CNUAS_HAVE_IB_UMEM_GET_VA
+#define cnuas_ib_umem_get	ib_umem_get_va
+#else
+#define cnuas_ib_umem_get	ib_umem_get
+#endif
+
+/*
+ * 7.x: user CQs are created through create_user_cq (create_cq only for
+ * kernel CQs); cnuas_ib_create_cq serves both.
+ */
+#ifdef CNUAS_HAVE_CREATE_USER_CQ
+#define CNUAS_IB_OPS_CREATE_USER_CQ	.create_user_cq = cnuas_ib_create_cq,
+#else
+#define CNUAS_IB_OPS_CREATE_USER_CQ
+#endif
+
 #endif /* CNUAS_IB_COMPAT_H */

@@ -24,6 +24,7 @@ const struct ib_device_ops cnuas_ib_dev_ops = {
 	.create_qp = cnuas_ib_create_qp,
 	.create_srq = cnuas_ib_create_srq,
 	.create_user_ah = cnuas_ib_create_ah,
+	CNUAS_IB_OPS_CREATE_USER_CQ
 	.dealloc_pd = cnuas_ib_dealloc_pd,
 	.dealloc_ucontext = cnuas_ib_dealloc_ucontext,
 	.dereg_mr = cnuas_ib_dereg_mr,
@@ -31,6 +32,7 @@ const struct ib_device_ops cnuas_ib_dev_ops = {
 	.destroy_cq = cnuas_ib_destroy_cq,
 	.destroy_qp = cnuas_ib_destroy_qp,
 	.destroy_srq = cnuas_ib_destroy_srq,
+	.disassociate_ucontext = cnuas_ib_disassociate_ucontext,
 	.get_dma_mr = cnuas_ib_get_dma_mr,
 	.get_hw_stats = cnuas_ib_get_hw_stats,
 	.get_link_layer = cnuas_ib_get_link_layer,
@@ -92,6 +94,11 @@ static void cnuas_ib_aux_rx(struct cnuas_net_aux_dev *adev,
 	cnuas_ib_rx(cnuas_ib_from_adev(adev), skb);
 }
 
+static void cnuas_ib_aux_rx_batch_end(struct cnuas_net_aux_dev *adev)
+{
+	cnuas_ib_rx_batch_end(cnuas_ib_from_adev(adev));
+}
+
 static void cnuas_ib_aux_tx_wake(struct cnuas_net_aux_dev *adev)
 {
 	cnuas_ib_tx_wake(cnuas_ib_from_adev(adev));
@@ -104,6 +111,7 @@ static void cnuas_ib_link_change(struct cnuas_net_aux_dev *adev, bool up)
 
 static const struct cnuas_net_aux_ops cnuas_ib_aux_ops = {
 	.rx = cnuas_ib_aux_rx,
+	.rx_batch_end = cnuas_ib_aux_rx_batch_end,
 	.tx_wake = cnuas_ib_aux_tx_wake,
 	.link_change = cnuas_ib_link_change,
 };
@@ -135,10 +143,13 @@ static int cnuas_ib_probe(struct auxiliary_device *aux,
 	atomic_set(&cdev->num_cq, 0);
 	atomic_set(&cdev->num_srq, 0);
 	atomic_set(&cdev->num_ah, 0);
-	xa_init_flags(&cdev->qp_xa, XA_FLAGS_ALLOC);
-	xa_init_flags(&cdev->mr_xa, XA_FLAGS_ALLOC1);
-	xa_init_flags(&cdev->ah_xa, XA_FLAGS_ALLOC1);
-	xa_init_flags(&cdev->srq_xa, XA_FLAGS_ALLOC1);
+	atomic_set(&cdev->num_qp, 0);
+	/* Lookups run in any context under the xa_lock (cnuas_ib.h). */
+	xa_init_flags(&cdev->qp_xa, XA_FLAGS_ALLOC | XA_FLAGS_LOCK_IRQ);
+	xa_init_flags(&cdev->mr_xa, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_IRQ);
+	xa_init_flags(&cdev->ah_xa, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_IRQ);
+	xa_init_flags(&cdev->srq_xa, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_IRQ);
+	spin_lock_init(&cdev->atomic_lock);
 	auxiliary_set_drvdata(aux, cdev);
 	err = cnuas_ib_transport_dev_init(cdev);
 	if (err)
@@ -151,6 +162,13 @@ static int cnuas_ib_probe(struct auxiliary_device *aux,
 	strscpy(ibdev->node_desc, "cnuas", sizeof(ibdev->node_desc));
 	addrconf_addr_eui48((u8 *)&ibdev->node_guid, adev->mac);
 	ib_set_device_ops(ibdev, &cnuas_ib_dev_ops);
+	/*
+	 * Beyond ib_core's default commands: POST_SEND is the provider's
+	 * SQ doorbell (and flushes receives in ERR), REQ_NOTIFY_CQ arms
+	 * completion events.
+	 */
+	ibdev->uverbs_cmd_mask |= BIT_ULL(IB_USER_VERBS_CMD_POST_SEND) |
+				  BIT_ULL(IB_USER_VERBS_CMD_REQ_NOTIFY_CQ);
 
 	if (adev->netdev) {
 		/* ib_core derives the RoCE GIDs from this netdev's addresses. */
@@ -199,6 +217,13 @@ static void cnuas_ib_remove(struct auxiliary_device *aux)
 	/* Waits for every user (uverbs contexts get disassociated). */
 	ib_unregister_device(&cdev->ibdev);
 	cnuas_ib_transport_dev_cleanup(cdev);
+	/* Every object is gone: the tables are empty. */
+	WARN_ON(!xa_empty(&cdev->qp_xa) || !xa_empty(&cdev->mr_xa) ||
+		!xa_empty(&cdev->ah_xa) || !xa_empty(&cdev->srq_xa));
+	xa_destroy(&cdev->qp_xa);
+	xa_destroy(&cdev->mr_xa);
+	xa_destroy(&cdev->ah_xa);
+	xa_destroy(&cdev->srq_xa);
 	mutex_destroy(&cdev->link_lock);
 	ib_dealloc_device(&cdev->ibdev);
 	auxiliary_set_drvdata(aux, NULL);

@@ -1,55 +1,350 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Placeholder of the RoCEv2 transport (net.c, recv.c, req.c, comp.c,
- * resp.c, counters.c replace it): frames are dropped, QPs never send.
+ * The transport's device and QP life cycle: the work item that runs a
+ * QP's requester, READ responses and flushes, its timers, parking on a
+ * full TX ring, and the hooks qp.c / post.c call.
  */
+#include <linux/jiffies.h>
 #include <linux/skbuff.h>
+#include <linux/slab.h>
 
 #include "cnuas_ib.h"
+#include "wire.h"
 
 int cnuas_ib_transport_dev_init(struct cnuas_ib_dev *cdev)
 {
-	return 0;
+	struct cnuas_ib_tdev *td = &cdev->tdev;
+	int i;
+
+	spin_lock_init(&td->park_lock);
+	INIT_LIST_HEAD(&td->parked);
+	for (i = 0; i < CNUAS_STAT_NUM; i++)
+		atomic64_set(&td->stats[i], 0);
+	td->wq = alloc_workqueue("cnuas_ib", WQ_HIGHPRI | WQ_MEM_RECLAIM, 0);
+	return td->wq ? 0 : -ENOMEM;
 }
 
 void cnuas_ib_transport_dev_cleanup(struct cnuas_ib_dev *cdev)
 {
+	if (cdev->tdev.wq)
+		destroy_workqueue(cdev->tdev.wq);
+	cdev->tdev.wq = NULL;
 }
 
-void cnuas_ib_transport_qp_init(struct cnuas_ib_qp *qp)
+void cnuas_ib_tqp_schedule(struct cnuas_ib_qp *qp)
 {
+	if (!test_bit(CNUAS_TQP_DYING, &qp->t.flags))
+		queue_work(qp->cdev->tdev.wq, &qp->t.work);
+}
+
+/* Wait for TX ring room: cnuas_ib_tx_wake() schedules us again. */
+void cnuas_ib_tqp_park(struct cnuas_ib_qp *qp)
+{
+	struct cnuas_ib_tdev *td = &qp->cdev->tdev;
+	unsigned long fl;
+
+	spin_lock_irqsave(&td->park_lock, fl);
+	if (list_empty(&qp->t.park) && !test_bit(CNUAS_TQP_DYING, &qp->t.flags))
+		list_add_tail(&qp->t.park, &td->parked);
+	spin_unlock_irqrestore(&td->park_lock, fl);
+}
+
+void cnuas_ib_tx_wake(struct cnuas_ib_dev *cdev)
+{
+	struct cnuas_ib_tdev *td = &cdev->tdev;
+	struct cnuas_ib_tqp *t, *n;
+	unsigned long fl;
+
+	spin_lock_irqsave(&td->park_lock, fl);
+	list_for_each_entry_safe(t, n, &td->parked, park) {
+		list_del_init(&t->park);
+		cnuas_ib_tqp_schedule(container_of(t, struct cnuas_ib_qp, t));
+	}
+	spin_unlock_irqrestore(&td->park_lock, fl);
+}
+
+void cnuas_ib_rx_batch_end(struct cnuas_ib_dev *cdev)
+{
+	/* From now on ACKs sent from ->rx may wait for this doorbell. */
+	WRITE_ONCE(cdev->tdev.rx_batching, true);
+	cnuas_net_aux_flush(cdev->adev);
+}
+
+int cnuas_ib_tqp_xmit(struct cnuas_ib_qp *qp, struct sk_buff *skb, bool more)
+{
+	int err = cnuas_ib_xmit(qp->cdev, skb, more);
+
+	if (err != -EBUSY)
+		return err;
+	cnuas_ib_tqp_park(qp);
+	/* The ring may have drained before we parked. */
+	err = cnuas_ib_xmit(qp->cdev, skb, more);
+	if (err == -EBUSY)
+		qp->t.pending = skb;
+	return err;
+}
+
+/*
+ * A fatal error found under the lock: the transport stops at once, the
+ * verbs state follows on unlock (cnuas_ib_qp_error() calls back into
+ * cnuas_ib_transport_qp_modify()).
+ */
+void cnuas_ib_tqp_fatal(struct cnuas_ib_qp *qp, enum ib_event_type ev)
+{
+	struct cnuas_ib_tqp *t = &qp->t;
+
+	if (t->state == IB_QPS_ERR)
+		return;
+	t->state = IB_QPS_ERR;
+	t->fatal = true;
+	t->fatal_event = ev;
+	cnuas_ib_tqp_schedule(qp);
+}
+
+static bool cnuas_tqp_take_fatal(struct cnuas_ib_tqp *t,
+				 enum ib_event_type *ev)
+{
+	if (!t->fatal)
+		return false;
+	t->fatal = false;
+	*ev = t->fatal_event;
+	return true;
+}
+
+void cnuas_ib_tqp_unlock_bh(struct cnuas_ib_qp *qp)
+	__releases(&qp->t.lock)
+{
+	enum ib_event_type ev;
+	bool fatal = cnuas_tqp_take_fatal(&qp->t, &ev);
+
+	spin_unlock_bh(&qp->t.lock);
+	if (fatal)
+		cnuas_ib_qp_error(qp, ev);
+}
+
+void cnuas_ib_tqp_unlock(struct cnuas_ib_qp *qp)
+	__releases(&qp->t.lock)
+{
+	enum ib_event_type ev;
+	bool fatal = cnuas_tqp_take_fatal(&qp->t, &ev);
+
+	spin_unlock(&qp->t.lock);
+	if (fatal)
+		cnuas_ib_qp_error(qp, ev);
+}
+
+static void cnuas_tqp_flush(struct cnuas_ib_qp *qp)
+{
+	struct cnuas_ib_tqp *t = &qp->t;
+
+	timer_delete(&t->retry_timer);
+	timer_delete(&t->rnr_timer);
+	if (t->pending) {
+		kfree_skb(t->pending);
+		t->pending = NULL;
+	}
+	clear_bit(CNUAS_TQP_SEND_ACK, &t->flags);
+	cnuas_ib_req_flush(qp);
+	cnuas_ib_resp_flush(qp);
+	t->flushed = true;
+}
+
+static void cnuas_tqp_work(struct work_struct *work)
+{
+	struct cnuas_ib_tqp *t = container_of(work, struct cnuas_ib_tqp, work);
+	struct cnuas_ib_qp *qp = container_of(t, struct cnuas_ib_qp, t);
+	int budget = CNUAS_IB_TX_BUDGET;
+	bool again = false;
+
+	spin_lock_bh(&t->lock);
+	if (test_and_clear_bit(CNUAS_TQP_MODIFIED, &t->flags))
+		cnuas_ib_transport_qp_modify_locked(qp, 0);
+	if (t->state == IB_QPS_ERR) {
+		cnuas_tqp_flush(qp);
+		goto out;
+	}
+	if (t->state == IB_QPS_RESET || t->state == IB_QPS_INIT)
+		goto out;
+	if (t->pending) {
+		struct sk_buff *skb = t->pending;
+
+		t->pending = NULL;
+		if (cnuas_ib_tqp_xmit(qp, skb, true) == -EBUSY)
+			goto out;
+	}
+	budget -= cnuas_ib_resp_run(qp, budget);
+	if (t->pending)
+		goto out;
+	if (test_and_clear_bit(CNUAS_TQP_RNR, &t->flags) && t->rnr_wait) {
+		t->rnr_wait = false;
+		cnuas_ib_req_rewind(qp, t->rnr_psn);
+	}
+	if (test_and_clear_bit(CNUAS_TQP_RETRY, &t->flags))
+		cnuas_ib_req_retry_timeout(qp);
+	if (budget > 0)
+		budget -= cnuas_ib_req_run(qp, budget);
+	again = budget <= 0 && !t->pending;
+out:
+	cnuas_ib_tqp_unlock_bh(qp);
+	cnuas_net_aux_flush(qp->cdev->adev);
+	if (again)
+		cnuas_ib_tqp_schedule(qp);
+}
+
+static void cnuas_tqp_retry_timer(struct timer_list *tl)
+{
+	struct cnuas_ib_tqp *t = timer_container_of(t, tl, retry_timer);
+
+	set_bit(CNUAS_TQP_RETRY, &t->flags);
+	cnuas_ib_tqp_schedule(container_of(t, struct cnuas_ib_qp, t));
+}
+
+static void cnuas_tqp_rnr_timer(struct timer_list *tl)
+{
+	struct cnuas_ib_tqp *t = timer_container_of(t, tl, rnr_timer);
+
+	set_bit(CNUAS_TQP_RNR, &t->flags);
+	cnuas_ib_tqp_schedule(container_of(t, struct cnuas_ib_qp, t));
+}
+
+int cnuas_ib_transport_qp_init(struct cnuas_ib_qp *qp)
+{
+	struct cnuas_ib_tqp *t = &qp->t;
+	int err;
+
+	memset(t, 0, sizeof(*t));
+	spin_lock_init(&t->lock);
+	INIT_WORK(&t->work, cnuas_tqp_work);
+	timer_setup(&t->retry_timer, cnuas_tqp_retry_timer, 0);
+	timer_setup(&t->rnr_timer, cnuas_tqp_rnr_timer, 0);
+	INIT_LIST_HEAD(&t->park);
+	t->state = IB_QPS_RESET;
+	t->cwnd = CNUAS_IB_WINDOW;
+	/* UD: the port's MTU (qp.c sets it); RC: set at RTR. */
+	t->mtu = qp->attr.mtu ? clamp_t(u32, qp->attr.mtu, 256, 4096) : 4096;
+	t->qkey = qp->attr.qkey;
+
+	err = cnuas_ib_req_init(qp);
+	if (err)
+		return err;
+	err = cnuas_ib_resp_init(qp);
+	if (err)
+		cnuas_ib_req_cleanup(qp);
+	return err;
+}
+
+/* 4.096 us * 2^timeout, never below a floor TCG guests can meet. */
+static unsigned long cnuas_timeout_jiffies(u8 timeout)
+{
+	u64 ns;
+
+	if (!timeout)
+		return 0;
+	ns = 4096ULL << min_t(u8, timeout, 31);
+	return max(nsecs_to_jiffies(ns),
+		   msecs_to_jiffies(CNUAS_IB_MIN_TIMEOUT_MS));
+}
+
+/* Take the new state and attributes; @mask 0: state only. */
+void cnuas_ib_transport_qp_modify_locked(struct cnuas_ib_qp *qp, int mask)
+{
+	struct cnuas_ib_qp_attr *a = &qp->attr;
+	enum ib_qp_state new = READ_ONCE(qp->state);
+	struct cnuas_ib_tqp *t = &qp->t;
+
+	if (mask & IB_QP_PATH_MTU)
+		t->mtu = clamp_t(u32, a->mtu, 256, 4096);
+	if (mask & IB_QP_DEST_QPN)
+		t->dest_qpn = a->dest_qpn & CNUAS_QPN_MASK;
+	if (mask & IB_QP_QKEY)
+		t->qkey = a->qkey;
+	if (mask & IB_QP_MAX_QP_RD_ATOMIC)
+		t->max_rd_atomic = a->max_rd_atomic;
+	if (mask & IB_QP_MAX_DEST_RD_ATOMIC)
+		t->max_dest_rd_atomic = a->max_dest_rd_atomic;
+	if (mask & IB_QP_MIN_RNR_TIMER)
+		t->min_rnr_timer = a->min_rnr_timer & CNUAS_AETH_VALUE_MASK;
+	if (mask & IB_QP_TIMEOUT)
+		t->timeout_j = cnuas_timeout_jiffies(a->timeout);
+	if (mask & IB_QP_RETRY_CNT) {
+		t->retry_cnt = min_t(u8, a->retry_cnt, 7);
+		t->retry_left = t->retry_cnt;
+	}
+	if (mask & IB_QP_RNR_RETRY) {
+		t->rnr_retry = min_t(u8, a->rnr_retry, 7);
+		t->rnr_left = t->rnr_retry;
+	}
+	if (mask & IB_QP_SQ_PSN) {
+		t->req_psn = a->sq_psn & CNUAS_PSN_MASK;
+		t->una = t->req_psn;
+	}
+	if (mask & IB_QP_RQ_PSN)
+		t->epsn = a->rq_psn & CNUAS_PSN_MASK;
+
+	if (new == IB_QPS_RESET && t->state != IB_QPS_RESET) {
+		timer_delete(&t->retry_timer);
+		timer_delete(&t->rnr_timer);
+		if (t->pending) {
+			kfree_skb(t->pending);
+			t->pending = NULL;
+		}
+		clear_bit(CNUAS_TQP_RETRY, &t->flags);
+		clear_bit(CNUAS_TQP_RNR, &t->flags);
+		clear_bit(CNUAS_TQP_SEND_ACK, &t->flags);
+		cnuas_ib_req_reset(qp);
+		cnuas_ib_resp_reset(qp);
+		t->flushed = false;
+	}
+	if (new == IB_QPS_RTR && t->state != IB_QPS_RTR)
+		cnuas_ib_resp_reset(qp);
+	/* Once the transport failed, only RESET brings it back. */
+	if (t->state == IB_QPS_ERR && new != IB_QPS_RESET)
+		new = IB_QPS_ERR;
+	t->state = new;
+	if (new == IB_QPS_ERR || new == IB_QPS_RTS)
+		cnuas_ib_tqp_schedule(qp);
 }
 
 void cnuas_ib_transport_qp_modify(struct cnuas_ib_qp *qp, int mask,
 				  enum ib_qp_state old_state)
 {
+	struct cnuas_ib_tqp *t = &qp->t;
+
+	/* Our lock is BH-only: from hard IRQ context let the work do it. */
+	if (in_hardirq() || irqs_disabled()) {
+		set_bit(CNUAS_TQP_MODIFIED, &t->flags);
+		cnuas_ib_tqp_schedule(qp);
+		return;
+	}
+	spin_lock_bh(&t->lock);
+	cnuas_ib_transport_qp_modify_locked(qp, mask);
+	spin_unlock_bh(&t->lock);
 }
 
 void cnuas_ib_transport_qp_destroy(struct cnuas_ib_qp *qp)
 {
+	struct cnuas_ib_tdev *td = &qp->cdev->tdev;
+	struct cnuas_ib_tqp *t = &qp->t;
+	unsigned long fl;
+
+	spin_lock_bh(&t->lock);
+	set_bit(CNUAS_TQP_DYING, &t->flags);
+	spin_unlock_bh(&t->lock);
+	timer_delete_sync(&t->retry_timer);
+	timer_delete_sync(&t->rnr_timer);
+	cancel_work_sync(&t->work);
+	spin_lock_irqsave(&td->park_lock, fl);
+	list_del_init(&t->park);
+	spin_unlock_irqrestore(&td->park_lock, fl);
+	cancel_work_sync(&t->work);
+
+	kfree_skb(t->pending);
+	t->pending = NULL;
+	cnuas_ib_req_cleanup(qp);
+	cnuas_ib_resp_cleanup(qp);
 }
 
 void cnuas_ib_transport_sq_kick(struct cnuas_ib_qp *qp)
 {
-}
-
-void cnuas_ib_rx(struct cnuas_ib_dev *cdev, struct sk_buff *skb)
-{
-	kfree_skb(skb);
-}
-
-void cnuas_ib_tx_wake(struct cnuas_ib_dev *cdev)
-{
-}
-
-struct rdma_hw_stats *cnuas_ib_alloc_hw_port_stats(struct ib_device *ibdev,
-						   u32 port)
-{
-	return NULL;
-}
-
-int cnuas_ib_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
-			  u32 port, int index)
-{
-	return 0;
+	cnuas_ib_tqp_schedule(qp);
 }

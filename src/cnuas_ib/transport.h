@@ -6,38 +6,202 @@
  * Context rules:
  * - cnuas_ib_rx() runs in NAPI softirq context (cnuas_net's ->rx).
  * - cnuas_ib_transport_sq_kick() may be called from any context.
- * - qp_init/qp_modify/qp_destroy run in process context.
+ * - qp_init/qp_destroy run in process context; qp_modify in any context
+ *   (without qp->state_lock held).
+ *
+ * Inside the transport, one spinlock per QP (tqp.lock, BH-safe, never
+ * taken with IRQs off) guards all of its state: the receive path (softirq)
+ * runs the responder and the completer under it, the QP's work item
+ * (process context) runs the requester, READ responses and flushes under
+ * it. Frames are transmitted with that lock held (cnuas_net's xmit is
+ * BH-safe). cnuas_ib_qp_error() is only called with no transport lock
+ * held (see cnuas_ib_tqp_unlock()). Timers only queue the work item.
  */
 #ifndef CNUAS_IB_TRANSPORT_H
 #define CNUAS_IB_TRANSPORT_H
 
+#include <linux/atomic.h>
+#include <linux/in6.h>
+#include <linux/list.h>
+#include <linux/spinlock.h>
+#include <linux/timer.h>
 #include <linux/types.h>
+#include <linux/workqueue.h>
+#include <rdma/ib_verbs.h>
+
+#include "uapi/cnuas-abi.h"
 
 struct cnuas_ib_dev;
 struct cnuas_ib_qp;
+struct cnuas_ib_mr;
+struct cnuas_ib_ah;
+struct cnuas_ib_av;
+struct cnuas_ib_recv_wqe;
+struct cnuas_opcode;
 struct sk_buff;
+struct rdma_hw_stats;
+
+/* 6.16 renamed from_timer(). */
+#ifndef timer_container_of
+#define timer_container_of(var, t, field)	from_timer(var, t, field)
+#endif
+
+/* Tunables of the transport (packets). */
+#define CNUAS_IB_WINDOW		1024	/* requester packets in flight */
+#define CNUAS_IB_MIN_WINDOW	16	/* ... after an ACK timeout */
+#define CNUAS_IB_ACKREQ_EVERY	64	/* AckReq at least this often */
+#define CNUAS_IB_ACK_EVERY	128	/* responder ACKs unasked after */
+#define CNUAS_IB_TX_BUDGET	256	/* frames per work item run */
+#define CNUAS_IB_MIN_TIMEOUT_MS	250	/* floor of the ACK timeout */
+
+/* Hardware counters (counters.c holds the names, in this order). */
+enum cnuas_ib_stat {
+	CNUAS_STAT_SENT_PKTS,
+	CNUAS_STAT_RCVD_PKTS,
+	CNUAS_STAT_DUP_REQ,
+	CNUAS_STAT_OUT_OF_SEQ_REQ,
+	CNUAS_STAT_RCVD_RNR_ERR,
+	CNUAS_STAT_SEND_RNR_ERR,
+	CNUAS_STAT_RCVD_SEQ_ERR,
+	CNUAS_STAT_ACK_DEFERRED,
+	CNUAS_STAT_RETRY_EXCEEDED,
+	CNUAS_STAT_RNR_RETRY_EXCEEDED,
+	CNUAS_STAT_COMPLETER_RETRY,
+	CNUAS_STAT_SEND_ERR,
+	CNUAS_STAT_RDMA_SENDS,
+	CNUAS_STAT_RDMA_RECVS,
+	CNUAS_STAT_ICRC_ERR,
+	CNUAS_STAT_DROP_HDR,
+	CNUAS_STAT_DROP_QPN,
+	CNUAS_STAT_DROP_QKEY,
+	CNUAS_STAT_DROP_PKEY,
+	CNUAS_STAT_DROP_STATE,
+	CNUAS_STAT_DROP_OPCODE,
+	CNUAS_STAT_DROP_SRC,
+	CNUAS_STAT_DROP_NO_RECV,
+	CNUAS_STAT_DROP_RESP,
+	CNUAS_STAT_TX_BUSY,
+	CNUAS_STAT_NUM
+};
 
 /* Per-device transport state (embedded in struct cnuas_ib_dev). */
 struct cnuas_ib_tdev {
-	int unused;	/* filled in by the transport */
+	struct workqueue_struct *wq;	/* the QPs' work items */
+	spinlock_t park_lock;		/* parked */
+	struct list_head parked;	/* QPs waiting for TX ring room */
+	bool rx_batching;		/* ->rx_batch_end is wired */
+	atomic64_t stats[CNUAS_STAT_NUM];
 };
+
+/* Bits of cnuas_ib_tqp.flags (atomic bitops, any context). */
+enum {
+	CNUAS_TQP_RETRY,		/* ACK timeout expired */
+	CNUAS_TQP_RNR,			/* RNR wait over: resend */
+	CNUAS_TQP_SEND_ACK,		/* responder owes an ACK */
+	CNUAS_TQP_DYING,		/* destroy: no new work, no timers */
+	CNUAS_TQP_MODIFIED,		/* state changed in atomic context */
+};
+
+/*
+ * req.c: the kernel's own copy of one send WQE, by SQ slot (user space
+ * may rewrite its ring at any time), and where the transport is with it.
+ */
+enum cnuas_ib_swqe_state {
+	CNUAS_SW_NEW,			/* copied, not validated yet */
+	CNUAS_SW_STARTED,		/* validated, PSNs assigned */
+	CNUAS_SW_DONE,			/* finished: complete with status */
+};
+
+struct cnuas_ib_swqe {
+	struct cnuas_send_wqe wqe;
+	u32 len;			/* message length */
+	u32 first_psn;
+	u32 last_psn;			/* READ: of the last response */
+	u32 resp_psn;			/* READ/atomic: next response PSN */
+	u8 state;			/* enum cnuas_ib_swqe_state */
+	u8 status;			/* enum ib_wc_status when DONE */
+	bool rd;			/* READ or atomic */
+	u8 reserved;
+	u8 data[] __aligned(8);		/* SGEs or inline data */
+};
+
+struct cnuas_ib_res;			/* resp.c: READ/atomic history */
 
 /* Per-QP transport state (embedded in struct cnuas_ib_qp). */
 struct cnuas_ib_tqp {
-	int unused;	/* filled in by the transport */
+	spinlock_t lock;		/* everything below but flags/park */
+	struct work_struct work;	/* requester, READ responses, flush */
+	struct timer_list retry_timer;	/* ACK timeout */
+	struct timer_list rnr_timer;	/* RNR NAK wait */
+	struct list_head park;		/* on tdev.parked (park_lock) */
+	unsigned long flags;		/* CNUAS_TQP_* */
+	struct sk_buff *pending;	/* built frame TX refused (-EBUSY) */
+
+	/* Snapshot of the verbs state and attributes (qp_modify). */
+	enum ib_qp_state state;
+	bool fatal;			/* raise cnuas_ib_qp_error() on unlock */
+	enum ib_event_type fatal_event;	/* 0: none */
+	bool flushed;			/* ERR: transport resources released */
+	u32 mtu;
+	u32 dest_qpn;
+	u32 qkey;
+	u8 max_rd_atomic;
+	u8 max_dest_rd_atomic;
+	u8 min_rnr_timer;
+	unsigned long timeout_j;	/* ACK timeout in jiffies, 0: none */
+
+	/* Requester. Ring indices are free running like the ring's. */
+	struct cnuas_ib_swqe *swqe;	/* shadow slots, sq.num of them */
+	u32 swqe_stride;		/* bytes per shadow slot */
+	u32 sq_fetch;			/* next ring index to copy */
+	u32 req_idx;			/* WQE being sent */
+	u32 req_off;			/* its next byte */
+	u32 req_psn;			/* next PSN to send */
+	u32 una;			/* oldest unacknowledged PSN */
+	u32 rd_out;			/* READ/atomic WQEs in flight */
+	u32 since_ackreq;		/* packets since the last AckReq */
+	u32 cwnd;			/* window now: shrinks on timeouts */
+	u32 rnr_psn;			/* resend from here after RNR wait */
+	bool rnr_wait;			/* RNR NAK: sending paused */
+	u8 retry_left;
+	u8 rnr_left;
+	u8 retry_cnt;
+	u8 rnr_retry;
+
+	/* Responder. */
+	u32 epsn;			/* expected PSN */
+	u32 msn;			/* messages completed */
+	bool nak_sent;			/* one sequence NAK per gap */
+	u8 resp_op;			/* CNUAS_OPF_SEND/_WRITE in progress */
+	bool rwqe_valid;		/* rwqe taken for the current SEND */
+	u32 recv_off;			/* bytes received into rwqe */
+	u32 wr_rkey;			/* WRITE in progress */
+	u64 wr_va;
+	u32 wr_left;
+	u32 wr_len;
+	u32 ack_unsent;			/* packets received since the ACK */
+	struct cnuas_ib_res *res;	/* history, CNUAS_IB_MAX_QP_RD_ATOM */
+	u32 res_next;			/* next history slot to use */
+	u32 res_cur;			/* slot READ responses come from */
+	u32 res_num;			/* slots in use: max_dest_rd_atomic */
+	struct cnuas_ib_recv_wqe *rwqe;	/* the current receive WQE */
 };
 
 /* probe (before ib_register_device) and remove (after unregister). */
 int cnuas_ib_transport_dev_init(struct cnuas_ib_dev *cdev);
 void cnuas_ib_transport_dev_cleanup(struct cnuas_ib_dev *cdev);
 
-/* create_qp: before the QP is visible to the receive path. */
-void cnuas_ib_transport_qp_init(struct cnuas_ib_qp *qp);
+/*
+ * create_qp: before the QP is visible to the receive path; qp->type,
+ * qp->cdev and the queues are set. Allocates the transport's per-QP
+ * memory: on error create_qp fails.
+ */
+int cnuas_ib_transport_qp_init(struct cnuas_ib_qp *qp);
 /*
  * modify_qp, after @mask's attributes and the new state were stored
- * under state_lock; @old_state is the state before. Starts, resets or
- * flushes (IB_QPS_ERR: every posted WQE completes with
- * IB_WC_WR_FLUSH_ERR) the transport.
+ * under state_lock (not held now); @old_state is the state before. Starts,
+ * resets or flushes (IB_QPS_ERR: every posted WQE completes with
+ * IB_WC_WR_FLUSH_ERR) the transport. Any context.
  */
 void cnuas_ib_transport_qp_modify(struct cnuas_ib_qp *qp, int mask,
 				  enum ib_qp_state old_state);
@@ -52,6 +216,7 @@ void cnuas_ib_transport_sq_kick(struct cnuas_ib_qp *qp);
 
 /* cnuas_net callbacks (main.c forwards them). */
 void cnuas_ib_rx(struct cnuas_ib_dev *cdev, struct sk_buff *skb);
+void cnuas_ib_rx_batch_end(struct cnuas_ib_dev *cdev);
 void cnuas_ib_tx_wake(struct cnuas_ib_dev *cdev);
 
 /* counters.c: ib_device_ops for `rdma statistic`. */
@@ -59,5 +224,96 @@ struct rdma_hw_stats *cnuas_ib_alloc_hw_port_stats(struct ib_device *ibdev,
 						   u32 port);
 int cnuas_ib_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
 			  u32 port, int index);
+
+/* ---- inside the transport (net.c recv.c req.c comp.c resp.c) ---- */
+
+/* 24-bit PSN arithmetic: a - b as a signed distance. */
+static inline int cnuas_psn_diff(u32 a, u32 b)
+{
+	return (int)((a - b) << 8) >> 8;
+}
+
+static inline u32 cnuas_psn_add(u32 psn, u32 n)
+{
+	return (psn + n) & 0x00ffffffu;
+}
+
+/* net.c: a received packet, validated up to and with the ICRC. */
+struct cnuas_ib_rxp {
+	struct sk_buff *skb;
+	const struct cnuas_opcode *op;
+	void *bth;
+	u8 *payload;
+	u32 paylen;
+	u32 psn;
+	u32 qpn;
+	u8 opcode;
+	u8 net_type;			/* RDMA_NETWORK_IPV4 / _IPV6 */
+	u16 vlan_id;			/* 0xffff: untagged */
+	const void *iph;		/* the IP header */
+	const u8 *smac;
+	struct in6_addr saddr;		/* IPv4: v4-mapped */
+};
+
+/* Parse @skb into @p: 0, or the CNUAS_STAT_* drop reason. */
+int cnuas_ib_parse(struct cnuas_ib_dev *cdev, struct sk_buff *skb,
+		   struct cnuas_ib_rxp *p);
+/*
+ * A frame for @av with @hdr_len bytes of BTH and extension headers and
+ * @paylen bytes of payload: *bth and *payload point where the caller
+ * writes them. Seal it (pad, ICRC, UDP checksum) once they are written.
+ */
+struct sk_buff *cnuas_ib_pkt_alloc(const struct cnuas_ib_av *av,
+				   u32 hdr_len, u32 paylen, void **bth,
+				   void **payload);
+void cnuas_ib_pkt_seal(struct sk_buff *skb);
+static inline u8 cnuas_ib_pad(u32 paylen)
+{
+	return -paylen & 3;
+}
+
+/* Queue a sealed frame; counts it. 0, -EBUSY (skb still ours), or error
+ * (skb freed).
+ */
+int cnuas_ib_xmit(struct cnuas_ib_dev *cdev, struct sk_buff *skb, bool more);
+void cnuas_ib_stat_inc(struct cnuas_ib_dev *cdev, enum cnuas_ib_stat s);
+
+/* transport.c */
+void cnuas_ib_transport_qp_modify_locked(struct cnuas_ib_qp *qp, int mask);
+void cnuas_ib_tqp_schedule(struct cnuas_ib_qp *qp);
+void cnuas_ib_tqp_park(struct cnuas_ib_qp *qp);
+void cnuas_ib_tqp_fatal(struct cnuas_ib_qp *qp, enum ib_event_type ev);
+void cnuas_ib_tqp_unlock_bh(struct cnuas_ib_qp *qp)
+	__releases(&qp->t.lock);
+void cnuas_ib_tqp_unlock(struct cnuas_ib_qp *qp)
+	__releases(&qp->t.lock);
+/* Transmit a frame for @qp: -EBUSY keeps it as t.pending and parks. */
+int cnuas_ib_tqp_xmit(struct cnuas_ib_qp *qp, struct sk_buff *skb, bool more);
+
+/* req.c (work item, lock held) */
+struct cnuas_ib_swqe *cnuas_ib_swqe_at(struct cnuas_ib_qp *qp, u32 idx);
+int cnuas_ib_req_init(struct cnuas_ib_qp *qp);
+void cnuas_ib_req_cleanup(struct cnuas_ib_qp *qp);
+void cnuas_ib_req_reset(struct cnuas_ib_qp *qp);
+int cnuas_ib_req_run(struct cnuas_ib_qp *qp, int budget);
+void cnuas_ib_req_rewind(struct cnuas_ib_qp *qp, u32 psn);
+void cnuas_ib_req_arm_timer(struct cnuas_ib_qp *qp);
+void cnuas_ib_req_retry_timeout(struct cnuas_ib_qp *qp);
+void cnuas_ib_req_flush(struct cnuas_ib_qp *qp);
+
+/* comp.c (RX, lock held) */
+void cnuas_ib_comp_rx(struct cnuas_ib_qp *qp, struct cnuas_ib_rxp *p);
+void cnuas_ib_comp_advance(struct cnuas_ib_qp *qp);
+void cnuas_ib_comp_post(struct cnuas_ib_qp *qp, struct cnuas_ib_swqe *sw,
+			enum ib_wc_status status);
+
+/* resp.c (RX, lock held; READ responses in the work item) */
+int cnuas_ib_resp_init(struct cnuas_ib_qp *qp);
+void cnuas_ib_resp_cleanup(struct cnuas_ib_qp *qp);
+void cnuas_ib_resp_reset(struct cnuas_ib_qp *qp);
+void cnuas_ib_resp_rx(struct cnuas_ib_qp *qp, struct cnuas_ib_rxp *p);
+int cnuas_ib_resp_run(struct cnuas_ib_qp *qp, int budget);
+void cnuas_ib_resp_flush(struct cnuas_ib_qp *qp);
+bool cnuas_ib_resp_send_ack(struct cnuas_ib_qp *qp, bool more);
 
 #endif /* CNUAS_IB_TRANSPORT_H */

@@ -39,16 +39,14 @@ int cnuas_ib_query_device(struct ib_device *ibdev,
 	attr->max_qp_rd_atom = CNUAS_IB_MAX_QP_RD_ATOM;
 	attr->max_qp_init_rd_atom = CNUAS_IB_MAX_QP_RD_ATOM;
 	attr->max_res_rd_atom = CNUAS_IB_MAX_RES_RD_ATOM;
-	attr->atomic_cap = IB_ATOMIC_NONE;	/* the transport raises it */
-	attr->max_mcast_grp = CNUAS_IB_MAX_MCAST_GRP;
-	attr->max_mcast_qp_attach = CNUAS_IB_MAX_MCAST_QP_ATTACH;
-	attr->max_total_mcast_qp_attach =
-		CNUAS_IB_MAX_MCAST_GRP * CNUAS_IB_MAX_MCAST_QP_ATTACH;
+	/* Atomics are serialized by the device, not against the CPU. */
+	attr->atomic_cap = IB_ATOMIC_HCA;
+	attr->masked_atomic_cap = IB_ATOMIC_NONE;
+	/* No multicast, memory windows, fast registration, XRC or resize. */
 	attr->max_ah = CNUAS_IB_MAX_AH;
 	attr->max_srq = CNUAS_IB_MAX_SRQ;
 	attr->max_srq_wr = CNUAS_IB_MAX_SRQ_WR;
 	attr->max_srq_sge = CNUAS_IB_MAX_SRQ_SGE;
-	attr->max_fast_reg_page_list_len = CNUAS_IB_MAX_FAST_REG_PAGES;
 	attr->max_pkeys = CNUAS_IB_PKEY_TBL_LEN;
 	attr->local_ca_ack_delay = CNUAS_IB_LOCAL_CA_ACK_DELAY;
 	return 0;
@@ -105,7 +103,7 @@ static void cnuas_ib_speed_width(u32 link_mbps, u16 *speed, u8 *width)
 }
 
 /* Largest IB MTU that fits the current frames. */
-static enum ib_mtu cnuas_ib_active_mtu(struct cnuas_ib_dev *cdev)
+enum ib_mtu cnuas_ib_active_mtu(struct cnuas_ib_dev *cdev)
 {
 	struct cnuas_net_aux_dev *adev = cdev->adev;
 	u32 frame = cnuas_net_aux_max_frame(adev);
@@ -209,16 +207,41 @@ int cnuas_ib_query_gid(struct ib_device *ibdev, u32 port, int index,
 
 int cnuas_ib_alloc_ucontext(struct ib_ucontext *ibuc, struct ib_udata *udata)
 {
-	/*
-	 * TODO(provider ABI): read the provider's request (ABI version,
-	 * see CNUAS_IB_UVERBS_ABI_VERSION) from udata, fail a mismatch
-	 * with -EPROTO, and answer with the queue limits and mmap
-	 * offsets, all defined in src/include/uapi/cnuas-abi.h.
-	 */
-	return 0;
+	struct cnuas_alloc_ucontext_resp resp = {
+		.abi_version = CNUAS_UVERBS_ABI_VERSION,
+		.max_inline_data = CNUAS_IB_MAX_INLINE_DATA,
+	};
+	struct cnuas_alloc_ucontext_req req = {};
+	int err;
+
+	/* A provider that sends no request predates the versioned ABI. */
+	if (udata->inlen >= sizeof(req)) {
+		err = ib_copy_from_udata(&req, udata, sizeof(req));
+		if (err)
+			return err;
+	}
+	if (req.abi_version != CNUAS_UVERBS_ABI_VERSION) {
+		ibdev_warn_ratelimited(ibuc->device,
+				       "provider ABI version %u, kernel ABI version %u: install the matching libcnuas\n",
+				       req.abi_version,
+				       CNUAS_UVERBS_ABI_VERSION);
+		return -EPROTO;
+	}
+	return ib_copy_to_udata(udata, &resp,
+				min_t(size_t, sizeof(resp), udata->outlen));
 }
 
 void cnuas_ib_dealloc_ucontext(struct ib_ucontext *ibuc)
+{
+}
+
+/*
+ * Device removal with processes still holding contexts: ib_core destroys
+ * their objects and then calls this. The rings' pages stay valid in the
+ * processes' mappings (remap_vmalloc_range() took a reference on each,
+ * no vm_ops point into this module), so nothing is left to zap.
+ */
+void cnuas_ib_disassociate_ucontext(struct ib_ucontext *ibuc)
 {
 }
 

@@ -6,11 +6,19 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 version=$(cat VERSION)
-dir=$(scripts/build-debs | tail -n1)
+rc=0
+dir=$(scripts/build-debs | tail -n1) || rc=$?
+if [ $rc -eq 3 ]; then
+	echo "SKIP: the provider cannot be built here (no rdma-core source, see above)"
+	exit 77
+fi
+[ $rc -eq 0 ] || exit $rc
 ls -l "$dir"
 
 dkms_deb=$dir/cnuas-dkms_${version}_all.deb
 sw_deb=$(ls "$dir"/cnuas-vswitchd_"${version}"_*.deb)
+prov_deb=$(ls "$dir"/cnuas-ibverbs-provider_"${version}"_*.deb)
+multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
 
 echo "== lintian"
 lintian --fail-on error --suppress-tags dir-or-file-in-opt \
@@ -34,6 +42,15 @@ expect "$dkms_deb" /usr/src/cnuas-"$version"/dkms.conf \
 	/usr/src/cnuas-"$version"/include/cnuas_vnic_hw.h
 expect "$sw_deb" /usr/sbin/cnuas-vswitchd /usr/bin/cnuas-vsctl \
 	/lib/systemd/system/cnuas-vswitchd.service
+expect "$prov_deb" /usr/lib/"$multiarch"/libibverbs/libcnuas-rdmav34.so \
+	/etc/libibverbs.d/cnuas.driver
+# libibverbs loads providers through the .driver file: "driver cnuas".
+if dpkg-deb --fsys-tarfile "$prov_deb" | tar -xO ./etc/libibverbs.d/cnuas.driver | grep -qx 'driver cnuas'; then
+	echo "ok   cnuas.driver names the provider"
+else
+	echo "FAIL cnuas.driver does not say 'driver cnuas'"
+	fail=1
+fi
 
 # The version substituted into dkms.conf comes from VERSION.
 tmp=$(mktemp -d)

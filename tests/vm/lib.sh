@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0-or-later OR MIT
 # shellcheck shell=bash
 # Shared helpers of the VM tests (sourced).  The harness runs
-# `scripts/lab up --nodes 2 --virtio-nodes 1` first and sets LAB to
+# `scripts/lab up --nodes 2 --rxe-nodes 1` first and sets LAB to
 # scripts/lab; every test is bounded in time.
 set -u
 VM_TESTS=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -16,6 +16,8 @@ note() { echo "# $*"; }
 [ -f "$LAB_DIR/lab.env" ] || skip "no lab running in $LAB_DIR (scripts/lab up)"
 # shellcheck disable=SC1091
 . "$LAB_DIR/lab.env"
+# Labs started before these settings existed.
+RXE_NODES=${RXE_NODES:-0} MTU=${MTU:-1500}
 
 # lx [-t SECONDS] NODE CMD...: run CMD in a guest, bounded (default 120 s).
 lx() {
@@ -33,10 +35,14 @@ lsh() {
 }
 
 ip_of() { echo "198.18.0.$(($1 + 1))"; }
+ip6_of() { echo "fd00:198:18::$(($1 + 1))"; }
+# The first node with stock virtio-net: a plain virtio node, else an rxe one.
 virtio_node() { echo "$NODES"; }
 
 need_cnuas_nodes() { [ "$NODES" -ge "$1" ] || skip "needs $1 cnuas nodes, lab has $NODES"; }
-need_virtio_node() { [ "$VIRTIO_NODES" -ge 1 ] || skip "needs a virtio-net node (--virtio-nodes 1)"; }
+need_virtio_node() {
+	[ $((VIRTIO_NODES + RXE_NODES)) -ge 1 ] || skip "needs a virtio-net node (--virtio-nodes 1 or --rxe-nodes 1)"
+}
 need_eth() { [ "$LINK_LAYER" = eth ] || skip "needs an Ethernet lab, this one is $LINK_LAYER"; }
 
 # wait_for SECONDS CMD...: retry CMD (on the host) every 0.5 s.
@@ -63,7 +69,7 @@ cnuas_bdf() {
 
 # Bring cnuas0 of node N back to its lab configuration (after rebind/reload).
 cnuas_reconfigure() {
-	local n=$1 mtu=${2:-1500}
+	local n=$1 mtu=${2:-$MTU}
 	lsh -t 60 "$n" "i=0; while [ ! -e /sys/class/net/cnuas0 ] && [ \$i -lt 200 ]; do sleep 0.1; i=\$((i+1)); done
 		[ -e /sys/class/net/cnuas0 ] || { echo 'no cnuas0'; exit 1; }
 		ip addr replace $(ip_of "$n")/24 dev cnuas0 && ip link set cnuas0 mtu $mtu up"
@@ -94,4 +100,227 @@ tcp_transfer() {
 	[ "${rxsum%% *}" = "${txsum%% *}" ] || fail "sha256 mismatch: sent ${txsum%% *} received ${rxsum%% *}"
 	[ "$ms" -gt 0 ] || ms=1
 	echo "$mib MiB in $ms ms ($((mib * 8 * 1048576 / 1000 / ms)) Mbit/s)"
+}
+
+# ---- RDMA nodes: cnuas_0 on cnuas0 (cnuas nodes), rxe0 on eth0 (rxe nodes) --
+
+node_kind() {
+	if [ "$1" -lt "$NODES" ]; then echo cnuas
+	elif [ "$1" -lt $((NODES + VIRTIO_NODES)) ]; then echo virtio
+	else echo rxe; fi
+}
+first_rxe_node() { echo $((NODES + VIRTIO_NODES)); }
+rdma_dev() { case $(node_kind "$1") in cnuas) echo cnuas_0 ;; rxe) echo rxe0 ;; *) return 1 ;; esac; }
+rdma_netdev() { case $(node_kind "$1") in cnuas) echo cnuas0 ;; *) echo eth0 ;; esac; }
+
+# rdma_pair VAR DEFAULT: the two nodes a test runs on, "A B", from the
+# environment variable VAR (e.g. CNUAS_PAIR="3 4") or DEFAULT.  Sets A and B.
+rdma_pair() {
+	local p=${!1:-$2}
+	read -r A B <<<"$p"
+	case "$A$B" in '' | *[!0-9]*) fail "$1='$p': want two node numbers" ;; esac
+	[ "$A" != "$B" ] || fail "$1='$p': two different nodes"
+	for n in $A $B; do
+		[ "$n" -lt $((NODES + VIRTIO_NODES + RXE_NODES)) ] || skip "needs node $n ($1=\"$p\"), lab has $((NODES + VIRTIO_NODES + RXE_NODES))"
+		rdma_dev "$n" >/dev/null || skip "node$n is a plain virtio node, no RDMA device"
+	done
+	[ "$LINK_LAYER" = eth ] || skip "RoCE tests need an Ethernet lab"
+}
+
+# rdma_port_active NODE: the device's port 1 is ACTIVE.
+rdma_port_active() {
+	lsh -t 20 "$1" "rdma link show $(rdma_dev "$1")/1 2>/dev/null | grep -q 'state ACTIVE'"
+}
+
+# rdma_ready NODE: the node's RDMA device is up for tests: cnuas_ib loaded
+# (skip only when the image has no cnuas_ib), port ACTIVE, the lab MTU on
+# its netdev (an earlier test may have changed it), libibverbs lists it.
+# One guest command: every exec costs seconds under TCG.
+rdma_ready() {
+	local n=$1 dev nd rc out
+	dev=$(rdma_dev "$n") nd=$(rdma_netdev "$n")
+	out=$(lsh -t 90 "$n" "
+		if [ $dev = cnuas_0 ]; then
+			modinfo -F filename cnuas_ib >/dev/null 2>&1 || exit 77
+			modprobe cnuas_ib || { echo 'modprobe cnuas_ib failed'; exit 1; }
+		fi
+		# No udev in the lab guests: the user-space access modules by hand.
+		modprobe -a ib_uverbs rdma_ucm || { echo 'modprobe ib_uverbs rdma_ucm failed'; exit 1; }
+		[ \"\$(cat /sys/class/net/$nd/mtu)\" = $MTU ] || ip link set $nd mtu $MTU ||
+			{ echo 'cannot set MTU $MTU on $nd'; exit 1; }
+		i=0
+		until rdma link show $dev/1 2>/dev/null | grep -q 'state ACTIVE'; do
+			[ \$i -lt 60 ] || { echo '$dev port 1 not ACTIVE:'; rdma link; dmesg | tail -n 20; exit 1; }
+			sleep 0.5; i=\$((i + 1))
+		done
+		ibv_devices | grep -qw $dev || { echo 'ibv_devices does not list $dev:'; ibv_devices 2>&1; exit 1; }
+		" 2>&1)
+	rc=$?
+	[ $rc = 77 ] && skip "cnuas_ib is not in the guest image"
+	[ $rc = 0 ] || { echo "$out"; fail "node$n: RDMA device not ready"; }
+}
+
+# roce_mtu NETDEV_MTU: the active MTU ib_core gives a RoCE port on a netdev
+# of that MTU: the largest IB MTU that fits with the RoCE v2 headers
+# (GRH 40, UDP 8, BTH 12, XRC 4, AtomicETH 28, ICRC 4: 96 bytes).
+roce_mtu() {
+	local m
+	for m in 4096 2048 1024 512 256; do
+		[ $(($1 - 96)) -ge $m ] && { echo $m; return; }
+	done
+	echo 256
+}
+
+# gid_index NODE 4|6: index of the RoCE v2 GID of the node's lab IPv4
+# address (::ffff:198.18.0.N) or IPv6 address (fd00:198:18::N).
+gid_index() {
+	local n=$1 want dev nd a b c d
+	dev=$(rdma_dev "$n") nd=$(rdma_netdev "$n")
+	if [ "$2" = 6 ]; then
+		want=$(printf 'fd00:0198:0018:0000:0000:0000:0000:%04x' $((n + 1)))
+	else
+		IFS=. read -r a b c d <<<"$(ip_of "$n")"
+		want=$(printf '0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x' "$a" "$b" "$c" "$d")
+	fi
+	# One grep over the table (1024 entries on rxe: a cat each is slow).
+	lsh -t 30 "$n" "p=/sys/class/infiniband/$dev/ports/1
+		for f in \$(grep -lx $want \$p/gids/* 2>/dev/null); do
+			i=\${f##*/}
+			[ \"\$(cat \$p/gid_attrs/types/\$i 2>/dev/null)\" = 'RoCE v2' ] &&
+				[ \"\$(cat \$p/gid_attrs/ndevs/\$i 2>/dev/null)\" = $nd ] && { echo \$i; exit 0; }
+		done; exit 1"
+}
+
+# rdma_prep A B: rdma_ready on both nodes, then the RoCE v2 GID indexes of
+# their IPv4 (GA, GB) and IPv6 (GA6, GB6) lab addresses; DA, DB = devices.
+# The nodes are asked in parallel.
+rdma_prep() {
+	local a=$1 b=$2 d=$PR_DIR/prep n rc pids=() v
+	mkdir -p "$d"
+	for n in "$a" "$b"; do
+		(rdma_ready "$n") >"$d/ready$n" 2>&1 &
+		pids+=($!)
+	done
+	for n in 0 1; do
+		wait "${pids[$n]}"
+		rc=$?
+		[ $rc = 0 ] && continue
+		cat "$d/ready$([ $n = 0 ] && echo "$a" || echo "$b")"
+		exit $rc
+	done
+	pids=()
+	for n in "$a" "$b"; do
+		for v in 4 6; do
+			(gid_index "$n" $v >"$d/gid$n.$v") &
+			pids+=($!)
+		done
+	done
+	wait "${pids[@]}"
+	GA=$(cat "$d/gid$a.4") GB=$(cat "$d/gid$b.4") GA6=$(cat "$d/gid$a.6") GB6=$(cat "$d/gid$b.6")
+	DA=$(rdma_dev "$a") DB=$(rdma_dev "$b")
+	[ -n "$GA" ] || fail "node$a: no RoCE v2 GID for $(ip_of "$a")"
+	[ -n "$GB" ] || fail "node$b: no RoCE v2 GID for $(ip_of "$b")"
+	[ -n "$GA6" ] || fail "node$a: no RoCE v2 GID for $(ip6_of "$a")"
+	[ -n "$GB6" ] || fail "node$b: no RoCE v2 GID for $(ip6_of "$b")"
+}
+
+# ---- a server/client pair of a stock tool -----------------------------------
+#
+# pair_run NAME SECONDS SRV CLI READY SERVER_CMD CLIENT_CMD
+# Starts SERVER_CMD in the background on node SRV; a guest-side loop runs
+# the guest command READY (e.g. "$(listening 18515)") until it succeeds and
+# then prints a marker the host waits for (30 s at most: no polling execs).
+# Then CLIENT_CMD runs on node CLI, and the server is waited for.  Each side
+# is killed after SECONDS.  Sets PR_SRV_RC, PR_CLI_RC and the output files
+# PR_SRV, PR_CLI (kept in $LAB_DIR/pair-out until the next lab); returns 0
+# when both exit 0.
+PR_DIR=$LAB_DIR/pair-out
+PR_MARK=@@cnuas-pair-ready@@
+pair_run() {
+	local name=$1 t=$2 s=$3 c=$4 ready=$5 scmd=$6 ccmd=$7 spid i
+	mkdir -p "$PR_DIR"
+	rm -f "$PR_DIR/$name.rc"
+	PR_SRV=$PR_DIR/$name.server PR_CLI=$PR_DIR/$name.client
+	PR_SRV_RC=255 PR_CLI_RC=255
+	: >"$PR_CLI"
+	lsh -t $((t + 15)) "$s" "timeout --foreground -k 3 $t stdbuf -oL $scmd & p=\$!
+		i=0; until $ready; do kill -0 \$p 2>/dev/null && [ \$i -lt 300 ] || break; sleep 0.1; i=\$((i+1)); done
+		echo $PR_MARK >&2; wait \$p" >"$PR_SRV" 2>&1 </dev/null &
+	spid=$!
+	i=0
+	until grep -q "$PR_MARK" "$PR_SRV" 2>/dev/null || ! kill -0 "$spid" 2>/dev/null || [ $i -ge 300 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	if kill -0 "$spid" 2>/dev/null && grep -q "$PR_MARK" "$PR_SRV"; then
+		lsh -t $((t + 15)) "$c" "exec timeout --foreground -k 3 $t stdbuf -oL $ccmd" >"$PR_CLI" 2>&1 </dev/null
+		PR_CLI_RC=$?
+	else
+		echo "(server exited or did not get ready: $ready)" >>"$PR_SRV"
+	fi
+	# The server ends right after its client; after a failed client give it
+	# a few seconds, then the agent kills it with its host side.
+	i=$((PR_CLI_RC == 0 ? t * 2 : 10))
+	while kill -0 "$spid" 2>/dev/null && [ $i -gt 0 ]; do
+		sleep 0.5
+		i=$((i - 1))
+	done
+	kill "$spid" 2>/dev/null
+	wait "$spid"
+	PR_SRV_RC=$?
+	sed -i "/$PR_MARK/d" "$PR_SRV"
+	echo "$PR_SRV_RC $PR_CLI_RC" >"$PR_DIR/$name.rc"
+	[ "$PR_SRV_RC" = 0 ] && [ "$PR_CLI_RC" = 0 ]
+}
+
+# pair_bg ARGS...: pair_run in the background, at most CNUAS_PAIR_JOBS (2)
+# at once (each guest has one slow vCPU: overlapping hides the latency of
+# the control channel and the TCP exchange); pair_wait waits for all;
+# pair_result NAME loads the results of one run as pair_run sets them.
+PR_JOBS=()
+pair_bg() {
+	if [ "${CNUAS_PAIR_JOBS:-2}" -le 1 ]; then
+		pair_run "$@"
+		return 0
+	fi
+	(pair_run "$@") &
+	PR_JOBS+=($!)
+	if [ ${#PR_JOBS[@]} -ge "${CNUAS_PAIR_JOBS:-2}" ]; then
+		wait "${PR_JOBS[0]}"
+		PR_JOBS=("${PR_JOBS[@]:1}")
+	fi
+	return 0
+}
+pair_wait() {
+	[ ${#PR_JOBS[@]} -eq 0 ] || wait "${PR_JOBS[@]}"
+	PR_JOBS=()
+}
+pair_result() {
+	PR_SRV=$PR_DIR/$1.server PR_CLI=$PR_DIR/$1.client
+	PR_SRV_RC=255 PR_CLI_RC=255
+	[ -f "$PR_DIR/$1.rc" ] && read -r PR_SRV_RC PR_CLI_RC <"$PR_DIR/$1.rc"
+	[ "$PR_SRV_RC" = 0 ] && [ "$PR_CLI_RC" = 0 ]
+}
+
+# listening PORT: guest command, true when a TCP socket listens on PORT (the
+# tools exchange their QP numbers over TCP before any RDMA traffic).
+listening() {
+	printf "grep -qi ':%04X [0-9A-F]*:0000 0A' /proc/net/tcp /proc/net/tcp6" "$1"
+}
+# An RDMA CM ID listens (rping -s).
+cm_listening() { echo "rdma res show cm_id 2>/dev/null | grep -q LISTEN"; }
+
+# pair_show [LINES]: both outputs, for a failure report.
+pair_show() {
+	echo "---- server (exit $PR_SRV_RC):"
+	tail -n "${1:-15}" "$PR_SRV"
+	echo "---- client (exit $PR_CLI_RC):"
+	tail -n "${1:-15}" "$PR_CLI"
+}
+
+# pair_check DESC: fail with both outputs unless the last pair_run passed.
+pair_check() {
+	[ "$PR_SRV_RC" = 0 ] && [ "$PR_CLI_RC" = 0 ] && return 0
+	pair_show
+	fail "$1"
 }

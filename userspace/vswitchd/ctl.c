@@ -211,9 +211,9 @@ static int cmd_show(struct vswitch *sw, struct req *r)
 			sb_printf(b, "%s (all ports)\n", capture_path(sw->cap));
 		else
 			sb_printf(b, "off\n");
-		sb_printf(b, "%-5s %-9s %-8s %12s %12s %12s %12s %8s %6s %-5s  %s\n", "PORT", "KIND",
-			  "STATE", "RX_FRAMES", "RX_BYTES", "TX_FRAMES", "TX_BYTES", "DROPS", "QUEUE",
-			  "FAULT", "PEER");
+		sb_printf(b, "%-5s %-9s %-8s %12s %12s %12s %12s %8s %6s %-5s %-20s  %s\n", "PORT",
+			  "KIND", "STATE", "RX_FRAMES", "RX_BYTES", "TX_FRAMES", "TX_BYTES", "DROPS",
+			  "QUEUE", "FAULT", "INJECTED(D/R/C/DLY)", "PEER");
 	}
 	/* list ports in id order */
 	struct port *p = NULL;
@@ -231,16 +231,40 @@ static int cmd_show(struct vswitch *sw, struct req *r)
 			json_counters(b, &p->c);
 			sb_printf(b, "}");
 		} else {
-			sb_printf(b, "%-5u %-9s %-8s %12llu %12llu %12llu %12llu %8llu %6u %-5s  %s\n",
+			char inj[96];
+
+			snprintf(inj, sizeof(inj), "%llu/%llu/%llu/%llu",
+				 (unsigned long long)p->c.fault_drop, (unsigned long long)p->c.fault_reorder,
+				 (unsigned long long)p->c.fault_corrupt, (unsigned long long)p->c.fault_delay);
+			sb_printf(b, "%-5u %-9s %-8s %12llu %12llu %12llu %12llu %8llu %6u %-5s %-20s  %s\n",
 				  p->id, kind_name(p), port_state(p), (unsigned long long)p->c.rx_frames,
 				  (unsigned long long)p->c.rx_bytes, (unsigned long long)p->c.tx_frames,
 				  (unsigned long long)p->c.tx_bytes,
 				  (unsigned long long)total_drops(&p->c), p->qlen,
-				  p->fault.active ? "yes" : "-", p->peer);
+				  p->fault.active ? "yes" : "-", inj, p->peer);
 		}
 	}
-	if (r->json)
-		sb_printf(b, "]}\n");
+	if (r->json) {
+		sb_printf(b, "], \"fault_all\": ");
+		json_fault(b, &sw->fault_all);
+		sb_printf(b, "}\n");
+		return 0;
+	}
+	/* the settings of faulty ports, one line each */
+	p = NULL;
+	if (sw->fault_all.active) {
+		sb_printf(b, "fault all ports: ");
+		text_fault(b, &sw->fault_all);
+		sb_printf(b, "\n");
+	}
+	for (unsigned n = 0; n < sw->nactive; n++) {
+		p = next_port_by_id(sw, p ? p->id : 0);
+		if (p->fault.active) {
+			sb_printf(b, "fault port %u: ", p->id);
+			text_fault(b, &p->fault);
+			sb_printf(b, "\n");
+		}
+	}
 	return 0;
 }
 
@@ -329,6 +353,7 @@ static int cmd_fault(struct vswitch *sw, struct req *r)
 	if (fault_parse(&f, r->argc - 2, r->argv + 2, r->err, sizeof(r->err)) < 0)
 		return -1;
 	p->fault = f;
+	fault_start(&p->fault, p->id);
 	vs_log(VS_LOG_INFO, "port %u: fault %s", p->id, f.active ? "set" : "cleared");
 	if (r->json) {
 		sb_printf(&r->out, "{\"port\": %u, \"fault\": ", p->id);
@@ -337,6 +362,69 @@ static int cmd_fault(struct vswitch *sw, struct req *r)
 	} else {
 		sb_printf(&r->out, "port %u fault: ", p->id);
 		text_fault(&r->out, &p->fault);
+		sb_printf(&r->out, "\n");
+	}
+	return 0;
+}
+
+/*
+ * set-fault [--port ID|all] drop=P reorder=P corrupt=P [delay=MS] [seed=N]
+ * (or "clear"). Without --port, or with "all": every port, now and ports
+ * that connect later. All rates 0 switches faults off.
+ */
+static int cmd_set_fault(struct vswitch *sw, struct req *r)
+{
+	struct port *one = NULL;
+	const char *sel = "all";
+	struct fault f;
+	int first = 1;
+
+	if (r->argc >= 2 && !strncmp(r->argv[1], "--port", 6)) {
+		if (r->argv[1][6] == '=') {
+			sel = r->argv[1] + 7;
+			first = 2;
+		} else if (!r->argv[1][6] && r->argc >= 3) {
+			sel = r->argv[2];
+			first = 3;
+		} else {
+			return fail(r, "--port needs a port id or 'all'");
+		}
+		if (strcmp(sel, "all") && parse_port(sw, r, sel, &one) < 0)
+			return -1;
+	}
+	if (r->argc <= first)
+		return fail(r, "usage: set-fault [--port ID|all] drop=P reorder=P corrupt=P [delay=MS] [seed=N] | set-fault [--port ID|all] clear");
+	if (fault_parse(&f, r->argc - first, r->argv + first, r->err, sizeof(r->err)) < 0)
+		return -1;
+	if (one) {
+		one->fault = f;
+		fault_start(&one->fault, one->id);
+	} else {
+		sw->fault_all = f;
+		for (unsigned i = 0; i < sw->nactive; i++) {
+			struct port *p = &sw->ports[sw->active[i]];
+
+			p->fault = f;
+			fault_start(&p->fault, p->id);
+		}
+	}
+	vs_log(VS_LOG_INFO, "fault %s on %s%s", f.active ? "set" : "cleared", one ? "port " : "",
+	       one ? sel : "all ports");
+	if (r->json) {
+		sb_printf(&r->out, "{\"port\": ");
+		if (one)
+			sb_printf(&r->out, "%u", one->id);
+		else
+			sb_printf(&r->out, "\"all\"");
+		sb_printf(&r->out, ", \"fault\": ");
+		json_fault(&r->out, &f);
+		sb_printf(&r->out, "}\n");
+	} else {
+		if (one)
+			sb_printf(&r->out, "port %u fault: ", one->id);
+		else
+			sb_printf(&r->out, "all ports fault: ");
+		text_fault(&r->out, &f);
 		sb_printf(&r->out, "\n");
 	}
 	return 0;
@@ -422,7 +510,8 @@ static const struct {
 	int (*fn)(struct vswitch *, struct req *);
 } commands[] = {
 	{ "add-dgram", cmd_add_dgram }, { "capture", cmd_capture }, { "counters", cmd_counters },
-	{ "fault", cmd_fault },		{ "fdb", cmd_fdb },	      { "show", cmd_show },
+	{ "fault", cmd_fault },		{ "fdb", cmd_fdb },	      { "set-fault", cmd_set_fault },
+	{ "show", cmd_show },
 	{ "shutdown", cmd_shutdown },
 };
 

@@ -407,7 +407,7 @@ static void ingress(struct vswitch *sw, struct port *p, struct pkt *rx)
 			p->c.fault_corrupt++;
 		}
 		if (f->reorder && rr < f->reorder && !p->reorder) {
-			/* goes out right after the next frame from this port */
+			/* goes out right after the next frame from this port to the same MAC */
 			p->reorder = pkt_keep(rx);
 			p->reorder_due = sw->now + VS_REORDER_NS;
 			p->c.fault_reorder++;
@@ -419,8 +419,10 @@ static void ingress(struct vswitch *sw, struct port *p, struct pkt *rx)
 			p->c.fault_delay++;
 		}
 	}
+	bool release = p->reorder && !memcmp(p->reorder->data, data, 6);
+
 	pass(sw, p, data, len, rx, due);
-	if (p->reorder) {
+	if (release) {
 		struct pkt *k = p->reorder;
 
 		p->reorder = NULL;

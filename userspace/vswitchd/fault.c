@@ -3,7 +3,8 @@
  * Seeded fault injection. Every frame received from a faulty port draws
  * three numbers (drop, corrupt, reorder) from a per-port xorshift64*
  * generator, so the same seed and the same frame sequence give the same
- * faults.
+ * faults. The generator starts from the seed mixed with the port id, so
+ * ports sharing one setting (set-fault --port all) fault independently.
  */
 #include "switch.h"
 
@@ -24,19 +25,56 @@ uint32_t fault_rand(struct fault *f)
 	return (uint32_t)((x * 0x2545F4914F6CDD1Dull) >> 32);
 }
 
-/* Flip 1..4 bytes after the Ethernet header: the frame still gets switched. */
+/*
+ * Where a corruption may land: for RoCEv2 (IPv4/IPv6 UDP to 4791) the UDP
+ * payload after the 12-byte BTH, so the IP/UDP headers and the BTH stay
+ * valid and only the receiver's ICRC check can notice; for anything else
+ * every byte after the Ethernet header.  Returns the first byte; *end gets
+ * one past the last.
+ */
+static uint32_t corrupt_span(const uint8_t *d, uint32_t len, uint32_t *end)
+{
+	uint32_t l3 = VS_ETH_HLEN, l4 = 0, l3_end = len;
+	uint16_t et = (uint16_t)(d[12] << 8 | d[13]);
+
+	*end = len;
+	if (et == 0x8100 && len >= VS_ETH_HLEN + 4) {	/* one VLAN tag */
+		et = (uint16_t)(d[16] << 8 | d[17]);
+		l3 += 4;
+	}
+	if (et == 0x0800 && len >= l3 + 20 && (d[l3] >> 4) == 4 && d[l3 + 9] == 17) {
+		uint32_t ihl = (d[l3] & 15u) * 4, tot = (uint32_t)(d[l3 + 2] << 8 | d[l3 + 3]);
+
+		if (ihl >= 20 && tot >= ihl && l3 + tot <= len) {
+			l4 = l3 + ihl;
+			l3_end = l3 + tot;
+		}
+	} else if (et == 0x86DD && len >= l3 + 40 && (d[l3] >> 4) == 6 && d[l3 + 6] == 17) {
+		uint32_t pl = (uint32_t)(d[l3 + 4] << 8 | d[l3 + 5]);
+
+		if (l3 + 40 + pl <= len) {
+			l4 = l3 + 40;
+			l3_end = l3 + 40 + pl;
+		}
+	}
+	/* UDP dport 4791 with room for UDP + BTH + at least one more byte */
+	if (l4 && l4 + 8 + 12 < l3_end && (d[l4 + 2] << 8 | d[l4 + 3]) == VS_ROCE_PORT) {
+		*end = l3_end;
+		return l4 + 8 + 12;
+	}
+	return VS_ETH_HLEN;
+}
+
+/* Flip one random bit (see corrupt_span for where): the frame still gets switched. */
 void fault_corrupt_frame(struct fault *f, uint8_t *data, uint32_t len)
 {
-	uint32_t n = 1 + (fault_rand(f) & 3);
+	uint32_t start, end, r;
 
 	if (len <= VS_ETH_HLEN)
 		return;
-	for (uint32_t i = 0; i < n; i++) {
-		uint32_t r = fault_rand(f);
-		uint32_t off = VS_ETH_HLEN + r % (len - VS_ETH_HLEN);
-
-		data[off] ^= (uint8_t)((r >> 24) | 1);	/* never xor with 0 */
-	}
+	start = corrupt_span(data, len, &end);
+	r = fault_rand(f);
+	data[start + r % (end - start)] ^= (uint8_t)(1u << (fault_rand(f) & 7));
 }
 
 static int parse_pct(const char *s, double *pct, uint32_t *thr)
@@ -122,11 +160,16 @@ int fault_parse(struct fault *f, int argc, char **argv, char *err, size_t errlen
 			return -1;
 		}
 	}
-	/* xorshift must not start at 0; mix the seed so nearby seeds differ */
-	n.rng = (n.seed ^ 0x9E3779B97F4A7C15ull) * 0xBF58476D1CE4E5B9ull;
-	if (!n.rng)
-		n.rng = 1;
 	n.active = n.drop || n.corrupt || n.reorder || n.delay_ms;
 	*f = n;
 	return 0;
+}
+
+/* Arm f for the port with this id: restart its generator from the seed. */
+void fault_start(struct fault *f, uint32_t port_id)
+{
+	/* xorshift must not start at 0; mix the seed so nearby seeds differ */
+	f->rng = (f->seed ^ 0x9E3779B97F4A7C15ull ^ ((uint64_t)port_id << 32)) * 0xBF58476D1CE4E5B9ull;
+	if (!f->rng)
+		f->rng = 1;
 }

@@ -39,6 +39,8 @@ struct port *port_add(struct vswitch *sw, int fd, enum port_kind kind)
 	p->kind = kind;
 	p->fd = fd;
 	p->blocked_on = -1;
+	p->fault = sw->fault_all;
+	fault_start(&p->fault, p->id);
 	sw->active[sw->nactive++] = p->idx;
 	port_update_events(sw, p);
 	return p;

@@ -19,6 +19,7 @@
 
 #define VS_MAX_FRAME 9216	/* largest frame on the wire (jumbo) */
 #define VS_ETH_HLEN 14		/* smallest frame we can switch */
+#define VS_ROCE_PORT 4791	/* RoCEv2 UDP destination port */
 #define VS_BATCH 64		/* frames per recvmmsg/sendmmsg */
 #define VS_RX_ROUNDS 4		/* batches per port per wakeup (fairness) */
 #define VS_DELAY_MAX 4096	/* delayed frames per port before we stop reading */
@@ -70,6 +71,7 @@ struct fault {
 	uint64_t seed, rng;
 };
 int fault_parse(struct fault *f, int argc, char **argv, char *err, size_t errlen);
+void fault_start(struct fault *f, uint32_t port_id);
 uint32_t fault_rand(struct fault *f);
 void fault_corrupt_frame(struct fault *f, uint8_t *data, uint32_t len);
 
@@ -114,7 +116,7 @@ struct port {
 	uint32_t n_waiters;	/* ports blocked on us */
 	struct pkt *delay_head, *delay_tail;
 	uint32_t delay_len;
-	struct pkt *reorder;
+	struct pkt *reorder;	/* held back until the next frame to its destination */
 	uint64_t reorder_due;
 
 	struct fault fault;
@@ -169,6 +171,8 @@ struct vswitch {
 	unsigned nrunq;
 	bool timers;		/* some port has delayed/reordered/retry work */
 	bool need_reap;		/* some closing port may be finished */
+
+	struct fault fault_all;	/* set-fault --port all: also for ports added later */
 
 	struct fdb *fdb;
 	struct capture *cap;

@@ -28,6 +28,10 @@ static void usage(FILE *f)
 		   "  counters [PORT]               all counters of all ports or one\n"
 		   "  fault PORT drop=P corrupt=P reorder=P delay=MS seed=N\n"
 		   "  fault PORT clear              (faults act on frames received from PORT)\n"
+		   "  set-fault [--port ID|all] drop=P reorder=P corrupt=P [delay=MS] [seed=N]\n"
+		   "  set-fault [--port ID|all] clear\n"
+		   "                                P: percent (decimals allowed), 0 = off;\n"
+		   "                                all (default): every port, also later ones\n"
 		   "  capture start FILE [PORT]     pcap of all ports or one\n"
 		   "  capture stop\n"
 		   "  add-dgram SWITCH_PATH QEMU_PATH\n"
@@ -41,7 +45,7 @@ static const struct {
 	int min, max;
 } cmds[] = {
 	{ "show", 0, 0 },  { "fdb", 0, 0 },	  { "counters", 0, 1 },	 { "fault", 2, 6 },
-	{ "capture", 1, 3 }, { "add-dgram", 2, 2 }, { "shutdown", 0, 0 },
+	{ "capture", 1, 3 }, { "add-dgram", 2, 2 }, { "shutdown", 0, 0 }, { "set-fault", 1, 8 },
 };
 
 /* Absolute form of path in buf (static storage: no cleanup on exit paths). */
@@ -96,7 +100,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	int nargs = argc - optind;
-	char *args[8] = { 0 };
+	char *args[CTL_MAX_ARGS] = { 0 };
 	size_t c;
 
 	for (c = 0; c < sizeof(cmds) / sizeof(cmds[0]); c++)

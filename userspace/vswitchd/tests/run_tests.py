@@ -472,8 +472,9 @@ def test_fault_determinism():
             seq = struct.unpack("!I", f[14:18])[0]
             if f[14:] != struct.pack("!I", seq) + bytes(range(46)):
                 bad += 1
-        # a corrupted sequence number can look like any frame; allow a little slack
-        assert abs(bad - d1["fault_corrupt"]) <= 2, (bad, d1)
+        # one flipped bit; in the 4 sequence bytes (8% of the payload) it
+        # makes the frame look like an intact other one
+        assert d1["fault_corrupt"] * 0.8 <= bad <= d1["fault_corrupt"], (bad, d1)
         assert d1["fault_reorder"] > 0
         # delay
         sw.vsctl("fault", str(ids[0]), "delay=300", "seed=1")
@@ -517,6 +518,189 @@ def test_fault_kinds():
         assert swapped >= 40, seqs
         c = sw.counters(ids[0])
         assert c["fault_corrupt"] == 20 and c["fault_reorder"] >= 40, c
+
+
+def roce_frame(dst, src, payload, v6=False, dport=4791):
+    """Ethernet + IPv4/IPv6 + UDP (dport) + 12-byte BTH + payload + 4-byte ICRC."""
+    bth = bytes([0x04, 0, 0xff, 0xff, 0, 0, 0, 0x11, 0x80, 0, 0, 0x2a])
+    udp_pl = bth + payload + b"\xde\xad\xbe\xef"
+    udp = struct.pack("!HHHH", 0xc000, dport, 8 + len(udp_pl), 0) + udp_pl
+    if v6:
+        ip = struct.pack("!IHBB", 0x60000000, len(udp), 17, 64) + b"\xfe\x80" + b"\x00" * 14 + \
+            b"\xfe\x80" + b"\x00" * 13 + b"\x02"
+        return frame(dst, src, ip + udp, 0x86DD), 14 + 40
+    ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(udp), 0, 0x4000, 64, 17, 0,
+                     bytes([198, 18, 0, 1]), bytes([198, 18, 0, 2]))
+    return frame(dst, src, ip + udp, 0x0800), 14 + 20
+
+
+def _bit_diffs(a, b):
+    """Positions (byte, bit) where a and b differ (same length)."""
+    assert len(a) == len(b)
+    return [(i, k) for i, (x, y) in enumerate(zip(a, b)) for k in range(8) if (x ^ y) >> k & 1]
+
+
+def test_set_fault_corrupt_roce():
+    """set-fault (all ports) corrupt=100 flips exactly one bit; in RoCEv2
+    frames (IPv4 and IPv6, UDP 4791) only after the BTH, so the IP/UDP
+    headers and the BTH stay intact; other frames anywhere after the
+    Ethernet header. A port that connects later gets the setting too."""
+    with Switch() as sw:
+        a, b = sw.port(), sw.port()
+        ids = sw.wait_ports(2)
+        learn(sw, [a, b])
+        r = sw.vsctl("set-fault", "corrupt=100", "seed=5")
+        assert "all ports" in r.stdout, r.stdout
+        for v6 in (False, True):
+            for i in range(200):
+                f, l4 = roce_frame(mac(2), mac(1), bytes((i + k) & 0xff for k in range(i % 64 + 1)), v6)
+                a.send(f)
+                g = b.recv(65536)
+                d = _bit_diffs(f, g)
+                assert len(d) == 1, d
+                assert d[0][0] >= l4 + 8 + 12, (v6, d, l4)
+        # not RoCE (UDP to another port): anywhere after the Ethernet header
+        lo = []
+        for i in range(300):
+            f, l4 = roce_frame(mac(1), mac(2), b"x" * 40, dport=53)
+            b.send(f)
+            g = a.recv(65536)
+            d = _bit_diffs(f, g)
+            assert len(d) == 1 and d[0][0] >= 14, d
+            lo.append(d[0][0])
+        assert min(lo) < 14 + 20 + 8, "non-RoCE corruption never hit the headers: %s" % min(lo)
+        ca, cb = sw.counters(ids[0]), sw.counters(ids[1])
+        assert ca["fault_corrupt"] == 400 and cb["fault_corrupt"] == 300, (ca, cb)
+        text = sw.vsctl("show").stdout
+        assert "INJECTED" in text and "0/0/400/0" in text and "fault all ports: " in text, text
+        # a port that connects later inherits the all-ports setting
+        c = sw.port()
+        ids = sw.wait_ports(3)
+        c.send(frame(mac(1), mac(3), bytes(100)))
+        g = a.recv(65536)
+        assert g[:14] == mac(1) + mac(3) + b"\x88\xb5" and g[14:] != bytes(100)
+        assert sw.counters(ids[2])["fault_corrupt"] == 1
+        sw.vsctl("set-fault", "--port", "all", "drop=0", "reorder=0", "corrupt=0")
+        show = sw.show()
+        assert show["fault_all"] is None and all(p["fault"] is None for p in show["ports"]), show
+        a.send(frame(mac(2), mac(1), bytes(100)))
+        assert b.recv(65536)[14:] == bytes(100)
+
+
+def _set_fault_run(sw, a, b, spec, n=4000):
+    sw.vsctl("set-fault", *spec)
+    got = []
+    done = threading.Event()
+
+    def reader():
+        while True:
+            f = recv_or_none(b, 0.5)
+            if f is None:
+                if done.is_set():
+                    return
+                continue
+            got.append(f)
+    t = threading.Thread(target=reader, daemon=True)
+    t.start()
+    for i in range(n):
+        f, _ = roce_frame(mac(2), mac(1), struct.pack("!I", i) + bytes(60))
+        a.send(f)
+    done.set()
+    t.join(30)
+    sw.vsctl("set-fault", "clear")
+    return got
+
+
+def test_set_fault_rates_and_seed():
+    """set-fault --port ID drop=5 reorder=3 corrupt=1.5 seed=N: counts near
+    the rates, every frame that is not dropped arrives once, the same seed
+    gives the same faults, the other port stays clean."""
+    with Switch() as sw:
+        a, b = sw.port(), sw.port()
+        ids = sw.wait_ports(2)
+        learn(sw, [a, b])
+        spec = ["--port", str(ids[0]), "drop=5", "reorder=3", "corrupt=1.5", "seed=77"]
+        c0 = sw.counters(ids[0])
+        r1 = _set_fault_run(sw, a, b, spec)
+        c1 = sw.counters(ids[0])
+        r2 = _set_fault_run(sw, a, b, spec)
+        c2 = sw.counters(ids[0])
+        d1 = {k: c1[k] - c0[k] for k in c1}
+        d2 = {k: c2[k] - c1[k] for k in c2}
+        for k in ("fault_drop", "fault_corrupt", "fault_reorder"):
+            assert d1[k] == d2[k], (k, d1, d2)
+        assert 130 <= d1["fault_drop"] <= 270, d1
+        assert 90 <= d1["fault_reorder"] <= 160, d1
+        assert 30 <= d1["fault_corrupt"] <= 95, d1
+        assert len(r1) == 4000 - d1["fault_drop"] and sorted(r1) == sorted(r2)
+        # the corrupted bit is never in the sequence number's headers
+        seqs = [struct.unpack("!I", f[14 + 20 + 8 + 12:][:4])[0] for f in r1]
+        # (a flipped bit may land in the sequence number itself)
+        assert len(set(seqs)) >= len(seqs) - d1["fault_corrupt"], "duplicate frames"
+        late = sum(1 for x, y in zip(seqs, seqs[1:]) if y < x)
+        assert late >= d1["fault_reorder"] // 2, (late, d1)
+        cb = sw.counters(ids[1])
+        assert cb["fault_drop"] == cb["fault_corrupt"] == cb["fault_reorder"] == 0, cb
+        # decimals and a port-specific clear
+        sw.vsctl("set-fault", "--port=%d" % ids[1], "drop=0.25")
+        assert sw.show()["ports"][1]["fault"]["drop"] == 0.25
+        sw.vsctl("set-fault", "--port", str(ids[1]), "clear")
+        assert sw.show()["ports"][1]["fault"] is None
+
+
+def test_set_fault_reorder_per_destination():
+    """reorder=100: a held frame goes out right after the next frame from
+    the same port to the same MAC (frames to other MACs pass it), and a
+    frame with no follower still arrives (time bound)."""
+    with Switch() as sw:
+        a, b, c = sw.port(), sw.port(), sw.port()
+        ids = sw.wait_ports(3)
+        learn(sw, [a, b, c])
+        sw.vsctl("set-fault", "--port", str(ids[0]), "reorder=100")
+        swapped = 0
+        for i in range(20):
+            # b0 is held; c0 (another MAC) passes it; b1 releases it
+            a.send(frame(mac(2), mac(1), b"b0-%d" % i))
+            a.send(frame(mac(3), mac(1), b"c0-%d" % i))
+            a.send(frame(mac(2), mac(1), b"b1-%d" % i))
+            assert c.recv(65536).endswith(b"c0-%d" % i)
+            got = [b.recv(65536)[14:], b.recv(65536)[14:]]
+            assert sorted(got) == [b"b0-%d" % i, b"b1-%d" % i], got
+            swapped += got == [b"b1-%d" % i, b"b0-%d" % i]
+            time.sleep(0.02)    # let any frame still held time out
+            expect_none(b, "extra frame") if i == 19 else None
+        # (the 5 ms hold bound may release b0 early on a loaded machine)
+        assert swapped >= 10, swapped
+        # a lone held frame is not lost
+        a.send(frame(mac(3), mac(1), b"lone"))
+        t0 = time.time()
+        assert c.recv(65536).endswith(b"lone")
+        assert time.time() - t0 < 1.0
+        assert sw.counters(ids[0])["fault_reorder"] >= 2
+
+
+def test_set_fault_errors():
+    """Bad set-fault values are refused with a clear error and change nothing."""
+    with Switch() as sw:
+        sw.port()
+        ids = sw.wait_ports(1)
+        for args, rc, msg in (
+                (["drop=101"], 1, "bad value"),
+                (["drop=-1"], 1, "bad value"),
+                (["corrupt=abc"], 1, "bad value"),
+                (["reorder=5%"], 1, "bad value"),
+                (["seed=-3", "drop=1"], 1, "bad value"),
+                (["jitter=1"], 1, "unknown fault key"),
+                (["drop"], 1, "key=value"),
+                (["--port", "99", "drop=1"], 1, "no port 99"),
+                (["--port", "x", "drop=1"], 1, "bad port"),
+                (["--port", str(ids[0])], 1, "usage: set-fault"),
+                (["--port"], 1, "--port needs"),
+                ([], 2, "wrong number of arguments")):
+            r = sw.vsctl("set-fault", *args, expect=rc)
+            assert msg in r.stderr, (args, r.stderr)
+        show = sw.show()
+        assert show["fault_all"] is None and show["ports"][0]["fault"] is None, show
 
 
 def test_systemd_notify_and_detach():

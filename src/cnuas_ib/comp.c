@@ -1,0 +1,340 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The completer: what comes back to the requester (ACK, NAK, READ
+ * responses, ATOMIC ACKs) and the send completions, in SQ order. Runs
+ * with the QP's transport lock held, from the receive path.
+ */
+#include <linux/skbuff.h>
+
+#include "cnuas_ib.h"
+#include "wire.h"
+
+/* IBA table 45: RNR NAK timer field -> microseconds. */
+static const u32 cnuas_rnr_usecs[32] = {
+	655360, 10, 20, 30, 40, 60, 80, 120,
+	160, 240, 320, 480, 640, 960, 1280, 1920,
+	2560, 3840, 5120, 7680, 10240, 15360, 20480, 30720,
+	40960, 61440, 81920, 122880, 163840, 245760, 327680, 491520,
+};
+
+static u32 cnuas_wc_opcode(u32 wr)
+{
+	switch (wr) {
+	case IB_UVERBS_WR_RDMA_WRITE:
+	case IB_UVERBS_WR_RDMA_WRITE_WITH_IMM:
+		return IB_WC_RDMA_WRITE;
+	case IB_UVERBS_WR_RDMA_READ:
+		return IB_WC_RDMA_READ;
+	case IB_UVERBS_WR_ATOMIC_CMP_AND_SWP:
+		return IB_WC_COMP_SWAP;
+	case IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD:
+		return IB_WC_FETCH_ADD;
+	case IB_UVERBS_WR_LOCAL_INV:
+		return IB_WC_LOCAL_INV;
+	case IB_UVERBS_WR_BIND_MW:
+		return IB_WC_BIND_MW;
+	default:
+		return IB_WC_SEND;
+	}
+}
+
+/* The CQE of a send WQE: always on error, else when signaled. */
+void cnuas_ib_comp_post(struct cnuas_ib_qp *qp, struct cnuas_ib_swqe *sw,
+			enum ib_wc_status status)
+{
+	struct cnuas_cqe cqe = {};
+
+	if (status == IB_WC_SUCCESS && !qp->sig_all &&
+	    !(sw->wqe.send_flags & CNUAS_SEND_SIGNALED))
+		return;
+	cqe.wr_id = sw->wqe.wr_id;
+	cqe.status = status;
+	cqe.opcode = cnuas_wc_opcode(sw->wqe.opcode);
+	cqe.byte_len = sw->len;
+	cqe.qp_num = qp->ibqp.qp_num;
+	cqe.port_num = 1;
+	cqe.vlan_id = 0xffff;
+	cnuas_ib_cq_post(qp->scq, &cqe, false);
+}
+
+/* Complete, in order, every WQE that is finished. */
+void cnuas_ib_comp_advance(struct cnuas_ib_qp *qp)
+{
+	struct cnuas_ib_tqp *t = &qp->t;
+	bool rc = qp->type == IB_QPT_RC;
+	bool opened = false;
+
+	if (!t->swqe)
+		return;
+	while (qp->sq.index != t->sq_fetch) {
+		struct cnuas_ib_swqe *sw = cnuas_ib_swqe_at(qp, qp->sq.index);
+		enum ib_wc_status status;
+
+		if (sw->state != CNUAS_SW_DONE) {
+			/* RC SEND/WRITE: done once its last PSN is acked. */
+			if (!rc || sw->rd || sw->state != CNUAS_SW_STARTED ||
+			    (s32)(qp->sq.index - t->req_idx) >= 0 ||
+			    cnuas_psn_diff(t->una, sw->last_psn) <= 0)
+				break;
+			sw->state = CNUAS_SW_DONE;
+			sw->status = IB_WC_SUCCESS;
+		}
+		status = sw->status;
+		cnuas_ib_comp_post(qp, sw, status);
+		if (sw->rd && t->rd_out) {
+			t->rd_out--;
+			opened = true;
+		}
+		cnuas_ib_queue_consume(&qp->sq, 1);
+		if (status) {
+			cnuas_ib_tqp_fatal(qp, 0);
+			return;
+		}
+	}
+	if (opened)
+		cnuas_ib_tqp_schedule(qp);
+}
+
+/* The requester made progress: fresh retry budget and timer. */
+static void cnuas_comp_progress(struct cnuas_ib_qp *qp, u32 una)
+{
+	struct cnuas_ib_tqp *t = &qp->t;
+	bool was_full = cnuas_psn_diff(t->req_psn, t->una) >= t->cwnd;
+
+	/* Every packet acknowledged opens the window by one (slow start). */
+	t->cwnd = min_t(u32, CNUAS_IB_WINDOW,
+			t->cwnd + cnuas_psn_diff(una, t->una));
+	t->una = una;
+	t->retry_left = t->retry_cnt;
+	t->rnr_left = t->rnr_retry;
+	if (t->una == t->req_psn)
+		timer_delete(&t->retry_timer);
+	else
+		cnuas_ib_req_arm_timer(qp);
+	if (was_full)
+		cnuas_ib_tqp_schedule(qp);
+}
+
+/*
+ * Everything up to and with @apsn arrived at the responder. una does not
+ * pass a READ or atomic whose response is missing: that one is resent.
+ */
+static void cnuas_comp_ack_to(struct cnuas_ib_qp *qp, u32 apsn)
+{
+	struct cnuas_ib_tqp *t = &qp->t;
+	u32 limit = cnuas_psn_add(apsn, 1), idx;
+
+	for (idx = qp->sq.index; idx != t->sq_fetch; idx++) {
+		struct cnuas_ib_swqe *sw = cnuas_ib_swqe_at(qp, idx);
+
+		if (sw->state == CNUAS_SW_NEW)
+			break;
+		if (sw->state != CNUAS_SW_STARTED)
+			continue;
+		if (cnuas_psn_diff(sw->first_psn, limit) >= 0)
+			break;
+		if (sw->rd) {
+			if (cnuas_psn_diff(limit, sw->resp_psn) > 0)
+				limit = sw->resp_psn;
+			break;
+		}
+	}
+	if (cnuas_psn_diff(limit, t->una) > 0)
+		cnuas_comp_progress(qp, limit);
+	cnuas_ib_comp_advance(qp);
+}
+
+/* The oldest unfinished WQE if it is a READ/atomic waiting for @psn. */
+static struct cnuas_ib_swqe *cnuas_comp_rd_head(struct cnuas_ib_qp *qp,
+						u32 psn)
+{
+	struct cnuas_ib_tqp *t = &qp->t;
+	struct cnuas_ib_swqe *sw;
+
+	if (qp->sq.index == t->req_idx)
+		return NULL;
+	sw = cnuas_ib_swqe_at(qp, qp->sq.index);
+	if (sw->state != CNUAS_SW_STARTED || !sw->rd || sw->resp_psn != psn)
+		return NULL;
+	return sw;
+}
+
+static void cnuas_comp_fail(struct cnuas_ib_qp *qp, struct cnuas_ib_swqe *sw,
+			    enum ib_wc_status status)
+{
+	sw->state = CNUAS_SW_DONE;
+	sw->status = status;
+	cnuas_ib_comp_advance(qp);
+}
+
+static void cnuas_comp_read_resp(struct cnuas_ib_qp *qp,
+				 struct cnuas_ib_rxp *p)
+{
+	struct cnuas_ib_tqp *t = &qp->t;
+	struct cnuas_ib_swqe *sw;
+	u32 off, want;
+	bool last;
+	int err;
+
+	/* A response implicitly acknowledges everything before it. */
+	cnuas_comp_ack_to(qp, cnuas_psn_add(p->psn, -1));
+	sw = cnuas_comp_rd_head(qp, p->psn);
+	if (!sw || sw->wqe.opcode != IB_UVERBS_WR_RDMA_READ) {
+		cnuas_ib_stat_inc(qp->cdev, CNUAS_STAT_DROP_RESP);
+		return;
+	}
+	off = cnuas_psn_diff(p->psn, sw->first_psn) * t->mtu;
+	want = min(sw->len - off, t->mtu);
+	last = off + want == sw->len;
+	if (p->paylen != want || !!(p->op->flags & CNUAS_OPF_LAST) != last) {
+		cnuas_ib_stat_inc(qp->cdev, CNUAS_STAT_DROP_RESP);
+		return;
+	}
+	if (want) {
+		err = cnuas_ib_sge_copy(to_cpd(qp->ibqp.pd),
+					(const struct cnuas_sge *)sw->data,
+					sw->wqe.num_sge, off, p->payload, want,
+					CNUAS_IB_TO_MR, IB_ACCESS_LOCAL_WRITE);
+		if (err) {
+			cnuas_comp_fail(qp, sw, err == -EMSGSIZE ?
+					IB_WC_LOC_LEN_ERR : IB_WC_LOC_PROT_ERR);
+			return;
+		}
+	}
+	sw->resp_psn = cnuas_psn_add(p->psn, 1);
+	cnuas_comp_progress(qp, sw->resp_psn);
+	if (last) {
+		sw->state = CNUAS_SW_DONE;
+		sw->status = IB_WC_SUCCESS;
+		cnuas_ib_comp_advance(qp);
+	}
+}
+
+static void cnuas_comp_atomic_ack(struct cnuas_ib_qp *qp,
+				  struct cnuas_ib_rxp *p)
+{
+	struct cnuas_atomic_ack *ack;
+	struct cnuas_ib_swqe *sw;
+	u64 orig;
+	int err;
+
+	cnuas_comp_ack_to(qp, cnuas_psn_add(p->psn, -1));
+	sw = cnuas_comp_rd_head(qp, p->psn);
+	if (!sw || sw->wqe.opcode == IB_UVERBS_WR_RDMA_READ) {
+		cnuas_ib_stat_inc(qp->cdev, CNUAS_STAT_DROP_RESP);
+		return;
+	}
+	ack = cnuas_eh_ptr(p->op, p->bth, CNUAS_EH_ATOMIC_ACK);
+	orig = cnuas_atomic_ack_orig(ack);
+	err = cnuas_ib_sge_copy(to_cpd(qp->ibqp.pd),
+				(const struct cnuas_sge *)sw->data,
+				sw->wqe.num_sge, 0, &orig, sizeof(orig),
+				CNUAS_IB_TO_MR, IB_ACCESS_LOCAL_WRITE);
+	if (err) {
+		cnuas_comp_fail(qp, sw, err == -EMSGSIZE ?
+				IB_WC_LOC_LEN_ERR : IB_WC_LOC_PROT_ERR);
+		return;
+	}
+	sw->resp_psn = cnuas_psn_add(p->psn, 1);
+	cnuas_comp_progress(qp, sw->resp_psn);
+	sw->state = CNUAS_SW_DONE;
+	sw->status = IB_WC_SUCCESS;
+	cnuas_ib_comp_advance(qp);
+}
+
+static void cnuas_comp_rnr(struct cnuas_ib_qp *qp, u32 psn, u8 timer)
+{
+	struct cnuas_ib_tqp *t = &qp->t;
+
+	cnuas_ib_stat_inc(qp->cdev, CNUAS_STAT_RCVD_RNR_ERR);
+	cnuas_comp_ack_to(qp, cnuas_psn_add(psn, -1));
+	if (t->state == IB_QPS_ERR || qp->sq.index == t->req_idx)
+		return;
+	if (!t->rnr_left) {
+		cnuas_ib_stat_inc(qp->cdev, CNUAS_STAT_RNR_RETRY_EXCEEDED);
+		cnuas_comp_fail(qp, cnuas_ib_swqe_at(qp, qp->sq.index),
+				IB_WC_RNR_RETRY_EXC_ERR);
+		return;
+	}
+	if (t->rnr_retry != 7)	/* 7: retry for ever */
+		t->rnr_left--;
+	t->rnr_wait = true;
+	t->rnr_psn = t->una;
+	timer_delete(&t->retry_timer);
+	if (!test_bit(CNUAS_TQP_DYING, &t->flags))
+		mod_timer(&t->rnr_timer, jiffies +
+			  usecs_to_jiffies(cnuas_rnr_usecs[timer & 31]));
+}
+
+static void cnuas_comp_nak(struct cnuas_ib_qp *qp, u32 psn, u8 code)
+{
+	struct cnuas_ib_tqp *t = &qp->t;
+	enum ib_wc_status status;
+
+	cnuas_comp_ack_to(qp, cnuas_psn_add(psn, -1));
+	if (t->state == IB_QPS_ERR || qp->sq.index == t->req_idx)
+		return;
+	switch (code) {
+	case CNUAS_AETH_NAK_PSN_SEQ:
+		/* Lost packets: go back to the first one missing. */
+		cnuas_ib_stat_inc(qp->cdev, CNUAS_STAT_RCVD_SEQ_ERR);
+		cnuas_ib_req_rewind(qp, t->una);
+		cnuas_ib_tqp_schedule(qp);
+		return;
+	case CNUAS_AETH_NAK_INVALID:
+		status = IB_WC_REM_INV_REQ_ERR;
+		break;
+	case CNUAS_AETH_NAK_ACCESS:
+		status = IB_WC_REM_ACCESS_ERR;
+		break;
+	case CNUAS_AETH_NAK_INV_RD:
+		status = IB_WC_REM_INV_RD_REQ_ERR;
+		break;
+	default:
+		status = IB_WC_REM_OP_ERR;
+		break;
+	}
+	cnuas_comp_fail(qp, cnuas_ib_swqe_at(qp, qp->sq.index), status);
+}
+
+void cnuas_ib_comp_rx(struct cnuas_ib_qp *qp, struct cnuas_ib_rxp *p)
+{
+	struct cnuas_ib_tqp *t = &qp->t;
+	struct cnuas_aeth *aeth;
+	u8 syn;
+
+	if (!t->swqe) {
+		cnuas_ib_stat_inc(qp->cdev, CNUAS_STAT_DROP_RESP);
+		return;
+	}
+	/* Only answers to PSNs we have sent: [una - 1, req_psn). */
+	if (cnuas_psn_diff(p->psn, t->req_psn) >= 0 ||
+	    cnuas_psn_diff(p->psn, t->una) < -1) {
+		cnuas_ib_stat_inc(qp->cdev, CNUAS_STAT_DROP_RESP);
+		return;
+	}
+	if (p->opcode == CNUAS_OP_RC_ATOMIC_ACK) {
+		cnuas_comp_atomic_ack(qp, p);
+		return;
+	}
+	if (p->op->flags & CNUAS_OPF_READ) {
+		cnuas_comp_read_resp(qp, p);
+		return;
+	}
+	aeth = cnuas_eh_ptr(p->op, p->bth, CNUAS_EH_AETH);
+	syn = cnuas_aeth_syndrome(aeth);
+	switch (syn & CNUAS_AETH_TYPE_MASK) {
+	case CNUAS_AETH_TYPE_ACK:
+		cnuas_comp_ack_to(qp, p->psn);
+		break;
+	case CNUAS_AETH_TYPE_RNR:
+		cnuas_comp_rnr(qp, p->psn, syn & CNUAS_AETH_VALUE_MASK);
+		break;
+	case CNUAS_AETH_TYPE_NAK:
+		cnuas_comp_nak(qp, p->psn, syn & CNUAS_AETH_VALUE_MASK);
+		break;
+	default:
+		cnuas_ib_stat_inc(qp->cdev, CNUAS_STAT_DROP_RESP);
+		break;
+	}
+}

@@ -1,0 +1,341 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Memory regions: kernel DMA MRs (addresses are kernel virtual addresses,
+ * the device has no DMA device: ib_uses_virt_dma()) and user MRs pinned
+ * with ib_umem. lkey == rkey = table index << 8 | a variant byte, so a
+ * stale key of a re-used index does not match. Lookups hold a reference;
+ * dereg waits for them.
+ *
+ * TODO(issue 4, DMA-BUF MRs): reg_user_mr_dmabuf takes a pinned
+ * ib_umem_dmabuf and keeps its iosys_map; those MRs get a third type
+ * (CNUAS_IB_MR_DMABUF) whose copies and atomics go through the
+ * iosys_map_memcpy_{to,from} accessors (I/O memory), in
+ * cnuas_ib_mr_copy() and cnuas_ib_mr_atomic() below.
+ */
+#include <linux/highmem.h>
+#include <linux/random.h>
+#include <linux/slab.h>
+#include <rdma/ib_umem.h>
+
+#include "cnuas_ib.h"
+
+#define CNUAS_IB_MR_ACCESS	(IB_ACCESS_LOCAL_WRITE | \
+				 IB_ACCESS_REMOTE_WRITE | \
+				 IB_ACCESS_REMOTE_READ | \
+				 IB_ACCESS_REMOTE_ATOMIC | \
+				 IB_ZERO_BASED)	/* iova is any address */
+
+static int cnuas_ib_mr_check_access(int access)
+{
+	/* Optional bits (IB_ACCESS_OPTIONAL) may be ignored. */
+	if (access & ~(CNUAS_IB_MR_ACCESS | IB_ACCESS_OPTIONAL))
+		return -EOPNOTSUPP;
+	/* IBA: remote write and atomic need local write. */
+	if ((access & (IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_ATOMIC)) &&
+	    !(access & IB_ACCESS_LOCAL_WRITE))
+		return -EINVAL;
+	return 0;
+}
+
+static struct cnuas_ib_mr *cnuas_ib_mr_alloc(struct ib_pd *ibpd, int access,
+					     enum cnuas_ib_mr_type type)
+{
+	struct cnuas_ib_mr *mr;
+
+	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+	if (!mr)
+		return NULL;
+	mr->cdev = to_cdev(ibpd->device);
+	/* ib_core sets these too, after we return: lookups need them now. */
+	mr->ibmr.device = ibpd->device;
+	mr->ibmr.pd = ibpd;
+	mr->type = type;
+	mr->access = access;
+	refcount_set(&mr->ref, 1);
+	init_completion(&mr->released);
+	return mr;
+}
+
+/* Publish @mr: from here lookups find it. */
+static int cnuas_ib_mr_insert(struct cnuas_ib_mr *mr)
+{
+	struct cnuas_ib_dev *cdev = mr->cdev;
+	u32 idx, key;
+	int err;
+
+	err = xa_alloc_cyclic_irq(&cdev->mr_xa, &idx, NULL,
+				  XA_LIMIT(1, CNUAS_IB_MAX_MR), &cdev->mr_next,
+				  GFP_KERNEL);
+	if (err < 0)
+		return err == -EBUSY ? -ENOMEM : err;
+	key = idx << 8 | (get_random_u32() & 0xff);
+	mr->ibmr.lkey = key;
+	mr->ibmr.rkey = key;
+	/* The slot is reserved: storing into it allocates nothing. */
+	xa_store_irq(&cdev->mr_xa, idx, mr, GFP_KERNEL);
+	return 0;
+}
+
+struct ib_mr *cnuas_ib_get_dma_mr(struct ib_pd *ibpd, int access)
+{
+	struct cnuas_ib_mr *mr;
+	int err;
+
+	err = cnuas_ib_mr_check_access(access);
+	if (err)
+		return ERR_PTR(err);
+	mr = cnuas_ib_mr_alloc(ibpd, access, CNUAS_IB_MR_DMA);
+	if (!mr)
+		return ERR_PTR(-ENOMEM);
+	mr->iova = 0;
+	mr->length = U64_MAX;
+	err = cnuas_ib_mr_insert(mr);
+	if (err) {
+		kfree(mr);
+		return ERR_PTR(err);
+	}
+	return &mr->ibmr;
+}
+
+static int cnuas_ib_mr_pages(struct cnuas_ib_mr *mr)
+{
+	struct sg_table *sgt = &mr->umem->sgt_append.sgt;
+	struct sg_page_iter piter;
+	unsigned long n = 0, max;
+
+	max = (PAGE_ALIGN(mr->umem->address + mr->umem->length) -
+	       (mr->umem->address & PAGE_MASK)) >> PAGE_SHIFT;
+	mr->pages = kvcalloc(max, sizeof(*mr->pages), GFP_KERNEL);
+	if (!mr->pages)
+		return -ENOMEM;
+	for_each_sgtable_page(sgt, &piter, 0) {
+		if (n == max)
+			break;
+		mr->pages[n++] = sg_page_iter_page(&piter);
+	}
+	if (n != max) {
+		kvfree(mr->pages);
+		mr->pages = NULL;
+		return -EFAULT;
+	}
+	mr->npages = n;
+	return 0;
+}
+
+struct ib_mr *cnuas_ib_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 len,
+				   u64 iova, int access,
+				   CNUAS_IB_REG_USER_MR_DMAH
+				   struct ib_udata *udata)
+{
+	struct cnuas_ib_mr *mr;
+	struct ib_umem *umem;
+	int err;
+
+	if (!len || len > CNUAS_IB_MAX_MR_SIZE)
+		return ERR_PTR(-EINVAL);
+	if (start + len < start || iova + len < iova)
+		return ERR_PTR(-EINVAL);
+	err = cnuas_ib_mr_check_access(access);
+	if (err)
+		return ERR_PTR(err);
+
+	umem = cnuas_ib_umem_get(ibpd->device, start, len, access);
+	if (IS_ERR(umem))
+		return ERR_CAST(umem);
+	mr = cnuas_ib_mr_alloc(ibpd, access, CNUAS_IB_MR_USER);
+	if (!mr) {
+		err = -ENOMEM;
+		goto err_umem;
+	}
+	mr->umem = umem;
+	mr->iova = iova;
+	mr->length = len;
+	mr->page_offset = start & ~PAGE_MASK;
+	err = cnuas_ib_mr_pages(mr);
+	if (err)
+		goto err_mr;
+	err = cnuas_ib_mr_insert(mr);
+	if (err)
+		goto err_pages;
+	mr->ibmr.iova = iova;
+	mr->ibmr.length = len;
+	return &mr->ibmr;
+
+err_pages:
+	kvfree(mr->pages);
+err_mr:
+	kfree(mr);
+err_umem:
+	ib_umem_release(umem);
+	return ERR_PTR(err);
+}
+
+int cnuas_ib_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
+{
+	struct cnuas_ib_mr *mr = to_cmr(ibmr);
+
+	xa_erase_irq(&mr->cdev->mr_xa, ibmr->lkey >> 8);
+	/* No new lookup finds it; wait for those in flight. */
+	cnuas_ib_mr_put(mr);
+	wait_for_completion(&mr->released);
+	if (mr->umem)
+		ib_umem_release(mr->umem);
+	kvfree(mr->pages);
+	kfree(mr);
+	return 0;
+}
+
+void cnuas_ib_mr_put(struct cnuas_ib_mr *mr)
+{
+	if (refcount_dec_and_test(&mr->ref))
+		complete(&mr->released);
+}
+
+/* [addr, addr + len) inside the MR, without overflow. */
+static bool cnuas_ib_mr_in_bounds(const struct cnuas_ib_mr *mr, u64 addr,
+				  u64 len)
+{
+	if (addr + len < addr)
+		return false;
+	if (mr->type == CNUAS_IB_MR_DMA)
+		return true;
+	return addr >= mr->iova && len <= mr->length &&
+	       addr - mr->iova <= mr->length - len;
+}
+
+static struct cnuas_ib_mr *cnuas_ib_mr_get(struct cnuas_ib_pd *pd, u32 key,
+					   u64 addr, u64 len, int access)
+{
+	struct cnuas_ib_dev *cdev = to_cdev(pd->ibpd.device);
+	struct cnuas_ib_mr *mr;
+	unsigned long flags;
+
+	xa_lock_irqsave(&cdev->mr_xa, flags);
+	mr = xa_load(&cdev->mr_xa, key >> 8);
+	if (mr && (mr->ibmr.lkey != key || mr->ibmr.pd != &pd->ibpd ||
+		   (mr->access & access) != access ||
+		   !cnuas_ib_mr_in_bounds(mr, addr, len)))
+		mr = NULL;
+	if (mr)
+		refcount_inc(&mr->ref);	/* > 0 while in the table */
+	xa_unlock_irqrestore(&cdev->mr_xa, flags);
+	return mr;
+}
+
+struct cnuas_ib_mr *cnuas_ib_mr_get_lkey(struct cnuas_ib_pd *pd, u32 lkey,
+					 u64 addr, u64 len, int access)
+{
+	return cnuas_ib_mr_get(pd, lkey, addr, len, access);
+}
+
+struct cnuas_ib_mr *cnuas_ib_mr_get_rkey(struct cnuas_ib_pd *pd, u32 rkey,
+					 u64 addr, u64 len, int access)
+{
+	/* A remote access must name the remote right it uses. */
+	if (!(access & (IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_WRITE |
+			IB_ACCESS_REMOTE_ATOMIC)))
+		return NULL;
+	return cnuas_ib_mr_get(pd, rkey, addr, len, access);
+}
+
+void cnuas_ib_mr_copy(struct cnuas_ib_mr *mr, u64 addr, void *buf, u32 len,
+		      enum cnuas_ib_copy_dir dir)
+{
+	u64 off;
+	u32 pgoff, chunk;
+	struct page *page;
+	void *va;
+
+	if (mr->type == CNUAS_IB_MR_DMA) {
+		va = (void *)(uintptr_t)addr;
+		if (dir == CNUAS_IB_TO_MR)
+			memcpy(va, buf, len);
+		else
+			memcpy(buf, va, len);
+		return;
+	}
+
+	off = mr->page_offset + (addr - mr->iova);
+	while (len) {
+		if (WARN_ON_ONCE((off >> PAGE_SHIFT) >= mr->npages))
+			return;
+		page = mr->pages[off >> PAGE_SHIFT];
+		pgoff = off & ~PAGE_MASK;
+		chunk = min_t(u32, len, PAGE_SIZE - pgoff);
+		va = kmap_local_page(page);
+		if (dir == CNUAS_IB_TO_MR) {
+			memcpy(va + pgoff, buf, chunk);
+			flush_dcache_page(page);
+		} else {
+			memcpy(buf, va + pgoff, chunk);
+		}
+		kunmap_local(va);
+		buf += chunk;
+		off += chunk;
+		len -= chunk;
+	}
+}
+
+int cnuas_ib_mr_atomic(struct cnuas_ib_mr *mr, u64 addr, bool cmp_swap,
+		       u64 compare_add, u64 swap, u64 *orig)
+{
+	unsigned long flags;
+	u64 val, new;
+
+	if (addr & 7)
+		return -EINVAL;
+	/*
+	 * One lock for the device: atomic against every other atomic that
+	 * goes through it (not against the CPU, as on real HCAs). The copy
+	 * helpers cope with a page-crossing, unaligned kernel address.
+	 */
+	spin_lock_irqsave(&mr->cdev->atomic_lock, flags);
+	cnuas_ib_mr_copy(mr, addr, &val, sizeof(val), CNUAS_IB_FROM_MR);
+	*orig = val;
+	if (cmp_swap)
+		new = val == compare_add ? swap : val;
+	else
+		new = val + compare_add;
+	if (new != val)
+		cnuas_ib_mr_copy(mr, addr, &new, sizeof(new), CNUAS_IB_TO_MR);
+	spin_unlock_irqrestore(&mr->cdev->atomic_lock, flags);
+	return 0;
+}
+
+u64 cnuas_ib_sge_total(const struct cnuas_sge *sge, u32 num_sge)
+{
+	u64 total = 0;
+	u32 i;
+
+	for (i = 0; i < num_sge; i++)
+		total += sge[i].length;
+	return total;
+}
+
+int cnuas_ib_sge_copy(struct cnuas_ib_pd *pd, const struct cnuas_sge *sge,
+		      u32 num_sge, u32 offset, void *buf, u32 len,
+		      enum cnuas_ib_copy_dir dir, int access)
+{
+	struct cnuas_ib_mr *mr;
+	u32 i, chunk, skip;
+	u64 addr;
+
+	for (i = 0; i < num_sge && len; i++) {
+		if (offset >= sge[i].length) {
+			offset -= sge[i].length;
+			continue;
+		}
+		skip = offset;
+		offset = 0;
+		chunk = min(len, sge[i].length - skip);
+		addr = sge[i].addr + skip;
+		mr = cnuas_ib_mr_get_lkey(pd, sge[i].lkey, addr, chunk, access);
+		if (!mr)
+			return -EINVAL;
+		cnuas_ib_mr_copy(mr, addr, buf, chunk, dir);
+		cnuas_ib_mr_put(mr);
+		buf += chunk;
+		len -= chunk;
+	}
+	return len ? -EMSGSIZE : 0;
+}

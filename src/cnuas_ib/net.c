@@ -1,0 +1,266 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * RoCEv2 frames as skbs: building them (Ethernet, optional 802.1Q tag,
+ * IPv4 or IPv6, UDP to port 4791, then the transport headers and payload
+ * the caller writes, pad and ICRC) and validating received ones down to
+ * the ICRC. Everything read from a frame is hostile: every length is
+ * checked against what is really there before it is used.
+ */
+/* etherdevice.h brings the unaligned accessors (moved header in 6.12). */
+#include <linux/etherdevice.h>
+#include <linux/if_vlan.h>
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+#include <linux/skbuff.h>
+#include <linux/udp.h>
+#include <net/checksum.h>
+#include <net/ip6_checksum.h>
+#include <net/ipv6.h>
+#include <rdma/ib_verbs.h>
+
+#include "cnuas_ib.h"
+#include "wire.h"
+
+#define CNUAS_TTL_DEFAULT	64
+
+void cnuas_ib_stat_inc(struct cnuas_ib_dev *cdev, enum cnuas_ib_stat s)
+{
+	atomic64_inc(&cdev->tdev.stats[s]);
+}
+
+static bool cnuas_av_tagged(const struct cnuas_ib_av *av)
+{
+	return av->vlan_id < VLAN_VID_MASK;
+}
+
+struct sk_buff *cnuas_ib_pkt_alloc(const struct cnuas_ib_av *av,
+				   u32 hdr_len, u32 paylen, void **bth,
+				   void **payload)
+{
+	bool v6 = av->network_type == RDMA_NETWORK_IPV6;
+	u32 l2 = ETH_HLEN + (cnuas_av_tagged(av) ? VLAN_HLEN : 0);
+	u32 l3 = v6 ? sizeof(struct ipv6hdr) : sizeof(struct iphdr);
+	u32 pad = cnuas_ib_pad(paylen);
+	u32 ulen = sizeof(struct udphdr) + hdr_len + paylen + pad +
+		   CNUAS_ICRC_LEN;
+	__be16 proto = htons(v6 ? ETH_P_IPV6 : ETH_P_IP);
+	struct sk_buff *skb;
+	struct udphdr *udp;
+	struct ethhdr *eth;
+	u8 *p;
+
+	skb = alloc_skb(l2 + l3 + ulen, GFP_ATOMIC);
+	if (!skb)
+		return NULL;
+	p = skb_put(skb, l2 + l3 + ulen);
+	skb_reset_mac_header(skb);
+	skb_set_network_header(skb, l2);
+	skb_set_transport_header(skb, l2 + l3);
+	skb->protocol = proto;
+
+	eth = (struct ethhdr *)p;
+	ether_addr_copy(eth->h_dest, av->dmac);
+	ether_addr_copy(eth->h_source, av->smac);
+	if (cnuas_av_tagged(av)) {
+		struct vlan_ethhdr *veth = (struct vlan_ethhdr *)p;
+
+		veth->h_vlan_proto = htons(ETH_P_8021Q);
+		veth->h_vlan_TCI = htons(av->vlan_id |
+					 (av->sl & 7) << VLAN_PRIO_SHIFT);
+		veth->h_vlan_encapsulated_proto = proto;
+	} else {
+		eth->h_proto = proto;
+	}
+
+	if (v6) {
+		struct ipv6hdr *ip6 = ipv6_hdr(skb);
+
+		ip6_flow_hdr(ip6, av->traffic_class,
+			     cpu_to_be32(av->flow_label) & IPV6_FLOWLABEL_MASK);
+		ip6->payload_len = htons(ulen);
+		ip6->nexthdr = IPPROTO_UDP;
+		ip6->hop_limit = av->hop_limit ?: CNUAS_TTL_DEFAULT;
+		ip6->saddr = av->saddr.v6.sin6_addr;
+		ip6->daddr = av->daddr.v6.sin6_addr;
+	} else {
+		struct iphdr *ip4 = ip_hdr(skb);
+
+		ip4->version = 4;
+		ip4->ihl = sizeof(*ip4) / 4;
+		ip4->tos = av->traffic_class;
+		ip4->tot_len = htons(l3 + ulen);
+		ip4->id = 0;
+		ip4->frag_off = htons(IP_DF);
+		ip4->ttl = av->hop_limit ?: CNUAS_TTL_DEFAULT;
+		ip4->protocol = IPPROTO_UDP;
+		ip4->saddr = av->saddr.v4.sin_addr.s_addr;
+		ip4->daddr = av->daddr.v4.sin_addr.s_addr;
+		ip4->check = 0;
+		ip4->check = ip_fast_csum(ip4, ip4->ihl);
+	}
+
+	udp = udp_hdr(skb);
+	udp->source = htons(av->udp_sport ?: 0xc000);
+	udp->dest = htons(CNUAS_ROCE_UDP_DPORT);
+	udp->len = htons(ulen);
+	udp->check = 0;
+
+	*bth = udp + 1;
+	*payload = (u8 *)*bth + hdr_len;
+	memset((u8 *)*payload + paylen, 0, pad);
+	return skb;
+}
+
+/* Called once BTH, extension headers and payload are in place. */
+void cnuas_ib_pkt_seal(struct sk_buff *skb)
+{
+	u8 *ip = skb_network_header(skb);
+	u8 *icrcp = skb_tail_pointer(skb) - CNUAS_ICRC_LEN;
+	struct udphdr *udp = udp_hdr(skb);
+	u32 icrc = 0;
+
+	/* Covers the UDP header with its checksum masked: do it first. */
+	cnuas_icrc_linear(ip, icrcp - ip, &icrc);
+	put_unaligned_le32(icrc, icrcp);
+
+	if (skb->protocol == htons(ETH_P_IPV6)) {
+		struct ipv6hdr *ip6 = ipv6_hdr(skb);
+		u32 ulen = ntohs(udp->len);
+
+		/* IPv6 forbids a zero UDP checksum (RFC 8200 8.1). */
+		udp->check = csum_ipv6_magic(&ip6->saddr, &ip6->daddr, ulen,
+					     IPPROTO_UDP,
+					     csum_partial(udp, ulen, 0));
+		if (!udp->check)
+			udp->check = CSUM_MANGLED_0;
+	}
+}
+
+int cnuas_ib_xmit(struct cnuas_ib_dev *cdev, struct sk_buff *skb, bool more)
+{
+	int err = cnuas_net_aux_xmit(cdev->adev, skb, more);
+
+	if (!err) {
+		cnuas_ib_stat_inc(cdev, CNUAS_STAT_SENT_PKTS);
+		return 0;
+	}
+	if (err == -EBUSY) {
+		cnuas_ib_stat_inc(cdev, CNUAS_STAT_TX_BUSY);
+		return err;
+	}
+	/* Down or refused: lost like on a wire; RC retransmits. */
+	cnuas_ib_stat_inc(cdev, CNUAS_STAT_SEND_ERR);
+	kfree_skb(skb);
+	return err;
+}
+
+/* The IP header at @iph, @len bytes up to the frame's end. */
+static int cnuas_parse_ip(struct cnuas_ib_rxp *p, const u8 *iph, u32 len,
+			  __be16 proto, u32 *l3, u32 *iplen)
+{
+	if (proto == htons(ETH_P_IP)) {
+		const struct iphdr *ip4 = (const void *)iph;
+
+		if (len < sizeof(*ip4) || ip4->version != 4 || ip4->ihl < 5)
+			return CNUAS_STAT_DROP_HDR;
+		*l3 = ip4->ihl * 4;
+		*iplen = ntohs(ip4->tot_len);
+		if (*iplen < *l3 || *iplen > len ||
+		    ip_fast_csum(ip4, ip4->ihl) ||
+		    ip4->protocol != IPPROTO_UDP ||
+		    (ip4->frag_off & htons(IP_MF | IP_OFFSET)))
+			return CNUAS_STAT_DROP_HDR;
+		ipv6_addr_set_v4mapped(ip4->saddr, &p->saddr);
+		p->net_type = RDMA_NETWORK_IPV4;
+	} else if (proto == htons(ETH_P_IPV6)) {
+		const struct ipv6hdr *ip6 = (const void *)iph;
+
+		if (len < sizeof(*ip6) || ip6->version != 6 ||
+		    ip6->nexthdr != IPPROTO_UDP)
+			return CNUAS_STAT_DROP_HDR;
+		*l3 = sizeof(*ip6);
+		*iplen = *l3 + ntohs(ip6->payload_len);
+		if (*iplen > len)
+			return CNUAS_STAT_DROP_HDR;
+		p->saddr = ip6->saddr;
+		p->net_type = RDMA_NETWORK_IPV6;
+	} else {
+		return CNUAS_STAT_DROP_HDR;
+	}
+	p->iph = iph;
+	return 0;
+}
+
+int cnuas_ib_parse(struct cnuas_ib_dev *cdev, struct sk_buff *skb,
+		   struct cnuas_ib_rxp *p)
+{
+	const struct cnuas_opcode *op;
+	u32 off = ETH_HLEN, len, l3, iplen, ulen, blen;
+	const struct udphdr *udp;
+	struct cnuas_bth *bth;
+	u32 icrc = 0;
+	__be16 proto;
+	int plen, err;
+	u8 *d;
+
+	if (skb_linearize(skb))
+		return CNUAS_STAT_DROP_HDR;
+	d = skb->data;
+	len = skb->len;
+	if (len < ETH_HLEN)
+		return CNUAS_STAT_DROP_HDR;
+	p->skb = skb;
+	p->smac = d + ETH_ALEN;
+	p->vlan_id = 0xffff;
+	proto = get_unaligned((__be16 *)(d + 2 * ETH_ALEN));
+	if (proto == htons(ETH_P_8021Q)) {
+		if (len < ETH_HLEN + VLAN_HLEN)
+			return CNUAS_STAT_DROP_HDR;
+		p->vlan_id = get_unaligned_be16(d + ETH_HLEN) & VLAN_VID_MASK;
+		proto = get_unaligned((__be16 *)(d + ETH_HLEN + 2));
+		off += VLAN_HLEN;
+	}
+	err = cnuas_parse_ip(p, d + off, len - off, proto, &l3, &iplen);
+	if (err)
+		return err;
+
+	/* UDP: the datagram holds at least a BTH and the ICRC. */
+	if (iplen - l3 < sizeof(*udp))
+		return CNUAS_STAT_DROP_HDR;
+	udp = (const void *)(d + off + l3);
+	ulen = ntohs(udp->len);
+	if (ulen < sizeof(*udp) + CNUAS_BTH_LEN + CNUAS_ICRC_LEN ||
+	    ulen > iplen - l3 || udp->dest != htons(CNUAS_ROCE_UDP_DPORT))
+		return CNUAS_STAT_DROP_HDR;
+
+	bth = (void *)(udp + 1);
+	blen = ulen - sizeof(*udp);
+	if (cnuas_bth_tver(bth))
+		return CNUAS_STAT_DROP_HDR;
+	op = cnuas_opcode_get(cnuas_bth_opcode(bth));
+	if (!op)
+		return CNUAS_STAT_DROP_OPCODE;
+	plen = cnuas_payload_len(op, bth, blen);
+	if (plen < 0)
+		return CNUAS_STAT_DROP_HDR;
+	/* Pad only rounds a payload up to 4 bytes. */
+	if ((!(op->flags & CNUAS_OPF_PAYLOAD) && (plen || cnuas_bth_pad(bth))) ||
+	    ((plen + cnuas_bth_pad(bth)) & 3))
+		return CNUAS_STAT_DROP_HDR;
+	/* The default P_Key, full or limited member. */
+	if ((cnuas_bth_pkey(bth) & 0x7fff) != 0x7fff)
+		return CNUAS_STAT_DROP_PKEY;
+
+	if (cnuas_icrc_linear(d + off, l3 + ulen - CNUAS_ICRC_LEN, &icrc) ||
+	    icrc != get_unaligned_le32(d + off + l3 + ulen - CNUAS_ICRC_LEN))
+		return CNUAS_STAT_ICRC_ERR;
+
+	p->op = op;
+	p->bth = bth;
+	p->opcode = cnuas_bth_opcode(bth);
+	p->psn = cnuas_bth_psn(bth);
+	p->qpn = cnuas_bth_qpn(bth);
+	p->payload = (u8 *)bth + op->hdr_len;
+	p->paylen = plen;
+	return 0;
+}

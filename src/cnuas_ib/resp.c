@@ -1,0 +1,772 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The responder: requests that arrive for a QP. In-order packets are
+ * executed (SEND into receive WQEs, WRITE into MRs, atomics), READs are
+ * queued and answered from the QP's work item, ACKs are coalesced. Out of
+ * order packets get one sequence NAK; duplicates are answered again (a
+ * READ re-read, an atomic replayed from its stored result, never
+ * re-executed). Runs with the QP's transport lock held.
+ */
+#include <linux/skbuff.h>
+#include <linux/slab.h>
+
+#include "cnuas_ib.h"
+#include "wire.h"
+
+#define CNUAS_GSI_QKEY		0x80010000u
+#define CNUAS_GRH_LEN		40
+#define CNUAS_ACK_SYNDROME	(CNUAS_AETH_TYPE_ACK | CNUAS_AETH_CREDITS_NONE)
+
+enum {
+	CNUAS_RES_READ = 1,
+	CNUAS_RES_ATOMIC,
+};
+
+/* One READ or atomic request, kept for duplicates. */
+struct cnuas_ib_res {
+	u8 kind;
+	bool active;			/* responses still to send */
+	u32 psn;
+	u32 last_psn;
+	u32 next_psn;			/* READ: next response to send */
+	u64 va;
+	u32 rkey;
+	u32 len;
+	u64 orig;			/* atomic: the value before */
+};
+
+int cnuas_ib_resp_init(struct cnuas_ib_qp *qp)
+{
+	struct cnuas_ib_tqp *t = &qp->t;
+
+	t->rwqe = kmalloc(sizeof(*t->rwqe), GFP_KERNEL);
+	if (!t->rwqe)
+		return -ENOMEM;
+	if (qp->type == IB_QPT_RC) {
+		t->res = kcalloc(CNUAS_IB_MAX_QP_RD_ATOM, sizeof(*t->res),
+				 GFP_KERNEL);
+		if (!t->res) {
+			kfree(t->rwqe);
+			t->rwqe = NULL;
+			return -ENOMEM;
+		}
+	}
+	t->res_num = 1;
+	return 0;
+}
+
+void cnuas_ib_resp_cleanup(struct cnuas_ib_qp *qp)
+{
+	kfree(qp->t.res);
+	qp->t.res = NULL;
+	kfree(qp->t.rwqe);
+	qp->t.rwqe = NULL;
+}
+
+void cnuas_ib_resp_reset(struct cnuas_ib_qp *qp)
+{
+	struct cnuas_ib_tqp *t = &qp->t;
+
+	t->msn = 0;
+	t->nak_sent = false;
+	t->resp_op = 0;
+	t->rwqe_valid = false;
+	t->recv_off = 0;
+	t->wr_left = 0;
+	t->wr_len = 0;
+	t->ack_unsent = 0;
+	t->res_next = 0;
+	t->res_cur = 0;
+	t->res_num = clamp_t(u32, t->max_dest_rd_atomic, 1,
+			     CNUAS_IB_MAX_QP_RD_ATOM);
+	if (t->res)
+		memset(t->res, 0, CNUAS_IB_MAX_QP_RD_ATOM * sizeof(*t->res));
+}
+
+static bool cnuas_resp_more(struct cnuas_ib_qp *qp)
+{
+	/* In ->rx: wait for ->rx_batch_end's doorbell if it comes. */
+	return in_serving_softirq() ? READ_ONCE(qp->cdev->tdev.rx_batching) :
+				      true;
+}
+
+/* Skip finished history slots: is a READ/atomic answer still queued? */
+static bool cnuas_resp_busy(struct cnuas_ib_tqp *t)
+{
+	if (!t->res)
+		return false;
+	while (t->res_cur != t->res_next &&
+	       !t->res[t->res_cur % t->res_num].active)
+		t->res_cur++;
+	return t->res_cur != t->res_next;
+}
+
+/*
+ * An ACK-type packet (ACK, NAK, ATOMIC ACK) for @psn. -EAGAIN: not sent
+ * (a frame already waits for ring room, or no memory).
+ */
+static int cnuas_resp_ack_pkt(struct cnuas_ib_qp *qp, u8 opc, u8 syn,
+			      u32 psn, const u64 *orig)
+{
+	const struct cnuas_opcode *op = &cnuas_opcodes[opc];
+	struct cnuas_ib_tqp *t = &qp->t;
+	struct cnuas_atomic_ack *ack;
+	void *bth, *payload;
+	struct sk_buff *skb;
+
+	if (t->pending)
+		return -EAGAIN;
+	skb = cnuas_ib_pkt_alloc(&qp->attr.av, op->hdr_len, 0, &bth,
+				 &payload);
+	if (!skb)
+		return -EAGAIN;
+	cnuas_bth_build(bth, opc, false, 0, CNUAS_IB_DEFAULT_PKEY, t->dest_qpn,
+			false, psn);
+	cnuas_aeth_build(cnuas_eh_ptr(op, bth, CNUAS_EH_AETH), syn, t->msn);
+	ack = cnuas_eh_ptr(op, bth, CNUAS_EH_ATOMIC_ACK);
+	if (ack)
+		ack->orig = cpu_to_be64(*orig);
+	cnuas_ib_pkt_seal(skb);
+	cnuas_ib_tqp_xmit(qp, skb, cnuas_resp_more(qp));
+	return 0;
+}
+
+/* ACK everything up to the expected PSN. */
+bool cnuas_ib_resp_send_ack(struct cnuas_ib_qp *qp, bool more)
+{
+	struct cnuas_ib_tqp *t = &qp->t;
+
+	if (cnuas_resp_ack_pkt(qp, CNUAS_OP_RC_ACK, CNUAS_ACK_SYNDROME,
+			       cnuas_psn_add(t->epsn, -1), NULL)) {
+		set_bit(CNUAS_TQP_SEND_ACK, &t->flags);
+		return false;
+	}
+	t->ack_unsent = 0;
+	return true;
+}
+
+/* ACKs wait behind queued READ responses: those carry PSN order. */
+static void cnuas_resp_ack_now(struct cnuas_ib_qp *qp)
+{
+	if (cnuas_resp_busy(&qp->t)) {
+		set_bit(CNUAS_TQP_SEND_ACK, &qp->t.flags);
+		cnuas_ib_tqp_schedule(qp);
+		return;
+	}
+	cnuas_ib_resp_send_ack(qp, cnuas_resp_more(qp));
+}
+
+static void cnuas_resp_ack_maybe(struct cnuas_ib_qp *qp,
+				 struct cnuas_ib_rxp *p)
+{
+	struct cnuas_ib_tqp *t = &qp->t;
+
+	if (!cnuas_bth_ackreq(p->bth) && ++t->ack_unsent < CNUAS_IB_ACK_EVERY) {
+		cnuas_ib_stat_inc(qp->cdev, CNUAS_STAT_ACK_DEFERRED);
+		return;
+	}
+	t->ack_unsent = 0;
+	cnuas_resp_ack_now(qp);
+}
+
+/* NAK the expected PSN with @syn; fatal ones move the QP to error. */
+static void cnuas_resp_nak(struct cnuas_ib_qp *qp, u8 syn)
+{
+	cnuas_resp_ack_pkt(qp, CNUAS_OP_RC_ACK, syn, qp->t.epsn, NULL);
+}
+
+static void cnuas_resp_fail(struct cnuas_ib_qp *qp, u8 code,
+			    enum ib_event_type ev)
+{
+	cnuas_resp_nak(qp, CNUAS_AETH_TYPE_NAK | code);
+	cnuas_ib_tqp_fatal(qp, ev);
+}
+
+static void cnuas_resp_rnr(struct cnuas_ib_qp *qp)
+{
+	cnuas_ib_stat_inc(qp->cdev, CNUAS_STAT_SEND_RNR_ERR);
+	cnuas_resp_nak(qp, CNUAS_AETH_TYPE_RNR | qp->t.min_rnr_timer);
+}
+
+/* Complete the current receive WQE of an RC QP. */
+static void cnuas_resp_recv_done(struct cnuas_ib_qp *qp,
+				 struct cnuas_ib_rxp *p,
+				 enum ib_wc_status status, u32 opcode,
+				 u32 byte_len)
+{
+	struct cnuas_ib_tqp *t = &qp->t;
+	struct cnuas_cqe cqe = {};
+	struct cnuas_immdt *imm;
+	struct cnuas_ieth *ieth;
+
+	cqe.wr_id = t->rwqe->wr_id;
+	cqe.status = status;
+	cqe.opcode = opcode;
+	cqe.byte_len = byte_len;
+	cqe.qp_num = qp->ibqp.qp_num;
+	cqe.src_qp = t->dest_qpn;
+	cqe.port_num = 1;
+	cqe.vlan_id = 0xffff;
+	imm = p ? cnuas_eh_ptr(p->op, p->bth, CNUAS_EH_IMMDT) : NULL;
+	if (imm && !status) {
+		cqe.wc_flags |= CNUAS_CQE_WITH_IMM;
+		memcpy(&cqe.ex, &imm->imm, sizeof(cqe.ex));
+	}
+	ieth = p ? cnuas_eh_ptr(p->op, p->bth, CNUAS_EH_IETH) : NULL;
+	if (ieth && !status) {
+		cqe.wc_flags |= CNUAS_CQE_WITH_INV;
+		cqe.ex = cnuas_ieth_rkey(ieth);
+	}
+	t->rwqe_valid = false;
+	cnuas_ib_cq_post(qp->rcq, &cqe, p && cnuas_bth_se(p->bth));
+}
+
+/*
+ * Take the next receive WQE into t.rwqe. A malformed one (-EINVAL) was
+ * consumed: it completes in error and the QP fails. false: none to use.
+ */
+static bool cnuas_resp_take_rwqe(struct cnuas_ib_qp *qp)
+{
+	struct cnuas_ib_tqp *t = &qp->t;
+	int err = cnuas_ib_recv_wqe_pop(qp, t->rwqe);
+
+	if (!err) {
+		t->rwqe_valid = true;
+		return true;
+	}
+	if (err == -ENOENT) {
+		cnuas_resp_rnr(qp);
+		return false;
+	}
+	t->rwqe_valid = true;
+	cnuas_resp_recv_done(qp, NULL, IB_WC_LOC_QP_OP_ERR, IB_WC_RECV, 0);
+	cnuas_resp_fail(qp, CNUAS_AETH_NAK_OPERR, IB_EVENT_QP_FATAL);
+	return false;
+}
+
+static void cnuas_resp_send(struct cnuas_ib_qp *qp, struct cnuas_ib_rxp *p)
+{
+	struct cnuas_ib_tqp *t = &qp->t;
+	u16 flags = p->op->flags;
+	int err;
+
+	if (flags & CNUAS_OPF_FIRST) {
+		if (!t->rwqe_valid && !cnuas_resp_take_rwqe(qp))
+			return;
+		t->recv_off = 0;
+		t->resp_op = CNUAS_OPF_SEND;
+	}
+	if (p->paylen) {
+		err = cnuas_ib_sge_copy(to_cpd(qp->ibqp.pd), t->rwqe->sge,
+					t->rwqe->num_sge, t->recv_off,
+					p->payload, p->paylen, CNUAS_IB_TO_MR,
+					IB_ACCESS_LOCAL_WRITE);
+		if (err) {
+			bool len = err == -EMSGSIZE;
+
+			cnuas_resp_recv_done(qp, NULL, len ? IB_WC_LOC_LEN_ERR :
+					     IB_WC_LOC_PROT_ERR, IB_WC_RECV,
+					     t->recv_off);
+			cnuas_resp_fail(qp, len ? CNUAS_AETH_NAK_INVALID :
+					CNUAS_AETH_NAK_OPERR, 0);
+			return;
+		}
+		t->recv_off += p->paylen;
+	}
+	if ((flags & CNUAS_OPF_INV) && (flags & CNUAS_OPF_LAST)) {
+		/*
+		 * No MR of ours can be invalidated remotely (no memory
+		 * windows, no fast-register MRs): IBA 10.6.7.2.2 makes that
+		 * an invalid request.
+		 */
+		cnuas_resp_recv_done(qp, NULL, IB_WC_REM_INV_REQ_ERR,
+				     IB_WC_RECV, t->recv_off);
+		cnuas_resp_fail(qp, CNUAS_AETH_NAK_INVALID,
+				IB_EVENT_QP_REQ_ERR);
+		return;
+	}
+	t->epsn = cnuas_psn_add(t->epsn, 1);
+	if (flags & CNUAS_OPF_LAST) {
+		cnuas_resp_recv_done(qp, p, IB_WC_SUCCESS, IB_WC_RECV,
+				     t->recv_off);
+		t->resp_op = 0;
+		t->msn = cnuas_psn_add(t->msn, 1);
+	}
+	cnuas_resp_ack_maybe(qp, p);
+}
+
+static void cnuas_resp_write(struct cnuas_ib_qp *qp, struct cnuas_ib_rxp *p)
+{
+	struct cnuas_ib_pd *pd = to_cpd(qp->ibqp.pd);
+	struct cnuas_ib_tqp *t = &qp->t;
+	u16 flags = p->op->flags;
+	struct cnuas_ib_mr *mr;
+
+	/* WRITE with immediate: no receive WQE, no data taken (RNR). */
+	if ((flags & CNUAS_OPF_RECV) && !t->rwqe_valid &&
+	    !cnuas_resp_take_rwqe(qp))
+		return;
+	if (flags & CNUAS_OPF_FIRST) {
+		struct cnuas_reth *reth = cnuas_eh_ptr(p->op, p->bth,
+						       CNUAS_EH_RETH);
+		u32 len = cnuas_reth_len(reth);
+
+		if (len > CNUAS_IB_MAX_MSG_SZ) {
+			cnuas_resp_fail(qp, CNUAS_AETH_NAK_INVALID,
+					IB_EVENT_QP_REQ_ERR);
+			return;
+		}
+		if (len) {
+			mr = cnuas_ib_mr_get_rkey(pd, cnuas_reth_rkey(reth),
+						  cnuas_reth_va(reth), len,
+						  IB_ACCESS_REMOTE_WRITE);
+			if (!mr) {
+				cnuas_resp_fail(qp, CNUAS_AETH_NAK_ACCESS,
+						IB_EVENT_QP_ACCESS_ERR);
+				return;
+			}
+			cnuas_ib_mr_put(mr);
+		}
+		t->wr_rkey = cnuas_reth_rkey(reth);
+		t->wr_va = cnuas_reth_va(reth);
+		t->wr_left = len;
+		t->wr_len = len;
+		t->resp_op = CNUAS_OPF_WRITE;
+		cnuas_ib_stat_inc(qp->cdev, CNUAS_STAT_RDMA_RECVS);
+	}
+	if (p->paylen > t->wr_left ||
+	    ((flags & CNUAS_OPF_LAST) && p->paylen != t->wr_left)) {
+		cnuas_resp_fail(qp, CNUAS_AETH_NAK_INVALID, IB_EVENT_QP_REQ_ERR);
+		return;
+	}
+	if (p->paylen) {
+		/* Looked up again: the MR may be gone since the FIRST. */
+		mr = cnuas_ib_mr_get_rkey(pd, t->wr_rkey, t->wr_va, p->paylen,
+					  IB_ACCESS_REMOTE_WRITE);
+		if (!mr) {
+			cnuas_resp_fail(qp, CNUAS_AETH_NAK_ACCESS,
+					IB_EVENT_QP_ACCESS_ERR);
+			return;
+		}
+		cnuas_ib_mr_copy(mr, t->wr_va, p->payload, p->paylen,
+				 CNUAS_IB_TO_MR);
+		cnuas_ib_mr_put(mr);
+		t->wr_va += p->paylen;
+		t->wr_left -= p->paylen;
+	}
+	t->epsn = cnuas_psn_add(t->epsn, 1);
+	if (flags & CNUAS_OPF_LAST) {
+		t->resp_op = 0;
+		t->msn = cnuas_psn_add(t->msn, 1);
+		if (flags & CNUAS_OPF_RECV)
+			cnuas_resp_recv_done(qp, p, IB_WC_SUCCESS,
+					     IB_WC_RECV_RDMA_WITH_IMM,
+					     t->wr_len);
+	}
+	cnuas_resp_ack_maybe(qp, p);
+}
+
+/* A history slot for a new READ/atomic; NULL if all are in use. */
+static struct cnuas_ib_res *cnuas_resp_res_alloc(struct cnuas_ib_qp *qp)
+{
+	struct cnuas_ib_tqp *t = &qp->t;
+	struct cnuas_ib_res *r;
+
+	cnuas_resp_busy(t);
+	if (t->res_next - t->res_cur >= t->res_num)
+		return NULL;
+	r = &t->res[t->res_next % t->res_num];
+	t->res_next++;
+	memset(r, 0, sizeof(*r));
+	return r;
+}
+
+static void cnuas_resp_read(struct cnuas_ib_qp *qp, struct cnuas_ib_rxp *p)
+{
+	struct cnuas_reth *reth = cnuas_eh_ptr(p->op, p->bth, CNUAS_EH_RETH);
+	struct cnuas_ib_tqp *t = &qp->t;
+	u32 len = cnuas_reth_len(reth), npkts;
+	struct cnuas_ib_res *r;
+	struct cnuas_ib_mr *mr;
+
+	if (len > CNUAS_IB_MAX_MSG_SZ) {
+		cnuas_resp_fail(qp, CNUAS_AETH_NAK_INVALID, IB_EVENT_QP_REQ_ERR);
+		return;
+	}
+	if (len) {
+		mr = cnuas_ib_mr_get_rkey(to_cpd(qp->ibqp.pd),
+					  cnuas_reth_rkey(reth),
+					  cnuas_reth_va(reth), len,
+					  IB_ACCESS_REMOTE_READ);
+		if (!mr) {
+			cnuas_resp_fail(qp, CNUAS_AETH_NAK_ACCESS,
+					IB_EVENT_QP_ACCESS_ERR);
+			return;
+		}
+		cnuas_ib_mr_put(mr);
+	}
+	r = cnuas_resp_res_alloc(qp);
+	if (!r) {
+		/* More than max_dest_rd_atomic outstanding. */
+		cnuas_resp_fail(qp, CNUAS_AETH_NAK_INVALID, IB_EVENT_QP_REQ_ERR);
+		return;
+	}
+	npkts = max_t(u32, 1, DIV_ROUND_UP(len, t->mtu));
+	r->kind = CNUAS_RES_READ;
+	r->psn = p->psn;
+	r->last_psn = cnuas_psn_add(p->psn, npkts - 1);
+	r->next_psn = p->psn;
+	r->va = cnuas_reth_va(reth);
+	r->rkey = cnuas_reth_rkey(reth);
+	r->len = len;
+	r->active = true;
+	t->epsn = cnuas_psn_add(r->last_psn, 1);
+	t->msn = cnuas_psn_add(t->msn, 1);
+	t->ack_unsent = 0;
+	cnuas_ib_stat_inc(qp->cdev, CNUAS_STAT_RDMA_RECVS);
+	cnuas_ib_tqp_schedule(qp);
+}
+
+static void cnuas_resp_atomic(struct cnuas_ib_qp *qp, struct cnuas_ib_rxp *p)
+{
+	struct cnuas_atomic_eth *a = cnuas_eh_ptr(p->op, p->bth,
+						  CNUAS_EH_ATOMIC_ETH);
+	bool cas = p->opcode == CNUAS_OP_RC_CMP_SWAP;
+	u64 va = cnuas_atomic_eth_va(a), orig = 0;
+	struct cnuas_ib_tqp *t = &qp->t;
+	struct cnuas_ib_res *r;
+	struct cnuas_ib_mr *mr;
+	bool queued;
+	int err;
+
+	if (va & 7) {
+		cnuas_resp_fail(qp, CNUAS_AETH_NAK_INVALID, IB_EVENT_QP_REQ_ERR);
+		return;
+	}
+	mr = cnuas_ib_mr_get_rkey(to_cpd(qp->ibqp.pd),
+				  cnuas_atomic_eth_rkey(a), va, sizeof(u64),
+				  IB_ACCESS_REMOTE_ATOMIC);
+	if (!mr) {
+		cnuas_resp_fail(qp, CNUAS_AETH_NAK_ACCESS,
+				IB_EVENT_QP_ACCESS_ERR);
+		return;
+	}
+	queued = cnuas_resp_busy(t);
+	r = cnuas_resp_res_alloc(qp);
+	if (!r) {
+		cnuas_ib_mr_put(mr);
+		cnuas_resp_fail(qp, CNUAS_AETH_NAK_INVALID, IB_EVENT_QP_REQ_ERR);
+		return;
+	}
+	err = cnuas_ib_mr_atomic(mr, va, cas,
+				 cas ? cnuas_atomic_eth_compare(a) :
+				       cnuas_atomic_eth_swap_add(a),
+				 cnuas_atomic_eth_swap_add(a), &orig);
+	cnuas_ib_mr_put(mr);
+	if (err) {
+		cnuas_resp_fail(qp, CNUAS_AETH_NAK_OPERR, IB_EVENT_QP_FATAL);
+		return;
+	}
+	r->kind = CNUAS_RES_ATOMIC;
+	r->psn = p->psn;
+	r->last_psn = p->psn;
+	r->orig = orig;
+	t->epsn = cnuas_psn_add(p->psn, 1);
+	t->msn = cnuas_psn_add(t->msn, 1);
+	t->ack_unsent = 0;
+	if (queued || cnuas_resp_ack_pkt(qp, CNUAS_OP_RC_ATOMIC_ACK,
+					 CNUAS_ACK_SYNDROME, r->psn, &r->orig)) {
+		r->active = true;
+		cnuas_ib_tqp_schedule(qp);
+	}
+}
+
+/* A request we have seen before: answer it again, never re-execute. */
+static void cnuas_resp_dup(struct cnuas_ib_qp *qp, struct cnuas_ib_rxp *p)
+{
+	struct cnuas_ib_tqp *t = &qp->t;
+	u16 flags = p->op->flags;
+	struct cnuas_ib_res *r;
+	u32 k, i;
+
+	cnuas_ib_stat_inc(qp->cdev, CNUAS_STAT_DUP_REQ);
+	if (flags & (CNUAS_OPF_SEND | CNUAS_OPF_WRITE)) {
+		if (cnuas_bth_ackreq(p->bth))
+			cnuas_resp_ack_now(qp);
+		return;
+	}
+	for (k = 0; k < t->res_num && k < t->res_next; k++) {
+		i = t->res_next - 1 - k;
+		r = &t->res[i % t->res_num];
+		if (!r->kind || cnuas_psn_diff(p->psn, r->psn) < 0 ||
+		    cnuas_psn_diff(p->psn, r->last_psn) > 0)
+			continue;
+		if (r->kind == CNUAS_RES_READ && (flags & CNUAS_OPF_READ)) {
+			/* Resend from the PSN the requester asks for. */
+			if (!r->active ||
+			    cnuas_psn_diff(p->psn, r->next_psn) < 0)
+				r->next_psn = p->psn;
+		} else if (r->kind == CNUAS_RES_ATOMIC &&
+			   (flags & CNUAS_OPF_ATOMIC)) {
+			if (!cnuas_resp_busy(t) &&
+			    !cnuas_resp_ack_pkt(qp, CNUAS_OP_RC_ATOMIC_ACK,
+						CNUAS_ACK_SYNDROME, r->psn,
+						&r->orig))
+				return;
+		} else {
+			return;
+		}
+		r->active = true;
+		if ((s32)(i - t->res_cur) < 0)
+			t->res_cur = i;
+		cnuas_ib_tqp_schedule(qp);
+		return;
+	}
+}
+
+/* Is @p the packet that may come now in the message in progress? */
+static bool cnuas_resp_in_order(struct cnuas_ib_qp *qp, struct cnuas_ib_rxp *p)
+{
+	struct cnuas_ib_tqp *t = &qp->t;
+	u16 flags = p->op->flags;
+
+	if (t->resp_op) {
+		if (!(flags & t->resp_op) || (flags & CNUAS_OPF_FIRST))
+			return false;
+	} else if (!(flags & CNUAS_OPF_FIRST)) {
+		return false;
+	}
+	if (flags & CNUAS_OPF_PAYLOAD) {
+		if (p->paylen > t->mtu)
+			return false;
+		if (!(flags & CNUAS_OPF_LAST) && p->paylen != t->mtu)
+			return false;
+	}
+	return true;
+}
+
+static void cnuas_resp_ud(struct cnuas_ib_qp *qp, struct cnuas_ib_rxp *p)
+{
+	struct cnuas_deth *deth = cnuas_eh_ptr(p->op, p->bth, CNUAS_EH_DETH);
+	struct cnuas_immdt *imm = cnuas_eh_ptr(p->op, p->bth, CNUAS_EH_IMMDT);
+	struct cnuas_ib_pd *pd = to_cpd(qp->ibqp.pd);
+	struct cnuas_ib_recv_wqe *w = qp->t.rwqe;
+	u32 qkey = qp->type == IB_QPT_GSI ? CNUAS_GSI_QKEY : qp->t.qkey;
+	struct cnuas_cqe cqe = {};
+	u8 grh[CNUAS_GRH_LEN] = {};
+	int err;
+
+	if (cnuas_deth_qkey(deth) != qkey) {
+		cnuas_ib_stat_inc(qp->cdev, CNUAS_STAT_DROP_QKEY);
+		return;
+	}
+	err = cnuas_ib_recv_wqe_pop(qp, w);
+	if (err == -ENOENT) {
+		cnuas_ib_stat_inc(qp->cdev, CNUAS_STAT_DROP_NO_RECV);
+		return;
+	}
+	if (err) {
+		/* A malformed WQE, consumed: it fails, the QP too. */
+		cqe.wr_id = w->wr_id;
+		cqe.status = IB_WC_LOC_QP_OP_ERR;
+		cqe.opcode = IB_WC_RECV;
+		cqe.qp_num = qp->ibqp.qp_num;
+		cqe.vlan_id = 0xffff;
+		cnuas_ib_cq_post(qp->rcq, &cqe, false);
+		cnuas_ib_tqp_fatal(qp, IB_EVENT_QP_FATAL);
+		return;
+	}
+	/* The GRH slot: an IPv4 header sits in its last 20 bytes. */
+	if (p->net_type == RDMA_NETWORK_IPV4)
+		memcpy(grh + 20, p->iph, 20);
+	else
+		memcpy(grh, p->iph, CNUAS_GRH_LEN);
+	err = cnuas_ib_sge_copy(pd, w->sge, w->num_sge, 0, grh, sizeof(grh),
+				CNUAS_IB_TO_MR, IB_ACCESS_LOCAL_WRITE);
+	if (!err && p->paylen)
+		err = cnuas_ib_sge_copy(pd, w->sge, w->num_sge, sizeof(grh),
+					p->payload, p->paylen, CNUAS_IB_TO_MR,
+					IB_ACCESS_LOCAL_WRITE);
+
+	cqe.wr_id = w->wr_id;
+	cqe.status = !err ? IB_WC_SUCCESS : err == -EMSGSIZE ?
+		     IB_WC_LOC_LEN_ERR : IB_WC_LOC_PROT_ERR;
+	cqe.opcode = IB_WC_RECV;
+	cqe.byte_len = sizeof(grh) + p->paylen;
+	cqe.qp_num = qp->ibqp.qp_num;
+	cqe.src_qp = cnuas_deth_sqpn(deth);
+	cqe.wc_flags = CNUAS_CQE_GRH;
+	if (imm) {
+		cqe.wc_flags |= CNUAS_CQE_WITH_IMM;
+		memcpy(&cqe.ex, &imm->imm, sizeof(cqe.ex));
+	}
+	cqe.port_num = 1;
+	cqe.network_hdr_type = p->net_type;
+	memcpy(cqe.smac, p->smac, ETH_ALEN);
+	cqe.vlan_id = p->vlan_id;
+	cnuas_ib_cq_post(qp->rcq, &cqe, cnuas_bth_se(p->bth));
+}
+
+void cnuas_ib_resp_rx(struct cnuas_ib_qp *qp, struct cnuas_ib_rxp *p)
+{
+	struct cnuas_ib_tqp *t = &qp->t;
+	u16 flags = p->op->flags;
+	int diff;
+
+	if (qp->type != IB_QPT_RC) {
+		cnuas_resp_ud(qp, p);
+		return;
+	}
+	diff = cnuas_psn_diff(p->psn, t->epsn);
+	if (diff > 0) {
+		/* A gap: say so once, until the expected PSN comes. */
+		cnuas_ib_stat_inc(qp->cdev, CNUAS_STAT_OUT_OF_SEQ_REQ);
+		if (!t->nak_sent) {
+			t->nak_sent = true;
+			cnuas_resp_nak(qp, CNUAS_AETH_TYPE_NAK |
+				       CNUAS_AETH_NAK_PSN_SEQ);
+		}
+		return;
+	}
+	if (diff < 0) {
+		cnuas_resp_dup(qp, p);
+		return;
+	}
+	t->nak_sent = false;
+	if (!cnuas_resp_in_order(qp, p)) {
+		cnuas_resp_fail(qp, CNUAS_AETH_NAK_INVALID, IB_EVENT_QP_REQ_ERR);
+		return;
+	}
+	if (flags & CNUAS_OPF_SEND)
+		cnuas_resp_send(qp, p);
+	else if (flags & CNUAS_OPF_WRITE)
+		cnuas_resp_write(qp, p);
+	else if (flags & CNUAS_OPF_READ)
+		cnuas_resp_read(qp, p);
+	else if (flags & CNUAS_OPF_ATOMIC)
+		cnuas_resp_atomic(qp, p);
+}
+
+/* One READ response packet of @r. -EAGAIN: nothing sent. */
+static int cnuas_resp_read_pkt(struct cnuas_ib_qp *qp, struct cnuas_ib_res *r)
+{
+	struct cnuas_ib_tqp *t = &qp->t;
+	u32 n = cnuas_psn_diff(r->next_psn, r->psn);
+	u32 npkts = cnuas_psn_diff(r->last_psn, r->psn) + 1;
+	u32 off = n * t->mtu, plen = min(r->len - off, t->mtu);
+	const struct cnuas_opcode *op;
+	void *bth, *payload, *aeth;
+	struct cnuas_ib_mr *mr;
+	struct sk_buff *skb;
+	u8 opc;
+
+	if (npkts == 1)
+		opc = CNUAS_OP_RC_READ_RESP_ONLY;
+	else if (!n)
+		opc = CNUAS_OP_RC_READ_RESP_FIRST;
+	else if (n == npkts - 1)
+		opc = CNUAS_OP_RC_READ_RESP_LAST;
+	else
+		opc = CNUAS_OP_RC_READ_RESP_MIDDLE;
+	op = &cnuas_opcodes[opc];
+	skb = cnuas_ib_pkt_alloc(&qp->attr.av, op->hdr_len, plen, &bth,
+				 &payload);
+	if (!skb) {
+		cnuas_ib_tqp_schedule(qp);
+		return -EAGAIN;
+	}
+	cnuas_bth_build(bth, opc, false, cnuas_ib_pad(plen),
+			CNUAS_IB_DEFAULT_PKEY, t->dest_qpn, false, r->next_psn);
+	aeth = cnuas_eh_ptr(op, bth, CNUAS_EH_AETH);
+	if (aeth)
+		cnuas_aeth_build(aeth, CNUAS_ACK_SYNDROME, t->msn);
+	if (plen) {
+		mr = cnuas_ib_mr_get_rkey(to_cpd(qp->ibqp.pd), r->rkey,
+					  r->va + off, plen,
+					  IB_ACCESS_REMOTE_READ);
+		if (!mr) {
+			/* Deregistered under the READ. */
+			kfree_skb(skb);
+			r->active = false;
+			cnuas_resp_ack_pkt(qp, CNUAS_OP_RC_ACK,
+					   CNUAS_AETH_TYPE_NAK |
+					   CNUAS_AETH_NAK_ACCESS,
+					   r->next_psn, NULL);
+			cnuas_ib_tqp_fatal(qp, IB_EVENT_QP_ACCESS_ERR);
+			return -EAGAIN;
+		}
+		cnuas_ib_mr_copy(mr, r->va + off, payload, plen,
+				 CNUAS_IB_FROM_MR);
+		cnuas_ib_mr_put(mr);
+	}
+	cnuas_ib_pkt_seal(skb);
+	r->next_psn = cnuas_psn_add(r->next_psn, 1);
+	if (n + 1 == npkts)
+		r->active = false;
+	return cnuas_ib_tqp_xmit(qp, skb, true);
+}
+
+/* Work item: queued READ responses and ATOMIC ACKs, then a late ACK. */
+int cnuas_ib_resp_run(struct cnuas_ib_qp *qp, int budget)
+{
+	struct cnuas_ib_tqp *t = &qp->t;
+	int sent = 0, err;
+
+	if (qp->type != IB_QPT_RC || !t->res)
+		return 0;
+	while (sent < budget && cnuas_resp_busy(t)) {
+		struct cnuas_ib_res *r = &t->res[t->res_cur % t->res_num];
+
+		if (r->kind == CNUAS_RES_ATOMIC) {
+			if (cnuas_resp_ack_pkt(qp, CNUAS_OP_RC_ATOMIC_ACK,
+					       CNUAS_ACK_SYNDROME, r->psn,
+					       &r->orig))
+				return sent;
+			r->active = false;
+		} else {
+			err = cnuas_resp_read_pkt(qp, r);
+			if (err == -EAGAIN)
+				return sent;
+		}
+		sent++;
+		if (t->pending || t->state == IB_QPS_ERR)
+			return sent;
+	}
+	if (!cnuas_resp_busy(t) && test_and_clear_bit(CNUAS_TQP_SEND_ACK,
+						      &t->flags)) {
+		cnuas_ib_resp_send_ack(qp, true);
+		sent++;
+	}
+	return sent;
+}
+
+/* ERR: the receive WQEs of the QP (not of its SRQ) complete flushed. */
+void cnuas_ib_resp_flush(struct cnuas_ib_qp *qp)
+{
+	struct cnuas_ib_tqp *t = &qp->t;
+	struct cnuas_cqe cqe = {};
+
+	if (!t->rwqe)
+		return;
+	cqe.status = IB_WC_WR_FLUSH_ERR;
+	cqe.opcode = IB_WC_RECV;
+	cqe.qp_num = qp->ibqp.qp_num;
+	cqe.port_num = 1;
+	cqe.vlan_id = 0xffff;
+	if (t->rwqe_valid) {
+		cqe.wr_id = t->rwqe->wr_id;
+		cnuas_ib_cq_post(qp->rcq, &cqe, false);
+		t->rwqe_valid = false;
+	}
+	while (!qp->srq) {
+		int err = cnuas_ib_recv_wqe_pop(qp, t->rwqe);
+
+		/* -EINVAL: a malformed WQE, consumed all the same. */
+		if (err && err != -EINVAL)
+			break;
+		cqe.wr_id = t->rwqe->wr_id;
+		cnuas_ib_cq_post(qp->rcq, &cqe, false);
+	}
+	t->resp_op = 0;
+	t->res_cur = t->res_next;
+}

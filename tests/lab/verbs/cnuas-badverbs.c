@@ -1,0 +1,395 @@
+// SPDX-License-Identifier: GPL-2.0-or-later OR MIT
+/*
+ * cnuas-badverbs: bad verbs arguments on one node; each case prints
+ * PASS/FAIL (SKIP when the device lacks the feature). What we assert is
+ * what ib_core and hardware HCAs (mlx5) return, and what the IBA says:
+ *
+ *  caps          ibv_create_qp with max_send_wr / max_recv_wr / max_send_sge
+ *                over the device limits -> NULL, errno EINVAL;
+ *                ibv_create_cq with cqe > max_cqe -> NULL, EINVAL
+ *  state         RESET->RTR, RESET->RTS, INIT->RTS -> EINVAL
+ *                (ib_modify_qp_is_ok); the QP stays usable
+ *  access        ibv_reg_mr REMOTE_WRITE or REMOTE_ATOMIC without
+ *                LOCAL_WRITE -> EINVAL (IBA 10.6.3.1, ib_core)
+ *  zero-mr       ibv_reg_mr of 0 bytes -> EINVAL (ib_umem_get refuses an
+ *                empty range); a 0-byte SEND with no SGE still completes
+ *  bad-rkey      RDMA WRITE / READ with a wrong rkey, beyond the MR, or to
+ *                an MR without remote access -> IBV_WC_REM_ACCESS_ERR, then
+ *                the QP is in ERR and the next WR flushes (WR_FLUSH_ERR)
+ *  atomic-align  CMP_AND_SWP / FETCH_AND_ADD to an address that is not
+ *                8-byte aligned -> IBV_WC_REM_INV_REQ_ERR (IBA: the
+ *                responder NAKs "invalid request"), then the QP is in ERR;
+ *                or ibv_post_send refuses it with EINVAL (rxe's provider)
+ * The RC cases run over a loopback pair of QPs on the same port.
+ */
+#include "common.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static int npass, nfail, nskip;
+static int post_err;	/* ibv_post_send's return of the last run_wr */
+static struct vt_ctx C;
+static struct vt_opts O;
+
+#define REPORT(ok, name, ...) do { \
+	printf("%s %-14s ", (ok) ? "PASS" : "FAIL", name); printf(__VA_ARGS__); putchar('\n'); \
+	fflush(stdout); if (ok) npass++; else nfail++; } while (0)
+#define SKIP(name, ...) do { printf("SKIP %-14s ", name); printf(__VA_ARGS__); putchar('\n'); nskip++; } while (0)
+
+static void expect_einval_qp(const char *what, struct ibv_qp_init_attr a)
+{
+	struct ibv_qp *qp;
+
+	errno = 0;
+	qp = ibv_create_qp(C.pd, &a);
+	REPORT(!qp && errno == EINVAL, "caps", "%s -> %s (errno %d %s)", what, qp ? "created" : "NULL",
+	       errno, strerror(errno));
+	if (qp)
+		ibv_destroy_qp(qp);
+}
+
+static void case_caps(void)
+{
+	struct ibv_cq *cq = ibv_create_cq(C.ctx, 16, NULL, NULL, 0);
+	struct ibv_qp_init_attr ok = { .send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC,
+				       .cap = { .max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 1,
+						.max_recv_sge = 1 } }, a;
+	char what[96];
+
+	if (!cq)
+		vt_die("ibv_create_cq: %s", strerror(errno));
+	a = ok;
+	a.cap.max_send_wr = (uint32_t)C.dev_attr.max_qp_wr + 1;
+	snprintf(what, sizeof(what), "max_send_wr %u > max_qp_wr %d", a.cap.max_send_wr, C.dev_attr.max_qp_wr);
+	expect_einval_qp(what, a);
+	a = ok;
+	a.cap.max_recv_wr = (uint32_t)C.dev_attr.max_qp_wr + 1;
+	snprintf(what, sizeof(what), "max_recv_wr %u > max_qp_wr", a.cap.max_recv_wr);
+	expect_einval_qp(what, a);
+	a = ok;
+	a.cap.max_send_sge = (uint32_t)C.dev_attr.max_sge + 1;
+	snprintf(what, sizeof(what), "max_send_sge %u > max_sge %d", a.cap.max_send_sge, C.dev_attr.max_sge);
+	expect_einval_qp(what, a);
+	a = ok;
+	a.cap.max_recv_sge = (uint32_t)C.dev_attr.max_sge + 1;
+	snprintf(what, sizeof(what), "max_recv_sge %u > max_sge", a.cap.max_recv_sge);
+	expect_einval_qp(what, a);
+
+	struct ibv_cq *big;
+
+	errno = 0;
+	big = ibv_create_cq(C.ctx, C.dev_attr.max_cqe + 1, NULL, NULL, 0);
+	REPORT(!big && errno == EINVAL, "caps", "create_cq cqe %d > max_cqe %d -> %s (errno %d %s)",
+	       C.dev_attr.max_cqe + 1, C.dev_attr.max_cqe, big ? "created" : "NULL", errno, strerror(errno));
+	if (big)
+		ibv_destroy_cq(big);
+	/* the limits themselves are fine */
+	a = ok;
+	a.cap.max_send_sge = (uint32_t)C.dev_attr.max_sge;
+	struct ibv_qp *qp = ibv_create_qp(C.pd, &a);
+
+	REPORT(qp != NULL, "caps", "max_send_sge = max_sge %d -> %s", C.dev_attr.max_sge,
+	       qp ? "created" : strerror(errno));
+	if (qp)
+		ibv_destroy_qp(qp);
+	ibv_destroy_cq(cq);
+}
+
+static void case_state(void)
+{
+	struct ibv_cq *cq = ibv_create_cq(C.ctx, 16, NULL, NULL, 0);
+	struct ibv_qp *qp = cq ? vt_create_rc(&C, cq, cq, 4, 1) : NULL;
+	struct ibv_qp_attr a;
+	int r;
+
+	if (!qp)
+		vt_die("ibv_create_qp: %s", strerror(errno));
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	a.sq_psn = 1;
+	r = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN);
+	REPORT(r == EINVAL, "state", "RESET->RTS -> %d (%s)", r, strerror(r));
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTR;
+	r = ibv_modify_qp(qp, &a, IBV_QP_STATE);
+	REPORT(r == EINVAL, "state", "RESET->RTR -> %d (%s)", r, strerror(r));
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_INIT;
+	a.port_num = (uint8_t)C.ib_port;
+	a.qp_access_flags = IBV_ACCESS_REMOTE_WRITE;
+	r = ibv_modify_qp(qp, &a, IBV_QP_STATE);	/* INIT needs pkey, port, access */
+	REPORT(r == EINVAL, "state", "RESET->INIT without required attributes -> %d (%s)", r, strerror(r));
+	r = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
+	REPORT(r == 0, "state", "RESET->INIT -> %d (%s)", r, strerror(r));
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	a.sq_psn = 1;
+	r = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN);
+	REPORT(r == EINVAL, "state", "INIT->RTS -> %d (%s)", r, strerror(r));
+	struct ibv_qp_init_attr ia;
+
+	memset(&a, 0, sizeof(a));
+	r = ibv_query_qp(qp, &a, IBV_QP_STATE, &ia);
+	REPORT(r == 0 && a.qp_state == IBV_QPS_INIT, "state", "still INIT after the refused transitions (state %d)",
+	       a.qp_state);
+	ibv_destroy_qp(qp);
+	ibv_destroy_cq(cq);
+}
+
+static void case_access(void)
+{
+	static char buf[8192] __attribute__((aligned(4096)));
+	static const struct { int flags; const char *name; } bad[] = {
+		{ IBV_ACCESS_REMOTE_WRITE, "REMOTE_WRITE without LOCAL_WRITE" },
+		{ IBV_ACCESS_REMOTE_ATOMIC, "REMOTE_ATOMIC without LOCAL_WRITE" },
+		{ IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ, "REMOTE_WRITE|REMOTE_READ without LOCAL_WRITE" },
+	};
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct ibv_mr *mr;
+
+		errno = 0;
+		mr = ibv_reg_mr(C.pd, buf, sizeof(buf), bad[i].flags);
+		REPORT(!mr && errno == EINVAL, "access", "reg_mr %s -> %s (errno %d %s)", bad[i].name,
+		       mr ? "registered" : "NULL", errno, strerror(errno));
+		if (mr)
+			ibv_dereg_mr(mr);
+	}
+	struct ibv_mr *mr = ibv_reg_mr(C.pd, buf, sizeof(buf), IBV_ACCESS_REMOTE_READ);
+
+	REPORT(mr != NULL, "access", "reg_mr REMOTE_READ alone -> %s", mr ? "registered" : strerror(errno));
+	if (mr)
+		ibv_dereg_mr(mr);
+}
+
+/* ---- loopback RC pair ---- */
+
+struct pair {
+	struct ibv_cq *cq;
+	struct ibv_qp *a, *b;
+	uint8_t *mem;		/* 4 pages: a's local buffer, b's target */
+	struct ibv_mr *la, *rb, *ro;	/* a local; b remote r/w/atomic; b local-only */
+};
+
+static void pair_new(struct pair *p)
+{
+	struct vt_peer pa = { 0 }, pb = { 0 };
+	int r;
+
+	memset(p, 0, sizeof(*p));
+	if (posix_memalign((void **)&p->mem, 4096, 4 * 4096))
+		vt_die("out of memory");
+	memset(p->mem, 0x5a, 4 * 4096);
+	p->cq = ibv_create_cq(C.ctx, 32, NULL, NULL, 0);
+	p->la = ibv_reg_mr(C.pd, p->mem, 4096, IBV_ACCESS_LOCAL_WRITE);
+	p->rb = ibv_reg_mr(C.pd, p->mem + 4096, 4096, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+			   IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC);
+	p->ro = ibv_reg_mr(C.pd, p->mem + 8192, 4096, IBV_ACCESS_LOCAL_WRITE);
+	if (!p->cq || !p->la || !p->rb || !p->ro)
+		vt_die("loopback pair: %s", strerror(errno));
+	p->a = vt_create_rc(&C, p->cq, p->cq, 8, 1);
+	p->b = vt_create_rc(&C, p->cq, p->cq, 8, 1);
+	if (!p->a || !p->b)
+		vt_die("loopback pair: ibv_create_qp: %s", strerror(errno));
+	pa.qpn = p->a->qp_num;
+	pa.psn = 100;
+	pb.qpn = p->b->qp_num;
+	pb.psn = 200;
+	memcpy(pa.gid, C.gid.raw, 16);
+	memcpy(pb.gid, C.gid.raw, 16);
+	int acc = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+		  IBV_ACCESS_REMOTE_ATOMIC;
+
+	r = vt_connect_rc(&C, p->a, &O, pa.psn, &pb, acc);
+	if (!r)
+		r = vt_connect_rc(&C, p->b, &O, pb.psn, &pa, acc);
+	if (r)
+		vt_die("loopback pair to RTS: %s", strerror(r));
+}
+
+static void pair_free(struct pair *p)
+{
+	ibv_destroy_qp(p->a);
+	ibv_destroy_qp(p->b);
+	ibv_dereg_mr(p->la);
+	ibv_dereg_mr(p->rb);
+	ibv_dereg_mr(p->ro);
+	ibv_destroy_cq(p->cq);
+	free(p->mem);
+}
+
+/* Post one WR on a, wait for its completion; returns the status or -1. */
+static int run_wr(struct pair *p, enum ibv_wr_opcode op, uint32_t len, uint64_t raddr, uint32_t rkey,
+		  uint64_t cmp, uint64_t swap)
+{
+	struct ibv_sge sg = { .addr = (uintptr_t)p->mem, .length = len, .lkey = p->la->lkey };
+	struct ibv_send_wr wr = { .wr_id = 7, .sg_list = &sg, .num_sge = len ? 1 : 0, .opcode = op,
+				  .send_flags = IBV_SEND_SIGNALED }, *bad;
+	struct ibv_wc wc;
+
+	if (op == IBV_WR_ATOMIC_CMP_AND_SWP || op == IBV_WR_ATOMIC_FETCH_AND_ADD) {
+		wr.wr.atomic.remote_addr = raddr;
+		wr.wr.atomic.rkey = rkey;
+		wr.wr.atomic.compare_add = cmp;
+		wr.wr.atomic.swap = swap;
+	} else {
+		wr.wr.rdma.remote_addr = raddr;
+		wr.wr.rdma.rkey = rkey;
+	}
+	post_err = ibv_post_send(p->a, &wr, &bad);
+	if (post_err)
+		return -2;
+	/* skip b's completions (none expected: it posts nothing) */
+	do {
+		if (vt_poll_one(p->cq, &wc, 30))
+			return -1;
+	} while (wc.qp_num != p->a->qp_num);
+	return wc.status;
+}
+
+static const char *st(int s)
+{
+	static char b[64];
+
+	if (s == -2) {
+		snprintf(b, sizeof(b), "post failed: %s", strerror(post_err));
+		return b;
+	}
+	return s == -1 ? "no completion in 30 s" : ibv_wc_status_str((enum ibv_wc_status)s);
+}
+
+static void qp_in_error_then_flush(struct pair *p, const char *name)
+{
+	struct ibv_qp_attr a;
+	struct ibv_qp_init_attr ia;
+	int s;
+
+	memset(&a, 0, sizeof(a));
+	ibv_query_qp(p->a, &a, IBV_QP_STATE, &ia);
+	REPORT(a.qp_state == IBV_QPS_ERR, name, "requester QP state after the error: %d (want ERR %d)", a.qp_state,
+	       IBV_QPS_ERR);
+	s = run_wr(p, IBV_WR_RDMA_WRITE, 8, (uintptr_t)p->mem + 4096, p->rb->rkey, 0, 0);
+	REPORT(s == IBV_WC_WR_FLUSH_ERR, name, "next WR on the errored QP -> %s", st(s));
+}
+
+static void case_bad_rkey(void)
+{
+	struct pair p;
+	int s;
+	uint64_t tgt;
+
+	pair_new(&p);
+	tgt = (uintptr_t)p.mem + 4096;
+	s = run_wr(&p, IBV_WR_RDMA_WRITE, 64, tgt, p.rb->rkey, 0, 0);
+	REPORT(s == IBV_WC_SUCCESS, "bad-rkey", "loopback RDMA WRITE with the right rkey -> %s", st(s));
+	s = run_wr(&p, IBV_WR_RDMA_WRITE, 64, tgt, p.rb->rkey ^ 0x5a5a00, 0, 0);
+	REPORT(s == IBV_WC_REM_ACCESS_ERR, "bad-rkey", "RDMA WRITE with a wrong rkey -> %s", st(s));
+	qp_in_error_then_flush(&p, "bad-rkey");
+	pair_free(&p);
+
+	pair_new(&p);
+	s = run_wr(&p, IBV_WR_RDMA_READ, 64, (uintptr_t)p.mem + 4096, p.rb->rkey + 0x100, 0, 0);
+	REPORT(s == IBV_WC_REM_ACCESS_ERR, "bad-rkey", "RDMA READ with a wrong rkey -> %s", st(s));
+	pair_free(&p);
+
+	pair_new(&p);
+	s = run_wr(&p, IBV_WR_RDMA_WRITE, 64, (uintptr_t)p.mem + 4096 + 4096 - 32, p.rb->rkey, 0, 0);
+	REPORT(s == IBV_WC_REM_ACCESS_ERR, "bad-rkey", "RDMA WRITE past the end of the MR -> %s", st(s));
+	pair_free(&p);
+
+	pair_new(&p);
+	s = run_wr(&p, IBV_WR_RDMA_WRITE, 64, (uintptr_t)p.mem + 8192, p.ro->rkey, 0, 0);
+	REPORT(s == IBV_WC_REM_ACCESS_ERR, "bad-rkey", "RDMA WRITE to an MR without REMOTE_WRITE -> %s", st(s));
+	pair_free(&p);
+}
+
+static void case_zero_mr(void)
+{
+	static char buf[4096] __attribute__((aligned(4096)));
+	struct ibv_mr *mr;
+	struct pair p;
+	int s;
+
+	errno = 0;
+	mr = ibv_reg_mr(C.pd, buf, 0, IBV_ACCESS_LOCAL_WRITE);
+	REPORT(!mr && errno == EINVAL, "zero-mr", "reg_mr of 0 bytes -> %s (errno %d %s)",
+	       mr ? "registered" : "NULL", errno, strerror(errno));
+	if (mr)
+		ibv_dereg_mr(mr);
+	/* a 0-byte RDMA WRITE needs no valid rkey-covered range and succeeds */
+	pair_new(&p);
+	s = run_wr(&p, IBV_WR_RDMA_WRITE, 0, (uintptr_t)p.mem + 4096, p.rb->rkey, 0, 0);
+	REPORT(s == IBV_WC_SUCCESS, "zero-mr", "0-byte RDMA WRITE (no SGE) -> %s", st(s));
+	pair_free(&p);
+}
+
+/*
+ * Unaligned atomics: the IBA has the responder NAK them (invalid request ->
+ * IBV_WC_REM_INV_REQ_ERR at the requester); rdma-core's rxe provider
+ * refuses them at post time with EINVAL. Either is what an HCA does.
+ */
+#define UNALIGNED_OK(s) ((s) == IBV_WC_REM_INV_REQ_ERR || ((s) == -2 && post_err == EINVAL))
+
+static void case_atomic_align(void)
+{
+	struct pair p;
+	int s;
+
+	if (C.dev_attr.atomic_cap == IBV_ATOMIC_NONE) {
+		SKIP("atomic-align", "device has no atomics (atomic_cap NONE)");
+		return;
+	}
+	pair_new(&p);
+	s = run_wr(&p, IBV_WR_ATOMIC_FETCH_AND_ADD, 8, (uintptr_t)p.mem + 4096, p.rb->rkey, 1, 0);
+	REPORT(s == IBV_WC_SUCCESS, "atomic-align", "aligned FETCH_AND_ADD -> %s", st(s));
+	s = run_wr(&p, IBV_WR_ATOMIC_CMP_AND_SWP, 8, (uintptr_t)p.mem + 4096 + 4, p.rb->rkey, 0, 1);
+	REPORT(UNALIGNED_OK(s), "atomic-align", "CMP_AND_SWP at 8n+4 -> %s", st(s));
+	if (s >= 0)
+		qp_in_error_then_flush(&p, "atomic-align");
+	pair_free(&p);
+	pair_new(&p);
+	s = run_wr(&p, IBV_WR_ATOMIC_FETCH_AND_ADD, 8, (uintptr_t)p.mem + 4096 + 1, p.rb->rkey, 1, 0);
+	REPORT(UNALIGNED_OK(s), "atomic-align", "FETCH_AND_ADD at 8n+1 -> %s", st(s));
+	pair_free(&p);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct { const char *name; void (*fn)(void); } cases[] = {
+		{ "caps", case_caps }, { "state", case_state }, { "access", case_access },
+		{ "zero-mr", case_zero_mr }, { "bad-rkey", case_bad_rkey }, { "atomic-align", case_atomic_align },
+	};
+	int opt;
+
+	vt_prog = "cnuas-badverbs";
+	vt_opts_default(&O);
+	O.timeout = 12;
+	O.retry_cnt = 3;
+	O.rnr_retry = 3;
+	while ((opt = getopt(argc, argv, VT_COMMON_OPTS "h")) != -1) {
+		if (vt_common_opt(&O, opt, optarg))
+			continue;
+		printf("Usage: cnuas-badverbs [options] [CASE...]\nCases:");
+		for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+			printf(" %s", cases[i].name);
+		printf("\n");
+		vt_usage_common(stdout);
+		return opt == 'h' ? 0 : 2;
+	}
+	vt_open(&C, &O);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		bool want = optind == argc;
+
+		for (int k = optind; k < argc; k++)
+			want |= !strcmp(argv[k], cases[i].name);
+		if (want)
+			cases[i].fn();
+	}
+	vt_close(&C);
+	printf("cnuas-badverbs: %d passed, %d failed, %d skipped\n", npass, nfail, nskip);
+	return nfail ? 1 : 0;
+}

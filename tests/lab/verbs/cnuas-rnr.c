@@ -1,0 +1,224 @@
+// SPDX-License-Identifier: GPL-2.0-or-later OR MIT
+/*
+ * cnuas-rnr: RC error paths that must end in the right completion status.
+ *
+ *   server:  cnuas-rnr -M rnr|vanish [options]
+ *   client:  cnuas-rnr -M rnr|vanish [options] SERVER
+ *
+ * rnr:    the server posts no receive buffer; the client SENDs with
+ *         rnr_retry N < 7 and must get IBV_WC_RNR_RETRY_EXC_ERR.
+ * vanish: the server destroys its QP once both are at RTS; the client
+ *         SENDs with a short timeout and retry_cnt and must get
+ *         IBV_WC_RETRY_EXC_ERR.
+ * Then both sides build fresh QPs and exchange one SEND each way: the
+ * device keeps working. Exit 0 only when all that happened within -T s.
+ */
+#include "common.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static double limit = 120;
+
+struct side {
+	struct ibv_cq *cq;
+	struct ibv_qp *qp;
+	struct ibv_mr *mr;
+	char buf[64];
+	uint32_t psn;
+};
+
+static void side_new(struct vt_ctx *c, struct side *s)
+{
+	s->mr = ibv_reg_mr(c->pd, s->buf, sizeof(s->buf), IBV_ACCESS_LOCAL_WRITE);
+	s->cq = ibv_create_cq(c->ctx, 16, NULL, NULL, 0);
+	if (!s->mr || !s->cq)
+		vt_die("ibv_reg_mr/ibv_create_cq: %s", strerror(errno));
+	s->qp = vt_create_rc(c, s->cq, s->cq, 4, 1);
+	if (!s->qp)
+		vt_die("ibv_create_qp: %s", strerror(errno));
+	s->psn = (uint32_t)lrand48() & 0xffffff;
+}
+
+static void side_free(struct side *s)
+{
+	if (s->qp)
+		ibv_destroy_qp(s->qp);
+	ibv_destroy_cq(s->cq);
+	ibv_dereg_mr(s->mr);
+	s->qp = NULL;
+}
+
+/* Swap QP details over the side channel and go to RTS. */
+static void side_connect(struct vt_ctx *c, struct side *s, const struct vt_opts *o, int fd)
+{
+	struct vt_peer me = { .qpn = s->qp->qp_num, .psn = s->psn, .mtu = c->port_attr.active_mtu }, peer;
+	int r;
+
+	memcpy(me.gid, c->gid.raw, 16);
+	vt_send_peer(fd, &me);
+	vt_recv_peer(fd, &peer, (int)limit);
+	r = vt_connect_rc(c, s->qp, o, s->psn, &peer, IBV_ACCESS_LOCAL_WRITE);
+	if (r)
+		vt_die("bringing the QP to RTS: %s", strerror(r));
+	vt_dbg("qpn 0x%06x -> 0x%06x", me.qpn, peer.qpn);
+}
+
+static void post_recv(struct side *s)
+{
+	struct ibv_sge sg = { .addr = (uintptr_t)s->buf, .length = sizeof(s->buf), .lkey = s->mr->lkey };
+	struct ibv_recv_wr wr = { .wr_id = 2, .sg_list = &sg, .num_sge = 1 }, *bad;
+
+	if (ibv_post_recv(s->qp, &wr, &bad))
+		vt_die("ibv_post_recv failed");
+}
+
+static void post_send(struct side *s)
+{
+	struct ibv_sge sg = { .addr = (uintptr_t)s->buf, .length = 16, .lkey = s->mr->lkey };
+	struct ibv_send_wr wr = { .wr_id = 1, .sg_list = &sg, .num_sge = 1, .opcode = IBV_WR_SEND,
+				  .send_flags = IBV_SEND_SIGNALED }, *bad;
+
+	if (ibv_post_send(s->qp, &wr, &bad))
+		vt_die("ibv_post_send failed");
+}
+
+static void sync_word(int fd, const char *what)
+{
+	uint64_t w;
+
+	vt_send_word(fd, 1);
+	if (vt_recv_word(fd, &w, (int)limit))
+		vt_die("peer vanished from the side channel (%s)", what);
+}
+
+/* The afterwards check: a fresh QP pair, one SEND each way, both succeed. */
+static int still_works(struct vt_ctx *c, const struct vt_opts *o, int fd)
+{
+	struct vt_opts ok = *o;
+	struct side s = { 0 };
+	struct ibv_wc wc;
+	int got_send = 0, got_recv = 0;
+
+	ok.timeout = 14;
+	ok.retry_cnt = 7;
+	ok.rnr_retry = 7;
+	side_new(c, &s);
+	side_connect(c, &s, &ok, fd);
+	post_recv(&s);
+	sync_word(fd, "fresh QPs ready");
+	post_send(&s);
+	while (!got_send || !got_recv) {
+		if (vt_poll_one(s.cq, &wc, 30)) {
+			vt_log("FAIL: fresh QP: no completion within 30 s");
+			return 1;
+		}
+		if (wc.status != IBV_WC_SUCCESS) {
+			vt_log("FAIL: fresh QP: %s", ibv_wc_status_str(wc.status));
+			return 1;
+		}
+		if (wc.opcode == IBV_WC_RECV)
+			got_recv = 1;
+		else
+			got_send = 1;
+	}
+	sync_word(fd, "fresh QPs done");
+	side_free(&s);
+	printf("cnuas-rnr: PASS fresh QPs after the test: SEND both ways\n");
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct vt_opts o;
+	struct vt_ctx c;
+	struct side s = { 0 };
+	const char *mode = NULL;
+	int opt, fd, rc = 0;
+
+	vt_prog = "cnuas-rnr";
+	vt_opts_default(&o);
+	o.rnr_retry = 2;
+	o.min_rnr_timer = 1;	/* 0.01 ms: retries come fast */
+	o.timeout = 10;		/* ~4 ms */
+	o.retry_cnt = 2;
+	while ((opt = getopt(argc, argv, VT_COMMON_OPTS "M:T:h")) != -1) {
+		if (vt_common_opt(&o, opt, optarg))
+			continue;
+		switch (opt) {
+		case 'M': mode = optarg; break;
+		case 'T': limit = (double)vt_parse_u64(optarg, "time limit", 86400); break;
+		case 'h':
+		default:
+			fprintf(opt == 'h' ? stdout : stderr,
+				"Usage: cnuas-rnr -M rnr|vanish [-T SEC] [options] [SERVER]\n"
+				"  defaults here: -R 2 (rnr_retry), -t 10, -r 2\n");
+			vt_usage_common(opt == 'h' ? stdout : stderr);
+			return opt == 'h' ? 0 : 2;
+		}
+	}
+	if (optind < argc)
+		o.server = argv[optind++];
+	if (optind < argc || !mode || (strcmp(mode, "rnr") && strcmp(mode, "vanish")))
+		vt_die("usage: cnuas-rnr -M rnr|vanish [options] [SERVER]");
+	bool rnr = !strcmp(mode, "rnr");
+
+	if (rnr && o.rnr_retry >= 7)
+		vt_die("rnr_retry 7 retries forever: use -R 0..6");
+	srand48((long)getpid());
+	vt_open(&c, &o);
+	fd = vt_tcp_open(&o, (int)limit);
+	side_new(&c, &s);
+	side_connect(&c, &s, &o, fd);
+	sync_word(fd, "both at RTS");
+	if (!o.server) {
+		/* server: no receive buffer (rnr), or no QP at all (vanish) */
+		if (!rnr) {
+			ibv_destroy_qp(s.qp);
+			s.qp = NULL;
+		}
+		sync_word(fd, "server side set up");
+		uint64_t verdict;
+
+		if (vt_recv_word(fd, &verdict, (int)limit))
+			vt_die("no verdict from the client");
+		rc = verdict ? 1 : 0;
+	} else {
+		enum ibv_wc_status want = rnr ? IBV_WC_RNR_RETRY_EXC_ERR : IBV_WC_RETRY_EXC_ERR;
+		struct ibv_wc wc;
+		double t0;
+
+		sync_word(fd, "server side set up");
+		t0 = vt_now();
+		post_send(&s);
+		if (vt_poll_one(s.cq, &wc, limit)) {
+			vt_log("FAIL: %s: no completion within %.0f s", mode, limit);
+			rc = 1;
+		} else if (wc.status != want) {
+			vt_log("FAIL: %s: completion %s (%d), want %s", mode, ibv_wc_status_str(wc.status),
+			       wc.status, ibv_wc_status_str(want));
+			rc = 1;
+		} else {
+			struct ibv_qp_attr a;
+			struct ibv_qp_init_attr ia;
+
+			printf("cnuas-rnr: PASS %s: %s after %.2f s (rnr_retry %d, min_rnr_timer %d, timeout %d, retry_cnt %d)\n",
+			       mode, ibv_wc_status_str(wc.status), vt_now() - t0, o.rnr_retry, o.min_rnr_timer,
+			       o.timeout, o.retry_cnt);
+			if (ibv_query_qp(s.qp, &a, IBV_QP_STATE, &ia) || a.qp_state != IBV_QPS_ERR) {
+				vt_log("FAIL: the QP is not in the error state after the error completion");
+				rc = 1;
+			}
+		}
+		vt_send_word(fd, (uint64_t)rc);
+	}
+	side_free(&s);
+	if (still_works(&c, &o, fd))
+		rc = 1;
+	close(fd);
+	vt_close(&c);
+	return rc;
+}

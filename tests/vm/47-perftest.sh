@@ -1,0 +1,72 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later OR MIT
+# perftest between two RDMA nodes (default cnuas nodes 0 and 1,
+# CNUAS_PAIR="A B" for others), each tool in both directions (client on A
+# and server on B, then the reverse): RC ib_send_bw, ib_write_bw,
+# ib_read_bw, ib_atomic_bw, ib_send_lat, ib_write_lat, ib_read_lat,
+# ib_atomic_lat, and ib_send_bw -c UD.  Both ends must exit 0 and the
+# client's result line must show a nonzero bandwidth (or latency).
+# Iteration counts are small (PERF_ITERS, default 20): TCG.
+# timeout: 900
+. "$(dirname "$0")/lib.sh"
+rdma_pair CNUAS_PAIR "0 1"
+rdma_prep "$A" "$B"
+iters=${PERF_ITERS:-20}
+note "node$A $DA (GID $GA) <-> node$B $DB (GID $GB), MTU $MTU, -n $iters"
+
+port=18600
+cases=()
+# perf NAME TOOL ARGS: queue TOOL in both directions.
+perf() {
+	local name=$1 tool=$2 args=$3 s c gs gc ds dc
+	for dir in fwd rev; do
+		if [ $dir = fwd ]; then s=$B c=$A; else s=$A c=$B; fi
+		gs=$([ "$s" = "$A" ] && echo "$GA" || echo "$GB")
+		gc=$([ "$c" = "$A" ] && echo "$GA" || echo "$GB")
+		ds=$(rdma_dev "$s") dc=$(rdma_dev "$c")
+		cases+=("$name.$c-$s")
+		pair_bg "$name.$c-$s" 180 "$s" "$c" "$(listening $port)" \
+			"$tool -d $ds -x $gs -F -n $iters -p $port $args" \
+			"$tool -d $dc -x $gc -F -n $iters -p $port $args $(ip_of "$s")"
+		port=$((port + 1))
+	done
+}
+perf send_bw ib_send_bw ""
+perf write_bw ib_write_bw ""
+perf read_bw ib_read_bw ""
+perf atomic_bw ib_atomic_bw ""
+perf send_bw_ud ib_send_bw "-c UD"
+perf send_lat ib_send_lat ""
+perf write_lat ib_write_lat ""
+perf read_lat ib_read_lat ""
+perf atomic_lat ib_atomic_lat ""
+pair_wait
+
+# result FILE: the numbers line after perftest's "#bytes" header; the
+# message rate (5th column: tiny atomics round BW to 0.00 MB/s) for _bw,
+# t_avg (6th) for _lat.
+result() {
+	awk '/#bytes/ { hdr = 1; next } hdr && $1 ~ /^[0-9]+$/ { print; exit }' "$1"
+}
+bad=()
+for c in "${cases[@]}"; do
+	line=
+	if pair_result "$c"; then
+		line=$(result "$PR_CLI")
+		case $c in
+		*_lat.*) v=$(echo "$line" | awk '{ print $6 }') ;;
+		*) v=$(echo "$line" | awk '{ print $5 }') ;;
+		esac
+		if [ -n "$line" ] && awk -v v="$v" 'BEGIN { exit !(v + 0 > 0) }'; then
+			echo "PASS $c: $(echo "$line" | tr -s ' \t' ' ')"
+			continue
+		fi
+		echo "FAIL $c: no nonzero result in the client's output"
+	else
+		echo "FAIL $c"
+	fi
+	pair_show 10
+	bad+=("$c")
+done
+[ ${#bad[@]} -eq 0 ] || fail "${#bad[@]} of ${#cases[@]} perftest runs failed: ${bad[*]}"
+echo "all ${#cases[@]} perftest runs passed between node$A ($DA) and node$B ($DB)"

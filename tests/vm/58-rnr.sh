@@ -1,0 +1,34 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later OR MIT
+# RNR and a vanished peer between cnuas nodes 0 and 1 (cnuas-rnr): a
+# receiver with no buffers ends the sender's SEND in RNR_RETRY_EXC_ERR
+# (rnr_retry 2), a destroyed peer QP ends it in RETRY_EXC_ERR (timeout 10,
+# retry_cnt 2); fresh QPs work afterwards, the guests and the switch too.
+. "$(dirname "$0")/lib.sh"
+need_cnuas_nodes 2
+need_eth
+# VERBS_DEV / VERBS_NODES="A B" run it on other devices/nodes (e.g. rxe0 on
+# the rxe nodes, to check the test itself)
+DEV=${VERBS_DEV:-cnuas_0}
+read -r N0 N1 <<<"${VERBS_NODES:-0 1}"
+for n in $N0 $N1; do
+	lsh -t 30 "$n" "modprobe -q cnuas_ib 2>/dev/null; modprobe -q ib_uverbs 2>/dev/null; i=0; while [ ! -e /sys/class/infiniband/$DEV ] && [ \$i -lt 50 ]; do sleep 0.2; i=\$((i+1)); done; [ -e /sys/class/infiniband/$DEV ]" || skip "node$n has no $DEV (cnuas_ib not loaded)"
+done
+wait_ping "$N0" "$(ip_of "$N1")" 30 || fail "node0 cannot reach node1"
+for mode in rnr vanish; do
+	srv=$(mktemp)
+	lsh -t 200 "$N1" "cnuas-rnr -d $DEV -M $mode -T 120" >"$srv" 2>&1 &
+	spid=$!
+	sleep 1
+	out=$(lsh -t 200 "$N0" "cnuas-rnr -d $DEV -M $mode -T 120 $(ip_of "$N1")" 2>&1)
+	crc=$?
+	wait $spid
+	src=$?
+	echo "$out"
+	sed 's/^/server: /' "$srv"
+	rm -f "$srv"
+	[ $crc = 0 ] && [ $src = 0 ] || fail "$mode: client rc $crc, server rc $src"
+	echo "$out" | grep -q "PASS $mode" || fail "$mode: no PASS line"
+done
+wait_ping "$N0" "$(ip_of "$N1")" 30 || fail "node0 cannot reach node1 afterwards"
+"$LAB" switch -- show >/dev/null || fail "the switch does not answer"

@@ -1,0 +1,101 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later OR MIT
+# Fuzz: thousands of random and mutated RoCEv2 frames (cnuas-fuzz: bad
+# lengths, opcodes, PSNs, QPNs, rkeys, truncated headers, bad ICRCs) at
+# cnuas node 0 while an RC transfer with node 1 runs; the fuzzed QPNs
+# include that live QP. No oops, the live transfer and a new one after it
+# pass, and node 0's receive counters account for the frames. The frames
+# come from the eth0 of a virtio/rxe node if the lab has one, else from
+# cnuas0 of node 1. FUZZ_COUNT overrides the number (default 5000).
+. "$(dirname "$0")/lib.sh"
+need_cnuas_nodes 2
+need_eth
+# VERBS_DEV / VERBS_NODES="A B" run it on other devices/nodes (e.g. rxe0 on
+# the rxe nodes, to check the test itself)
+DEV=${VERBS_DEV:-cnuas_0}
+read -r N0 N1 <<<"${VERBS_NODES:-0 1}"
+COUNT=${FUZZ_COUNT:-5000}
+for n in $N0 $N1; do
+	lsh -t 30 "$n" "modprobe -q cnuas_ib 2>/dev/null; modprobe -q ib_uverbs 2>/dev/null; i=0; while [ ! -e /sys/class/infiniband/$DEV ] && [ \$i -lt 50 ]; do sleep 0.2; i=\$((i+1)); done; [ -e /sys/class/infiniband/$DEV ]" || skip "node$n has no $DEV (cnuas_ib not loaded)"
+done
+NETDEV=${VERBS_NETDEV:-cnuas0}
+# the fuzz source: a virtio/rxe node if there is one, else node 1's cnuas0
+src=$N1 ifn=$NETDEV
+for n in $(seq "$NODES" $((NODES + VIRTIO_NODES + ${RXE_NODES:-0} - 1))); do
+	[ "$n" != "$N0" ] && [ "$n" != "$N1" ] && { src=$n ifn=eth0; break; }
+done
+wait_ping "$N0" "$(ip_of "$N1")" 30 || fail "node0 cannot reach node1"
+wait_ping "$src" "$(ip_of "$N0")" 30 || fail "node$src cannot reach node0"
+problems0=$(console_problems)
+
+# xfer SIZE_MIB EXTRA_ARGS: node1 receives, node0 sends; prints both outputs.
+xfer() {
+	local rx rc
+	rx=$(mktemp)
+	lsh -t 600 "$N1" "cnuas-xfer -d $DEV -s $1 -T 500 $2" >"$rx" 2>&1 &
+	local rpid=$!
+	sleep 1
+	lsh -t 600 "$N0" "cnuas-xfer -d $DEV -s $1 -T 500 $2 $(ip_of "$N1")" 2>&1
+	rc=$?
+	wait $rpid || rc=1
+	cat "$rx"
+	rm -f "$rx"
+	return $rc
+}
+# Receive-side counters of the device on node 0, "name value" lines.
+counters0() {
+	lsh -t 30 "$N0" "cd /sys/class/infiniband/$DEV/ports/1/hw_counters 2>/dev/null && for f in *; do echo \"\$f \$(cat \$f)\"; done"
+}
+
+xfer 8 "" || fail "transfer before the fuzz failed"
+
+# the live QP: a transfer that keeps going for 60 s
+live=$(mktemp)
+lsh -t 600 "$N1" "cnuas-xfer -d $DEV -s 100000 -D 60 -T 500 -p 18600" >"$live.rx" 2>&1 &
+lrx=$!
+sleep 1
+lsh -t 600 "$N0" "cnuas-xfer -d $DEV -s 100000 -D 60 -T 500 -p 18600 $(ip_of "$N1")" >"$live" 2>&1 &
+ltx=$!
+qpn=
+for i in $(seq 60); do
+	qpn=$(sed -n 's/.*sender: local qpn \(0x[0-9a-f]*\).*/\1/p' "$live" | head -1)
+	[ -n "$qpn" ] && break
+	sleep 1
+done
+[ -n "$qpn" ] || { cat "$live" "$live.rx"; fail "the live transfer did not start"; }
+echo "live sender QP on node0: $qpn"
+
+before=$(counters0)
+sw_before=$("$LAB" switch -- --json show)
+mac0=$(lsh -t 30 "$N0" "cat /sys/class/net/$NETDEV/address") || fail "no MAC of node0"
+fz=$(lsh -t 600 "$src" "cnuas-fuzz -i $ifn -M $mac0 -a $(ip_of "$N0") -q $qpn -q 1 -n $COUNT -S 59") ||
+	fail "cnuas-fuzz failed: $fz"
+echo "node$src ($ifn): $fz"
+sleep 2
+after=$(counters0)
+
+wait $ltx
+trc=$?
+wait $lrx
+rrc=$?
+cat "$live" "$live.rx"
+rm -f "$live" "$live.rx"
+[ $trc = 0 ] && [ $rrc = 0 ] || fail "the live transfer failed during the fuzz (sender rc $trc, receiver rc $rrc)"
+xfer 8 "-S 9" || fail "transfer after the fuzz failed"
+
+# accounting: fuzz frames node0 dropped or refused, each with a reason
+acct=$(/usr/bin/python3 - "$before" "$after" <<'PY'
+import sys
+b = dict(l.split() for l in sys.argv[1].splitlines() if len(l.split()) == 2)
+a = dict(l.split() for l in sys.argv[2].splitlines() if len(l.split()) == 2)
+d = {k: int(a[k]) - int(b.get(k, 0)) for k in a}
+print(" ".join("%s=%d" % (k, d[k]) for k in sorted(d) if d[k]))
+# frames refused for a reason (the live transfer adds nothing here: no faults)
+why = [k for k in d if k.startswith("rx_drop") or "icrc" in k or k in ("out_of_seq_request", "duplicate_request")]
+print(sum(d[k] for k in why))
+PY
+)
+echo "node0 counter deltas: $(echo "$acct" | head -1)"
+seen=$(echo "$acct" | tail -1)
+[ "$seen" -ge $((COUNT / 2)) ] || fail "node0's counters account for only $seen of $COUNT fuzz frames"
+[ "$(console_problems)" = "$problems0" ] || fail "kernel problems on a console during the fuzz"

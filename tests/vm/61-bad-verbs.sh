@@ -1,0 +1,26 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later OR MIT
+# Bad verbs arguments on cnuas_0 (cnuas-badverbs, loopback QP pairs): caps
+# over the limits, bad state transitions, wrong access flags, zero-length
+# MR, bad rkeys, unaligned atomics give the errno / completion status of a
+# real HCA; the guest keeps working (a transfer to node 1 afterwards).
+. "$(dirname "$0")/lib.sh"
+need_cnuas_nodes 2
+need_eth
+# VERBS_DEV / VERBS_NODES="A B" run it on other devices/nodes (e.g. rxe0 on
+# the rxe nodes, to check the test itself)
+DEV=${VERBS_DEV:-cnuas_0}
+read -r N0 N1 <<<"${VERBS_NODES:-0 1}"
+lsh -t 30 "$N0" "modprobe -q cnuas_ib 2>/dev/null; modprobe -q ib_uverbs 2>/dev/null; i=0; while [ ! -e /sys/class/infiniband/$DEV ] && [ \$i -lt 50 ]; do sleep 0.2; i=\$((i+1)); done; [ -e /sys/class/infiniband/$DEV ]" || skip "node0 has no $DEV (cnuas_ib not loaded)"
+out=$(lsh -t 300 "$N0" "cnuas-badverbs -d $DEV" 2>&1)
+rc=$?
+echo "$out"
+[ $rc = 0 ] || fail "cnuas-badverbs: $(echo "$out" | grep -c '^FAIL') case(s) failed (rc $rc)"
+wait_ping "$N0" "$(ip_of "$N1")" 30 || fail "node0 cannot reach node1 afterwards"
+rx=$(mktemp)
+lsh -t 300 "$N1" "cnuas-xfer -d $DEV -s 4 -T 240" >"$rx" 2>&1 &
+rpid=$!
+sleep 1
+lsh -t 300 "$N0" "cnuas-xfer -d $DEV -s 4 -T 240 $(ip_of "$N1")" || { cat "$rx"; fail "transfer after the bad verbs failed"; }
+wait $rpid || { cat "$rx"; fail "receiver failed"; }
+rm -f "$rx"

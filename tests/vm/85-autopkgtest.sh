@@ -1,0 +1,43 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later OR MIT
+# autopkgtest of our Debian packages inside a lab guest (node 0, which has
+# a cnuas-vnic on the switch): the DKMS test autodep8 generates from
+# "Testsuite: autopkgtest-pkg-dkms" and our debian/tests/device-smoke must
+# both PASS (not skip). The guest has no route to a Debian mirror, so the
+# test dependencies are in the image and apt sees only autopkgtest's own
+# repository of the built packages.
+# timeout: 900
+. "$(dirname "$0")/lib.sh"
+need_cnuas_nodes 1
+need_eth
+ROOT=$(cd "$VM_TESTS/../.." && pwd)
+lsh 0 'command -v autopkgtest >/dev/null' || skip "autopkgtest is not in the guest image"
+
+debs=$("$ROOT/scripts/build-debs" | tail -1) || fail "scripts/build-debs failed"
+note "packages from $debs"
+
+# The unbuilt source tree (what dpkg-source would ship) and the .debs.
+lsh 0 'rm -rf /root/apt && mkdir -p /root/apt/src /root/apt/debs' || fail "guest mkdir"
+(cd "$ROOT" && git ls-files -co --exclude-standard -z -- VERSION dkms.conf debian src userspace LICENSES scripts/build-provider |
+	while IFS= read -r -d '' f; do [ -e "$f" ] && printf '%s\0' "$f"; done | tar -c --null -T -) | lx 0 tar -x -C /root/apt/src || fail "copying the source tree"
+tar -C "$debs" -c . | lx 0 tar -x -C /root/apt/debs || fail "copying the packages"
+
+out=$(lsh -t 840 0 '
+	set -u
+	mkdir -p /root/apt/saved
+	mv /etc/apt/sources.list /etc/apt/sources.list.d/* /root/apt/saved/ 2>/dev/null
+	: >/etc/apt/sources.list
+	autopkgtest --no-apt-upgrade --output-dir /root/apt/out \
+		/root/apt/debs/*.deb /root/apt/src -- null >/root/apt/log 2>&1
+	rc=$?
+	mv /root/apt/saved/sources.list /etc/apt/ 2>/dev/null
+	mv /root/apt/saved/* /etc/apt/sources.list.d/ 2>/dev/null
+	echo "autopkgtest exit $rc"
+	cat /root/apt/out/summary 2>/dev/null
+	echo "---- log tail"
+	tail -n 40 /root/apt/log') || true
+echo "$out"
+summary=$(echo "$out" | sed -n '/^autopkgtest exit/,/^---- log tail/p')
+echo "$summary" | grep -Eq '^dkms-autopkgtest +PASS' || fail "the DKMS autopkgtest did not pass"
+echo "$summary" | grep -Eq '^device-smoke +PASS' || fail "device-smoke did not pass (a SKIP counts as a failure here)"
+echo "dkms-autopkgtest and device-smoke passed in the guest"

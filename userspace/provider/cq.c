@@ -1,0 +1,293 @@
+// SPDX-License-Identifier: GPL-2.0-or-later OR MIT
+/*
+ * Completion queues: the kernel produces struct cnuas_cqe into the
+ * mapped ring, poll_cq consumes them without a system call. Extended
+ * polling (ibv_create_cq_ex) reads the same ring one CQE at a time.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cnuas.h"
+#include "cmd.h"
+
+/* The ibv_wc fields the extended API can ask for. */
+#define CNUAS_WC_EX_FLAGS (IBV_WC_EX_WITH_BYTE_LEN | IBV_WC_EX_WITH_IMM |   \
+			   IBV_WC_EX_WITH_QP_NUM | IBV_WC_EX_WITH_SRC_QP |  \
+			   IBV_WC_EX_WITH_SLID | IBV_WC_EX_WITH_SL |        \
+			   IBV_WC_EX_WITH_DLID_PATH_BITS)
+
+static unsigned int cqe_wc_flags(const struct cnuas_cqe *cqe)
+{
+	unsigned int f = 0;
+
+	if (cqe->wc_flags & CNUAS_CQE_GRH)
+		f |= IBV_WC_GRH;
+	if (cqe->wc_flags & CNUAS_CQE_WITH_IMM)
+		f |= IBV_WC_WITH_IMM;
+	if (cqe->wc_flags & CNUAS_CQE_WITH_INV)
+		f |= IBV_WC_WITH_INV;
+	return f;
+}
+
+static void cqe_to_wc(const struct cnuas_cqe *cqe, struct ibv_wc *wc)
+{
+	wc->wr_id = cqe->wr_id;
+	wc->status = cqe->status;
+	wc->opcode = cqe->opcode;
+	wc->vendor_err = cqe->vendor_err;
+	wc->byte_len = cqe->byte_len;
+	wc->qp_num = cqe->qp_num;
+	wc->src_qp = cqe->src_qp;
+	wc->wc_flags = cqe_wc_flags(cqe);
+	if (cqe->wc_flags & CNUAS_CQE_WITH_INV)
+		wc->invalidated_rkey = cqe->ex;
+	else
+		wc->imm_data = cqe->ex;
+	wc->pkey_index = cqe->pkey_index;
+	wc->slid = cqe->slid;
+	wc->sl = cqe->sl;
+	wc->dlid_path_bits = cqe->dlid_path_bits;
+}
+
+int cnuas_poll_cq(struct ibv_cq *ibcq, int num, struct ibv_wc *wc)
+{
+	struct cnuas_cq *cq = to_ccq(ibcq);
+	struct cnuas_ring *r = &cq->q.ring;
+	uint32_t avail;
+	int n;
+
+	if (num <= 0)
+		return 0;
+	pthread_spin_lock(&cq->q.lock);
+	avail = cnuas_ring_avail(r);
+	if (avail > (uint32_t)num)
+		avail = num;
+	for (n = 0; n < (int)avail; n++)
+		cqe_to_wc(cnuas_ring_slot(r, r->index + n), &wc[n]);
+	if (n)
+		cnuas_ring_consume(r, n);
+	pthread_spin_unlock(&cq->q.lock);
+	return n;
+}
+
+int cnuas_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
+{
+	return ibv_cmd_req_notify_cq(ibcq, solicited_only);
+}
+
+int cnuas_resize_cq(struct ibv_cq *ibcq, int cqe)
+{
+	(void)ibcq;
+	(void)cqe;
+	return EOPNOTSUPP;
+}
+
+/* ---- extended polling: the CQ lock is held from start to end ---- */
+
+static void load_cur(struct cnuas_cq *cq)
+{
+	struct cnuas_ring *r = &cq->q.ring;
+
+	cq->cur = cnuas_ring_slot(r, r->index);
+	cq->vcq.cq_ex.wr_id = cq->cur->wr_id;
+	cq->vcq.cq_ex.status = cq->cur->status;
+}
+
+static int cq_start_poll(struct ibv_cq_ex *ibcq, struct ibv_poll_cq_attr *attr)
+{
+	struct cnuas_cq *cq = ex_to_ccq(ibcq);
+
+	if (attr->comp_mask)
+		return EINVAL;
+	pthread_spin_lock(&cq->q.lock);
+	if (!cnuas_ring_avail(&cq->q.ring)) {
+		cq->cur = NULL;
+		pthread_spin_unlock(&cq->q.lock);
+		return ENOENT;
+	}
+	load_cur(cq);
+	return 0;
+}
+
+static int cq_next_poll(struct ibv_cq_ex *ibcq)
+{
+	struct cnuas_cq *cq = ex_to_ccq(ibcq);
+
+	cnuas_ring_consume(&cq->q.ring, 1);
+	if (!cnuas_ring_avail(&cq->q.ring)) {
+		cq->cur = NULL;
+		return ENOENT;
+	}
+	load_cur(cq);
+	return 0;
+}
+
+static void cq_end_poll(struct ibv_cq_ex *ibcq)
+{
+	struct cnuas_cq *cq = ex_to_ccq(ibcq);
+
+	if (cq->cur)
+		cnuas_ring_consume(&cq->q.ring, 1);
+	cq->cur = NULL;
+	pthread_spin_unlock(&cq->q.lock);
+}
+
+static enum ibv_wc_opcode cq_read_opcode(struct ibv_cq_ex *ibcq)
+{
+	return ex_to_ccq(ibcq)->cur->opcode;
+}
+
+static uint32_t cq_read_vendor_err(struct ibv_cq_ex *ibcq)
+{
+	return ex_to_ccq(ibcq)->cur->vendor_err;
+}
+
+static uint32_t cq_read_byte_len(struct ibv_cq_ex *ibcq)
+{
+	return ex_to_ccq(ibcq)->cur->byte_len;
+}
+
+static __be32 cq_read_imm_data(struct ibv_cq_ex *ibcq)
+{
+	/* Also the invalidated rkey (ibv_wc_read_invalidated_rkey). */
+	return ex_to_ccq(ibcq)->cur->ex;
+}
+
+static uint32_t cq_read_qp_num(struct ibv_cq_ex *ibcq)
+{
+	return ex_to_ccq(ibcq)->cur->qp_num;
+}
+
+static uint32_t cq_read_src_qp(struct ibv_cq_ex *ibcq)
+{
+	return ex_to_ccq(ibcq)->cur->src_qp;
+}
+
+static unsigned int cq_read_wc_flags(struct ibv_cq_ex *ibcq)
+{
+	return cqe_wc_flags(ex_to_ccq(ibcq)->cur);
+}
+
+static uint32_t cq_read_slid(struct ibv_cq_ex *ibcq)
+{
+	return ex_to_ccq(ibcq)->cur->slid;
+}
+
+static uint8_t cq_read_sl(struct ibv_cq_ex *ibcq)
+{
+	return ex_to_ccq(ibcq)->cur->sl;
+}
+
+static uint8_t cq_read_dlid_path_bits(struct ibv_cq_ex *ibcq)
+{
+	return ex_to_ccq(ibcq)->cur->dlid_path_bits;
+}
+
+static void set_ex_ops(struct cnuas_cq *cq)
+{
+	struct ibv_cq_ex *ex = &cq->vcq.cq_ex;
+
+	ex->start_poll = cq_start_poll;
+	ex->next_poll = cq_next_poll;
+	ex->end_poll = cq_end_poll;
+	ex->read_opcode = cq_read_opcode;
+	ex->read_vendor_err = cq_read_vendor_err;
+	ex->read_byte_len = cq_read_byte_len;
+	ex->read_imm_data = cq_read_imm_data;
+	ex->read_qp_num = cq_read_qp_num;
+	ex->read_src_qp = cq_read_src_qp;
+	ex->read_wc_flags = cq_read_wc_flags;
+	ex->read_slid = cq_read_slid;
+	ex->read_sl = cq_read_sl;
+	ex->read_dlid_path_bits = cq_read_dlid_path_bits;
+}
+
+/* ---- create / destroy ---- */
+
+static int map_cq(struct ibv_context *ibctx, struct cnuas_cq *cq,
+		  const struct cnuas_create_cq_resp *drv)
+{
+	return cnuas_queue_map(ibctx, &cq->q, &drv->cq,
+			       sizeof(struct cnuas_cqe), 0);
+}
+
+struct ibv_cq *cnuas_create_cq(struct ibv_context *ibctx, int cqe,
+			       struct ibv_comp_channel *channel,
+			       int comp_vector)
+{
+	struct ibv_create_cq cmd;
+	struct cnuas_create_cq_cmd_resp resp = {};
+	struct cnuas_cq *cq;
+	int ret;
+
+	cq = calloc(1, sizeof(*cq));
+	if (!cq)
+		return NULL;
+	ret = ibv_cmd_create_cq(ibctx, cqe, channel, comp_vector,
+				&cq->vcq.cq, &cmd, sizeof(cmd),
+				&resp.ibv_resp, sizeof(resp));
+	if (ret)
+		goto err_free;
+	ret = map_cq(ibctx, cq, &resp.drv);
+	if (ret)
+		goto err_destroy;
+	return &cq->vcq.cq;
+
+err_destroy:
+	ibv_cmd_destroy_cq(&cq->vcq.cq);
+err_free:
+	free(cq);
+	errno = ret;
+	return NULL;
+}
+
+struct ibv_cq_ex *cnuas_create_cq_ex(struct ibv_context *ibctx,
+				     struct ibv_cq_init_attr_ex *attr)
+{
+	struct ibv_create_cq_ex cmd;
+	struct cnuas_create_cq_ex_cmd_resp resp = {};
+	struct cnuas_cq *cq;
+	int ret;
+
+	if (!check_comp_mask(attr->comp_mask, IBV_CQ_INIT_ATTR_MASK_FLAGS) ||
+	    !check_comp_mask(attr->wc_flags, CNUAS_WC_EX_FLAGS) ||
+	    ((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) &&
+	     !check_comp_mask(attr->flags,
+			      IBV_CREATE_CQ_ATTR_SINGLE_THREADED))) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	cq = calloc(1, sizeof(*cq));
+	if (!cq)
+		return NULL;
+	ret = ibv_cmd_create_cq_ex(ibctx, attr, &cq->vcq, &cmd, sizeof(cmd),
+				   &resp.ibv_resp, sizeof(resp), 0);
+	if (ret)
+		goto err_free;
+	ret = map_cq(ibctx, cq, &resp.drv);
+	if (ret)
+		goto err_destroy;
+	set_ex_ops(cq);
+	return &cq->vcq.cq_ex;
+
+err_destroy:
+	ibv_cmd_destroy_cq(&cq->vcq.cq);
+err_free:
+	free(cq);
+	errno = ret;
+	return NULL;
+}
+
+int cnuas_destroy_cq(struct ibv_cq *ibcq)
+{
+	struct cnuas_cq *cq = to_ccq(ibcq);
+	int ret;
+
+	ret = ibv_cmd_destroy_cq(ibcq);
+	if (ret)
+		return ret;
+	cnuas_queue_unmap(&cq->q);
+	free(cq);
+	return 0;
+}

@@ -1,0 +1,133 @@
+// SPDX-License-Identifier: GPL-2.0-or-later OR MIT
+/*
+ * Provider registration, device match and the user context: the ABI
+ * handshake with cnuas_ib.ko (uapi/cnuas-abi.h).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cnuas.h"
+#include "cmd.h"
+
+static void cnuas_free_context(struct ibv_context *ibctx);
+
+static const struct verbs_context_ops cnuas_ctx_ops = {
+	.alloc_pd = cnuas_alloc_pd,
+	.create_ah = cnuas_create_ah,
+	.create_cq = cnuas_create_cq,
+	.create_cq_ex = cnuas_create_cq_ex,
+	.create_qp = cnuas_create_qp,
+	.create_qp_ex = cnuas_create_qp_ex,
+	.create_srq = cnuas_create_srq,
+	.dealloc_pd = cnuas_dealloc_pd,
+	.dereg_mr = cnuas_dereg_mr,
+	.free_context = cnuas_free_context,
+	.destroy_ah = cnuas_destroy_ah,
+	.destroy_cq = cnuas_destroy_cq,
+	.destroy_qp = cnuas_destroy_qp,
+	.destroy_srq = cnuas_destroy_srq,
+	.modify_qp = cnuas_modify_qp,
+	.modify_srq = cnuas_modify_srq,
+	.poll_cq = cnuas_poll_cq,
+	.post_recv = cnuas_post_recv,
+	.post_send = cnuas_post_send,
+	.post_srq_recv = cnuas_post_srq_recv,
+	.query_device_ex = cnuas_query_device_ex,
+	.query_port = cnuas_query_port,
+	.query_qp = cnuas_query_qp,
+	.query_srq = cnuas_query_srq,
+	.reg_mr = cnuas_reg_mr,
+	.req_notify_cq = cnuas_req_notify_cq,
+	.resize_cq = cnuas_resize_cq,
+};
+
+static void cnuas_free_context(struct ibv_context *ibctx)
+{
+	struct cnuas_context *ctx = to_cctx(ibctx);
+
+	verbs_uninit_context(&ctx->vctx);
+	free(ctx);
+}
+
+static struct verbs_context *cnuas_alloc_context(struct ibv_device *ibdev,
+						 int cmd_fd,
+						 void *private_data)
+{
+	struct cnuas_get_context_cmd cmd = {};
+	struct cnuas_get_context_cmd_resp resp = {};
+	struct cnuas_context *ctx;
+	int ret;
+
+	(void)private_data;
+	ctx = verbs_init_and_alloc_context(ibdev, cmd_fd, ctx, vctx,
+					   RDMA_DRIVER_UNKNOWN);
+	if (!ctx)
+		return NULL;
+
+	cmd.drv.abi_version = CNUAS_UVERBS_ABI_VERSION;
+	ret = ibv_cmd_get_context(&ctx->vctx, &cmd.ibv_cmd, sizeof(cmd),
+				  &resp.ibv_resp, sizeof(resp));
+	if (ret) {
+		if (ret == EPROTO)
+			fprintf(stderr, CNUAS_PREFIX
+				"%s: the kernel's cnuas_ib does not speak provider ABI %u: install matching cnuas_ib.ko and libcnuas\n",
+				ibdev->name, CNUAS_UVERBS_ABI_VERSION);
+		errno = ret;
+		goto err;
+	}
+	if (resp.drv.abi_version != CNUAS_UVERBS_ABI_VERSION) {
+		fprintf(stderr, CNUAS_PREFIX
+			"%s: kernel answered provider ABI %u, libcnuas speaks %u: install matching cnuas_ib.ko and libcnuas\n",
+			ibdev->name, resp.drv.abi_version,
+			CNUAS_UVERBS_ABI_VERSION);
+		errno = EPROTO;
+		goto err;
+	}
+	ctx->max_inline = resp.drv.max_inline_data;
+	verbs_set_ops(&ctx->vctx, &cnuas_ctx_ops);
+	return &ctx->vctx;
+
+err:
+	verbs_uninit_context(&ctx->vctx);
+	free(ctx);
+	return NULL;
+}
+
+static struct verbs_device *cnuas_alloc_device(struct verbs_sysfs_dev *sysfs)
+{
+	struct cnuas_device *dev;
+
+	(void)sysfs;
+	dev = calloc(1, sizeof(*dev));
+	return dev ? &dev->vdev : NULL;
+}
+
+static void cnuas_uninit_device(struct verbs_device *vdev)
+{
+	free(cnuas_container_of(vdev, struct cnuas_device, vdev));
+}
+
+/*
+ * cnuas_ib binds to cnuas_net's auxiliary device "cnuas_net.rdma.N": its
+ * modalias is the stable match. The name is the fallback for sysfs
+ * without a modalias.
+ */
+static const struct verbs_match_ent cnuas_match_table[] = {
+	VERBS_MODALIAS_MATCH("auxiliary:cnuas_net.rdma", NULL),
+	VERBS_NAME_MATCH("cnuas", NULL),
+	{},
+};
+
+static const struct verbs_device_ops cnuas_dev_ops = {
+	.name = "cnuas",
+	.match_min_abi_version = CNUAS_UVERBS_ABI_VERSION,
+	.match_max_abi_version = CNUAS_UVERBS_ABI_VERSION,
+	.match_table = cnuas_match_table,
+	.alloc_device = cnuas_alloc_device,
+	.uninit_device = cnuas_uninit_device,
+	.alloc_context = cnuas_alloc_context,
+};
+
+PROVIDER_DRIVER(cnuas, cnuas_dev_ops);

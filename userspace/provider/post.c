@@ -1,0 +1,139 @@
+// SPDX-License-Identifier: GPL-2.0-or-later OR MIT
+/*
+ * Posting work requests: WQEs go straight into the mapped rings. Sends
+ * need one doorbell per call (the POST_SEND command with no work
+ * requests: the kernel then reads the SQ); receives need none, except
+ * on a QP in ERR, whose receives the kernel flushes when kicked.
+ */
+#include <errno.h>
+
+#include "cnuas.h"
+#include "wqe.h"
+
+static void limits(struct cnuas_wqe_limits *lim, const struct ibv_qp *qp,
+		   const struct cnuas_queue *q, uint32_t max_inline)
+{
+	lim->qp_type = qp ? qp->qp_type : IBV_QPT_RC;
+	lim->stride = q->ring.stride;
+	lim->max_sge = q->max_sge;
+	lim->max_inline = max_inline;
+}
+
+int cnuas_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
+		    struct ibv_send_wr **bad)
+{
+	struct cnuas_qp *qp = to_cqp(ibqp);
+	struct cnuas_ring *r = &qp->sq.ring;
+	struct cnuas_wqe_limits lim;
+	struct ibv_send_wr *dummy;
+	uint32_t space, n = 0;
+	int ret = 0;
+
+	if (!qp->sq.map) {
+		*bad = wr;
+		return EINVAL;
+	}
+	/* A real HCA refuses sends before RTS; ERR still takes them (flush). */
+	if (ibqp->state == IBV_QPS_RESET || ibqp->state == IBV_QPS_INIT ||
+	    ibqp->state == IBV_QPS_RTR) {
+		*bad = wr;
+		return EINVAL;
+	}
+	limits(&lim, ibqp, &qp->sq, qp->max_inline);
+
+	pthread_spin_lock(&qp->sq.lock);
+	space = cnuas_ring_space(r);
+	for (; wr; wr = wr->next, n++) {
+		uint32_t ah_num = 0;
+
+		if (n == space) {
+			ret = ENOMEM;
+			break;
+		}
+		if (ibqp->qp_type == IBV_QPT_UD) {
+			if (!wr->wr.ud.ah) {
+				ret = EINVAL;
+				break;
+			}
+			ah_num = to_cah(wr->wr.ud.ah)->ah_num;
+		}
+		ret = cnuas_wqe_send(cnuas_ring_slot(r, r->index + n), &lim,
+				     wr, ah_num);
+		if (ret)
+			break;
+	}
+	if (n)
+		cnuas_ring_produce(r, n);
+	pthread_spin_unlock(&qp->sq.lock);
+
+	if (ret)
+		*bad = wr;
+	if (n) {
+		int db = ibv_cmd_post_send(ibqp, NULL, &dummy);
+
+		if (db && !ret) {
+			ret = db;
+			*bad = NULL;	/* the WQEs are in the ring already */
+		}
+	}
+	return ret;
+}
+
+static int post_recv_ring(struct cnuas_queue *q, const struct ibv_qp *qp,
+			  struct ibv_recv_wr *wr, struct ibv_recv_wr **bad)
+{
+	struct cnuas_ring *r = &q->ring;
+	struct cnuas_wqe_limits lim;
+	uint32_t space, n = 0;
+	int ret = 0;
+
+	limits(&lim, qp, q, 0);
+	pthread_spin_lock(&q->lock);
+	space = cnuas_ring_space(r);
+	for (; wr; wr = wr->next, n++) {
+		if (n == space) {
+			ret = ENOMEM;
+			break;
+		}
+		ret = cnuas_wqe_recv(cnuas_ring_slot(r, r->index + n), &lim, wr);
+		if (ret)
+			break;
+	}
+	if (n)
+		cnuas_ring_produce(r, n);
+	pthread_spin_unlock(&q->lock);
+	if (ret)
+		*bad = wr;
+	return ret;
+}
+
+int cnuas_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
+		    struct ibv_recv_wr **bad)
+{
+	struct cnuas_qp *qp = to_cqp(ibqp);
+	int ret;
+
+	if (!qp->rq.map || ibqp->srq || ibqp->state == IBV_QPS_RESET) {
+		*bad = wr;
+		return EINVAL;
+	}
+	ret = post_recv_ring(&qp->rq, ibqp, wr, bad);
+	/*
+	 * In ERR the kernel flushes receives only when kicked (how a drain
+	 * learns its marker completed): the one case with a syscall.
+	 */
+	if (ibqp->state == IBV_QPS_ERR) {
+		struct ibv_send_wr *dummy;
+		int db = ibv_cmd_post_send(ibqp, NULL, &dummy);
+
+		if (db && !ret)
+			ret = db;
+	}
+	return ret;
+}
+
+int cnuas_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,
+			struct ibv_recv_wr **bad)
+{
+	return post_recv_ring(&to_csrq(ibsrq)->q, NULL, wr, bad);
+}

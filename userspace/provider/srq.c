@@ -1,0 +1,68 @@
+// SPDX-License-Identifier: GPL-2.0-or-later OR MIT
+/* Shared receive queues: one mapped ring the provider fills. */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "cnuas.h"
+#include "cmd.h"
+
+struct ibv_srq *cnuas_create_srq(struct ibv_pd *pd,
+				 struct ibv_srq_init_attr *attr)
+{
+	struct ibv_create_srq cmd;
+	struct cnuas_create_srq_cmd_resp resp = {};
+	struct cnuas_srq *srq;
+	int ret;
+
+	srq = calloc(1, sizeof(*srq));
+	if (!srq)
+		return NULL;
+	ret = ibv_cmd_create_srq(pd, &srq->vsrq.srq, attr, &cmd, sizeof(cmd),
+				 &resp.ibv_resp, sizeof(resp));
+	if (ret)
+		goto err_free;
+	ret = cnuas_queue_map(pd->context, &srq->q, &resp.drv.srq,
+			      sizeof(struct cnuas_recv_wqe), 1);
+	if (ret)
+		goto err_destroy;
+	srq->q.max_sge = attr->attr.max_sge;
+	srq->srq_num = resp.drv.srq_num;
+	return &srq->vsrq.srq;
+
+err_destroy:
+	ibv_cmd_destroy_srq(&srq->vsrq.srq);
+err_free:
+	free(srq);
+	errno = ret;
+	return NULL;
+}
+
+int cnuas_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr, int mask)
+{
+	struct ibv_modify_srq cmd;
+
+	/* The ring cannot grow under the mapping: resizing is refused. */
+	if (mask & IBV_SRQ_MAX_WR)
+		return EOPNOTSUPP;
+	return ibv_cmd_modify_srq(srq, attr, mask, &cmd, sizeof(cmd));
+}
+
+int cnuas_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr)
+{
+	struct ibv_query_srq cmd;
+
+	return ibv_cmd_query_srq(srq, attr, &cmd, sizeof(cmd));
+}
+
+int cnuas_destroy_srq(struct ibv_srq *ibsrq)
+{
+	struct cnuas_srq *srq = to_csrq(ibsrq);
+	int ret;
+
+	ret = ibv_cmd_destroy_srq(ibsrq);
+	if (ret)
+		return ret;
+	cnuas_queue_unmap(&srq->q);
+	free(srq);
+	return 0;
+}

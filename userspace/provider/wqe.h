@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later OR MIT */
+/*
+ * Work requests to ring slots (struct cnuas_send_wqe / cnuas_recv_wqe
+ * of uapi/cnuas-abi.h). Pure functions of the request and the queue's
+ * limits, so the host unit test checks them without a device.
+ */
+#ifndef CNUAS_WQE_H
+#define CNUAS_WQE_H
+
+#include <stdint.h>
+#include <infiniband/verbs.h>
+
+#include "uapi/cnuas-abi.h"
+
+struct cnuas_wqe_limits {
+	enum ibv_qp_type qp_type;
+	uint32_t stride;	/* slot size in bytes */
+	uint32_t max_sge;
+	uint32_t max_inline;
+};
+
+/*
+ * Fill @slot from @wr. @ah_num names wr->wr.ud.ah for UD QPs. Returns 0
+ * or EINVAL (opcode not valid for the QP type, too many SGEs, inline
+ * data too long or not allowed for the opcode).
+ */
+int cnuas_wqe_send(void *slot, const struct cnuas_wqe_limits *lim,
+		   const struct ibv_send_wr *wr, uint32_t ah_num);
+
+/* Fill @slot from @wr: 0 or EINVAL (too many SGEs). */
+int cnuas_wqe_recv(void *slot, const struct cnuas_wqe_limits *lim,
+		   const struct ibv_recv_wr *wr);
+
+#endif /* CNUAS_WQE_H */
