@@ -26,6 +26,7 @@
  *   resp.c      responder: PSN checks, RECV/WRITE/READ/atomic execution,
  *               ACK coalescing, NAKs, duplicate replay
  *   counters.c  hardware counters (rdma statistic)
+ *   loopback.c  frames to our own MAC, delivered without the wire
  *   wire.h      RoCEv2 headers: structs, accessors, opcode table, ICRC API
  *   opcode.c    the BTH opcode table
  *   icrc.c      the RoCEv2 ICRC

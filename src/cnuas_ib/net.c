@@ -138,7 +138,9 @@ void cnuas_ib_pkt_seal(struct sk_buff *skb)
 
 int cnuas_ib_xmit(struct cnuas_ib_dev *cdev, struct sk_buff *skb, bool more)
 {
-	int err = cnuas_net_aux_xmit(cdev->adev, skb, more);
+	int err = cnuas_ib_loop_is_local(cdev, skb) ?
+		  cnuas_ib_loop_xmit(cdev, skb) :
+		  cnuas_net_aux_xmit(cdev->adev, skb, more);
 
 	if (!err) {
 		cnuas_ib_stat_inc(cdev, CNUAS_STAT_SENT_PKTS);

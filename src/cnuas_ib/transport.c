@@ -20,6 +20,7 @@ int cnuas_ib_transport_dev_init(struct cnuas_ib_dev *cdev)
 	INIT_LIST_HEAD(&td->parked);
 	for (i = 0; i < CNUAS_STAT_NUM; i++)
 		atomic64_set(&td->stats[i], 0);
+	cnuas_ib_loop_init(cdev);
 	td->wq = alloc_workqueue("cnuas_ib", WQ_HIGHPRI | WQ_MEM_RECLAIM, 0);
 	return td->wq ? 0 : -ENOMEM;
 }
@@ -29,6 +30,7 @@ void cnuas_ib_transport_dev_cleanup(struct cnuas_ib_dev *cdev)
 	if (cdev->tdev.wq)
 		destroy_workqueue(cdev->tdev.wq);
 	cdev->tdev.wq = NULL;
+	cnuas_ib_loop_cleanup(cdev);
 }
 
 void cnuas_ib_tqp_schedule(struct cnuas_ib_qp *qp)

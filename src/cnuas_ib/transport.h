@@ -91,6 +91,10 @@ struct cnuas_ib_tdev {
 	struct list_head parked;	/* QPs waiting for TX ring room */
 	bool rx_batching;		/* ->rx_batch_end is wired */
 	atomic64_t stats[CNUAS_STAT_NUM];
+	/* loopback.c: frames to our own MAC */
+	struct sk_buff_head loop_q;
+	struct work_struct loop_work;
+	unsigned long loop_full;	/* bit 0: a sender saw -EBUSY */
 };
 
 /* Bits of cnuas_ib_tqp.flags (atomic bitops, any context). */
@@ -276,6 +280,13 @@ static inline u8 cnuas_ib_pad(u32 paylen)
  * (skb freed).
  */
 int cnuas_ib_xmit(struct cnuas_ib_dev *cdev, struct sk_buff *skb, bool more);
+
+/* loopback.c */
+void cnuas_ib_loop_init(struct cnuas_ib_dev *cdev);
+void cnuas_ib_loop_cleanup(struct cnuas_ib_dev *cdev);
+bool cnuas_ib_loop_is_local(struct cnuas_ib_dev *cdev,
+			    const struct sk_buff *skb);
+int cnuas_ib_loop_xmit(struct cnuas_ib_dev *cdev, struct sk_buff *skb);
 void cnuas_ib_stat_inc(struct cnuas_ib_dev *cdev, enum cnuas_ib_stat s);
 
 /* transport.c */
