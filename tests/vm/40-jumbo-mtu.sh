@@ -1,11 +1,11 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later OR MIT
 # MTU 9000 on both ends: an unfragmented 8972-byte ping and a TCP transfer
-# work.  MTU 1500 is restored afterwards.
+# work.  The lab's MTU ($MTU) is restored afterwards.
 . "$(dirname "$0")/lib.sh"
 need_cnuas_nodes 2
 need_eth
-restore() { for n in 0 1; do lsh -t 30 "$n" 'ip link set cnuas0 mtu 1500' >/dev/null 2>&1; done; }
+restore() { for n in 0 1; do lsh -t 30 "$n" "ip link set cnuas0 mtu ${MTU:-1500}" >/dev/null 2>&1; done; }
 trap restore EXIT
 for n in 0 1; do
 	lsh "$n" 'ip link set cnuas0 mtu 9000' || fail "node$n: cannot set MTU 9000"

@@ -21,7 +21,9 @@ positive() {
 	local f v
 	for f in "$@"; do
 		v=$(field "$f")
-		[ -n "$v" ] && [ $((v)) -gt 0 ] 2>/dev/null || fail "node$n: $f is '${v:-missing}', want > 0"
+		# Text, not arithmetic: 0xffffffffffffffff overflows bash.
+		[[ $v =~ ^(0x[0-9a-fA-F]+|[0-9]+)$ ]] && ! [[ $v =~ ^(0x)?0+$ ]] ||
+			fail "node$n: $f is '${v:-missing}', want > 0"
 	done
 }
 

@@ -42,26 +42,32 @@ perf read_lat ib_read_lat ""
 perf atomic_lat ib_atomic_lat ""
 pair_wait
 
-# result FILE: the numbers line after perftest's "#bytes" header; the
-# message rate (5th column: tiny atomics round BW to 0.00 MB/s) for _bw,
-# t_avg (6th) for _lat.
+# result FILE COLUMN: the COLUMN of the numbers line after perftest's
+# "#bytes" header, when it is above zero: the message rate (5th: tiny
+# atomics round BW to 0.00 MB/s) for _bw, t_avg (6th) for _lat.
 result() {
-	awk '/#bytes/ { hdr = 1; next } hdr && $1 ~ /^[0-9]+$/ { print; exit }' "$1"
+	awk -v c="$2" '/#bytes/ { hdr = 1; next }
+		hdr && $1 ~ /^[0-9]+$/ { if ($c + 0 > 0) print; exit }' "$1"
 }
 bad=()
 for c in "${cases[@]}"; do
-	line=
+	col=5
+	case $c in *_lat.*) col=6 ;; esac
 	if pair_result "$c"; then
-		line=$(result "$PR_CLI")
-		case $c in
-		*_lat.*) v=$(echo "$line" | awk '{ print $6 }') ;;
-		*) v=$(echo "$line" | awk '{ print $5 }') ;;
-		esac
-		if [ -n "$line" ] && awk -v v="$v" 'BEGIN { exit !(v + 0 > 0) }'; then
+		line=$(result "$PR_CLI" $col)
+		[ -n "$line" ] || line=$(result "$PR_SRV" $col)
+		if [ -n "$line" ]; then
 			echo "PASS $c: $(echo "$line" | tr -s ' \t' ' ')"
 			continue
 		fi
-		echo "FAIL $c: no nonzero result in the client's output"
+		# perftest times with the TSC, calibrated against gettimeofday; on
+		# a loaded TCG host that fails (r^2 < 0.9) and it reports 0. The
+		# run itself completed (both ends exit 0 after every completion).
+		if grep -q 'Correlation coefficient' "$PR_CLI" "$PR_SRV"; then
+			echo "PASS $c: completed; no rate (perftest could not calibrate the TSC under TCG)"
+			continue
+		fi
+		echo "FAIL $c: no nonzero result in the outputs"
 	else
 		echo "FAIL $c"
 	fi

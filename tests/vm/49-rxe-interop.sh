@@ -35,7 +35,12 @@ for c in "${cases[@]}"; do
 	if pair_result "$c"; then
 		case $c in
 		rc_*) r=$(grep -h 'iters in' "$PR_CLI") ;;
-		*) r=$(awk '/#bytes/ { h = 1; next } h && $1 ~ /^[0-9]+$/ && $5 + 0 > 0 { print; exit }' "$PR_CLI") ;;
+		*)
+			r=$(awk '/#bytes/ { h = 1; next } h && $1 ~ /^[0-9]+$/ && $5 + 0 > 0 { print; exit }' "$PR_CLI" "$PR_SRV")
+			# perftest's TSC calibration fails on a loaded TCG host (see 47).
+			[ -n "$r" ] || ! grep -q 'Correlation coefficient' "$PR_CLI" "$PR_SRV" ||
+				r="completed; no rate (perftest could not calibrate the TSC under TCG)"
+			;;
 		esac
 		[ -n "$r" ] && { echo "PASS $c: $(echo "$r" | tr -s ' \t' ' ')"; continue; }
 		echo "FAIL $c: no result line"

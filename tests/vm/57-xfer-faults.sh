@@ -29,7 +29,7 @@ icrc_errors() {
 		done
 		[ \$found = 1 ] || { echo none; exit 0; }; echo \$n"
 }
-b0=$(icrc_errors 0) && b1=$(icrc_errors 1) || fail "cannot read hw counters"
+b0=$(icrc_errors "$N0") && b1=$(icrc_errors "$N1") || fail "cannot read hw counters"
 [ "$b0" != none ] || fail "$DEV has no ICRC-error counter in ports/1/hw_counters"
 
 trap '"$LAB" switch -- set-fault clear >/dev/null 2>&1' EXIT
@@ -52,7 +52,7 @@ cat "$rx"
 rm -f "$rx"
 echo "switch injected: $inj"
 [ $txrc = 0 ] && [ $rxrc = 0 ] || fail "transfer under faults failed (sender rc $txrc, receiver rc $rxrc)"
-a0=$(icrc_errors 0) && a1=$(icrc_errors 1) || fail "cannot read hw counters"
+a0=$(icrc_errors "$N0") && a1=$(icrc_errors "$N1") || fail "cannot read hw counters"
 echo "ICRC errors: node0 $b0 -> $a0, node1 $b1 -> $a1"
 corrupt=${inj##*corrupt=}
 [ "$corrupt" -gt 0 ] || fail "the switch corrupted no frames"

@@ -42,9 +42,16 @@ xfer() {
 	rm -f "$rx"
 	return $rc
 }
-# Receive-side counters of the device on node 0, "name value" lines.
+# hw counters of the device on node 0, one line "name:value name:value ...";
+# read until two reads agree on the set of names (guards a short read).
 counters0() {
-	lsh -t 30 "$N0" "cd /sys/class/infiniband/$DEV/ports/1/hw_counters 2>/dev/null && for f in *; do echo \"\$f \$(cat \$f)\"; done"
+	local a b
+	for _ in 1 2 3 4 5; do
+		a=$(lsh -t 30 "$N0" "cd /sys/class/infiniband/$DEV/ports/1/hw_counters && grep . * | tr '\\n' ' '")
+		b=$(lsh -t 30 "$N0" "cd /sys/class/infiniband/$DEV/ports/1/hw_counters && grep . * | tr '\\n' ' '")
+		[ "$(echo "$a" | tr ' ' '\n' | cut -d: -f1)" = "$(echo "$b" | tr ' ' '\n' | cut -d: -f1)" ] && { echo "$b"; return; }
+	done
+	echo "$b"
 }
 
 xfer 8 "" || fail "transfer before the fuzz failed"
@@ -86,8 +93,10 @@ xfer 8 "-S 9" || fail "transfer after the fuzz failed"
 # accounting: fuzz frames node0 dropped or refused, each with a reason
 acct=$(/usr/bin/python3 - "$before" "$after" <<'PY'
 import sys
-b = dict(l.split() for l in sys.argv[1].splitlines() if len(l.split()) == 2)
-a = dict(l.split() for l in sys.argv[2].splitlines() if len(l.split()) == 2)
+b = dict(w.split(":", 1) for w in sys.argv[1].split() if ":" in w)
+a = dict(w.split(":", 1) for w in sys.argv[2].split() if ":" in w)
+if set(b) - set(a):
+    print("counters missing after the fuzz: %s" % sorted(set(b) - set(a)))
 d = {k: int(a[k]) - int(b.get(k, 0)) for k in a}
 print(" ".join("%s=%d" % (k, d[k]) for k in sorted(d) if d[k]))
 # frames refused for a reason (the live transfer adds nothing here: no faults)

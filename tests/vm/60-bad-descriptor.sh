@@ -31,7 +31,7 @@ echo "QEMU log: $(tail -n +$((before + 1)) "$qlog" | head -3 | tr '\n' '|')"
 # The rest of the fabric is unaffected.
 lsh 0 'true' || fail "node0 does not answer"
 "$LAB" switch -- show >/dev/null || fail "switch does not answer"
-if [ "$VIRTIO_NODES" -ge 1 ]; then
+if [ $((VIRTIO_NODES + ${RXE_NODES:-0})) -ge 1 ]; then
 	wait_ping 0 "$(ip_of "$(virtio_node)")" 20 || fail "node0 cannot reach the virtio node"
 fi
 

@@ -24,6 +24,6 @@ wait_ping 0 "$(ip_of 1)" 30 || fail "node0 cannot reach node1 after the switch r
 out=$(lsh -t 60 0 "ping -q -c 50 -i 0.02 -W 5 $(ip_of 1)") || true
 echo "$out" | grep -q ' 0% packet loss' || fail "lossy after switch restart: $out"
 echo "after restart: $(echo "$out" | grep 'packet loss')"
-if [ "$VIRTIO_NODES" -ge 1 ]; then
+if [ $((VIRTIO_NODES + ${RXE_NODES:-0})) -ge 1 ]; then
 	wait_ping "$(virtio_node)" "$(ip_of 0)" 30 || fail "virtio node lost after switch restart"
 fi

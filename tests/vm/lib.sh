@@ -217,6 +217,7 @@ rdma_prep() {
 	done
 	wait "${pids[@]}"
 	GA=$(cat "$d/gid$a.4") GB=$(cat "$d/gid$b.4") GA6=$(cat "$d/gid$a.6") GB6=$(cat "$d/gid$b.6")
+	# shellcheck disable=SC2034 # for the tests
 	DA=$(rdma_dev "$a") DB=$(rdma_dev "$b")
 	[ -n "$GA" ] || fail "node$a: no RoCE v2 GID for $(ip_of "$a")"
 	[ -n "$GB" ] || fail "node$b: no RoCE v2 GID for $(ip_of "$b")"
@@ -232,9 +233,9 @@ rdma_prep() {
 # then prints a marker the host waits for (30 s at most: no polling execs).
 # Then CLIENT_CMD runs on node CLI, and the server is waited for.  Each side
 # is killed after SECONDS.  Sets PR_SRV_RC, PR_CLI_RC and the output files
-# PR_SRV, PR_CLI (kept in $LAB_DIR/pair-out until the next lab); returns 0
+# PR_SRV, PR_CLI (kept in $LAB_DIR/pair-out/TEST until the next lab); returns 0
 # when both exit 0.
-PR_DIR=$LAB_DIR/pair-out
+PR_DIR=$LAB_DIR/pair-out/$(basename "$0" .sh)
 PR_MARK=@@cnuas-pair-ready@@
 pair_run() {
 	local name=$1 t=$2 s=$3 c=$4 ready=$5 scmd=$6 ccmd=$7 spid i
@@ -321,6 +322,6 @@ pair_show() {
 # pair_check DESC: fail with both outputs unless the last pair_run passed.
 pair_check() {
 	[ "$PR_SRV_RC" = 0 ] && [ "$PR_CLI_RC" = 0 ] && return 0
-	pair_show
+	pair_show 15
 	fail "$1"
 }

@@ -390,8 +390,9 @@ int main(int argc, char **argv)
 	unsigned long sent[C_N] = { 0 }, errors = 0;
 	int opt, fd;
 	bool have_mac = false, have_ip = false;
+	unsigned allow = (1u << C_N) - 1;	/* classes to send (-C) */
 
-	while ((opt = getopt(argc, argv, "i:M:a:s:q:P:n:S:m:u:h")) != -1) {
+	while ((opt = getopt(argc, argv, "i:M:a:s:q:P:n:S:m:u:C:h")) != -1) {
 		switch (opt) {
 		case 'i': ifname = optarg; break;
 		case 'M': if (parse_mac(optarg, t.dmac)) die("bad MAC '%s'", optarg); have_mac = true; break;
@@ -407,10 +408,27 @@ int main(int argc, char **argv)
 		case 'S': seed = num(optarg, "seed", ~0ul); break;
 		case 'm': t.mtu = (uint32_t)num(optarg, "mtu", 9000); break;
 		case 'u': pause_us = num(optarg, "pause", 1000000); break;
+		case 'C': {
+			char *save = NULL, *tok;
+
+			allow = 0;
+			for (tok = strtok_r(optarg, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+				int k;
+
+				for (k = 0; k < C_N && strcmp(tok, cls_name[k]); k++)
+					;
+				if (k == C_N)
+					die("unknown class '%s'", tok);
+				allow |= 1u << k;
+			}
+			break;
+		}
 		default:
 			fprintf(opt == 'h' ? stdout : stderr,
 				"Usage: cnuas-fuzz -i IFACE -M DST_MAC -a DST_IP [-s SRC_IP] [-q QPN]... [-P PSN]\n"
-				"                  [-n COUNT (5000)] [-S SEED] [-m MTU (4096)] [-u PAUSE_US per 16 frames (300)]\n");
+				"                  [-n COUNT (5000)] [-S SEED] [-m MTU (4096)] [-u PAUSE_US per 16 frames (300)]\n"
+				"                  [-C CLASS,... (random valid near-psn lengths truncated bad-icrc rkey\n"
+				"                                 opcode gsi bth; default all)]\n");
 			return opt == 'h' ? 0 : 2;
 		}
 	}
@@ -451,6 +469,9 @@ int main(int argc, char **argv)
 	for (unsigned long i = 0; i < count; i++) {
 		enum cls k = (enum cls)(rnd() % C_N);
 		size_t len;
+
+		while (!(allow & (1u << k)))
+			k = (enum cls)(rnd() % C_N);
 
 		memset(f, 0, 256);
 		len = make(&t, f, k);

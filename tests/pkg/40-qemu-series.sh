@@ -1,0 +1,83 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later OR MIT
+#
+# The Cnuas QEMU patch series applies to the current Debian qemu source
+# package and the patched tree builds.
+#  - scripts/package-qemu --source: dpkg-source -x of the archive's qemu,
+#    our patches added to debian/patches and applied with quilt push -a,
+#    Debian's rules restricted to qemu-system-x86. Cached per input hash, so
+#    a repeated run only re-checks the result below.
+#  - scripts/build-qemu --print: the patched tree's build for the current
+#    inputs (a no-op when tests/unit/07-qtest-cnuas-vnic.sh already built it).
+# The full package build is `make package-qemu`, not part of make check.
+# timeout: 2400
+# Exit: 0 pass, 77 skip (no qemu source to be had), anything else fail.
+
+set -u
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+LOG=$(mktemp)
+trap 'rm -f "$LOG"' EXIT
+fail=0
+ok() { echo "ok   $*"; }
+bad() { echo "FAIL $*"; fail=1; }
+
+# run SCRIPT ARG: print the script's last stdout line; exit 77 (SKIP) or 1
+# (FAIL) when it cannot or does not work. Messages go to stderr because
+# stdout is captured; the harness logs both.
+run() {
+    local rc=0 out
+    out=$("$REPO/scripts/$1" "$2" 2>"$LOG") || rc=$?
+    case $rc in
+    0) tail -n 1 <<<"$out" ;;
+    3) echo "SKIP: $(grep -m1 'cannot build here' "$LOG" |
+                     sed 's/^[a-z-]*: //')" >&2
+       exit 77 ;;
+    *) cat "$LOG" >&2
+       echo "FAIL: scripts/$1 $2 exited with $rc" >&2
+       exit 1 ;;
+    esac
+}
+
+tree=$(run package-qemu --source) || exit $?
+[ -d "$tree/debian" ] || { echo "FAIL: no source tree at '$tree'"; exit 1; }
+ok "source package prepared in $tree"
+
+# Our patches, in series order, at the end of Debian's series, all applied.
+want=$(sed -e 's/#.*//' -e 's/[[:space:]]*$//' "$REPO/qemu-patches/series" |
+       grep -v '^$' | sed 's/^/cnuas-/')
+want=$(printf 'cnuas-0000-add-shared-headers.patch\n%s' "$want")
+n=$(wc -l <<<"$want")
+got=$(tail -n "$n" "$tree/debian/patches/series")
+[ "$got" = "$want" ] && ok "debian/patches/series ends with the $n cnuas patches" ||
+    bad "debian/patches/series ends with: $got"
+applied=$(tail -n "$n" "$tree/.pc/applied-patches" 2>/dev/null)
+[ "$applied" = "$want" ] && ok "quilt push -a applied all cnuas patches" ||
+    bad ".pc/applied-patches ends with: $applied"
+cmp -s "$REPO/src/include/cnuas_vnic_hw.h" \
+    "$tree/include/hw/net/cnuas_vnic_hw.h" &&
+    ok "include/hw/net/cnuas_vnic_hw.h matches src/include" ||
+    bad "include/hw/net/cnuas_vnic_hw.h differs from src/include"
+grep -qi cnuas "$tree/hw/net/meson.build" &&
+    ok "hw/net/meson.build builds the device" ||
+    bad "hw/net/meson.build does not mention the device"
+
+# Version and the x86-only build profile.
+version=$(dpkg-parsechangelog -l "$tree/debian/changelog" -S Version)
+[[ $version == *+cnuas1 ]] && ok "version $version" || bad "version $version"
+pkgs=$(cd "$tree" && DEB_BUILD_PROFILES=pkg.qemu.cnuas-x86 dh_listpackages 2>&1)
+[ "$pkgs" = qemu-system-x86 ] && ok "profile pkg.qemu.cnuas-x86 builds: $pkgs" ||
+    bad "profile pkg.qemu.cnuas-x86 builds: $pkgs"
+(cd "$tree" && DEB_BUILD_PROFILES=pkg.qemu.cnuas-x86 \
+    make -s -f debian/rules -n build-arch 2>&1) >"$LOG"
+grep -q -- '--target-list=x86_64-softmmu' "$LOG" &&
+    grep -q -- '--disable-modules' "$LOG" &&
+    ok "debian/rules configures x86_64-softmmu without modules" ||
+    { cat "$LOG"; bad "debian/rules does not restrict the build"; }
+
+# The patched tree builds: build-qemu's cached build for the current inputs.
+bin=$(run build-qemu --print) || exit $?
+"$bin" -device help 2>&1 | grep -q 'name "cnuas-vnic"' &&
+    ok "$bin has -device cnuas-vnic" || bad "$bin lacks cnuas-vnic"
+
+[ $fail = 0 ] && echo "PASS: qemu series applies and builds" && exit 0
+exit 1
