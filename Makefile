@@ -8,7 +8,7 @@
 KDIR ?= $(firstword $(wildcard /lib/modules/$(shell uname -r)/build) \
 		    $(lastword $(sort $(wildcard /lib/modules/6.1.*-amd64/build))))
 
-.PHONY: all userspace modules provider qemu debs image check check-unit check-pkg \
+.PHONY: all userspace modules provider qemu package-qemu debs image check check-unit check-pkg \
 	check-vm demo bench deps clean
 
 all: userspace modules
@@ -26,6 +26,11 @@ provider:
 
 qemu:
 	scripts/build-qemu
+
+# Debian packages of the distro's QEMU with qemu-patches/ (qemu-system-x86
+# +cnuas1): ~/.cache/cnuas/qemu-pkg/<key>/out/. Long; not part of `make check`.
+package-qemu:
+	scripts/package-qemu
 
 debs:
 	scripts/build-debs
