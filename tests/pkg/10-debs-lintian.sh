@@ -42,7 +42,25 @@ expect "$dkms_deb" /usr/src/cnuas-"$version"/dkms.conf \
 	/usr/src/cnuas-"$version"/include/cnuas_vnic_hw.h
 expect "$sw_deb" /usr/sbin/cnuas-vswitchd /usr/bin/cnuas-vsctl \
 	/lib/systemd/system/cnuas-vswitchd.service
-expect "$prov_deb" /usr/lib/"$multiarch"/libibverbs/libcnuas-rdmav34.so \
+# Exactly these files (README's package table), besides /usr/share/doc.
+exact() { # exact DEB PATH...
+	local deb=$1 want got
+	shift
+	want=$(printf '%s\n' "$@" | sort)
+	got=$(dpkg-deb -c "$deb" | awk '$1 !~ /^d/ {print substr($6, 2)}' |
+		grep -v '^/usr/share/doc/' | sort)
+	if [ "$got" = "$want" ]; then
+		echo "ok   $(basename "$deb"): exactly $(echo "$want" | wc -l) files"
+	else
+		echo "FAIL $(basename "$deb") files differ (- expected, + packaged):"
+		diff <(echo "$want") <(echo "$got") | sed -n 's/^</   -/p; s/^>/   +/p'
+		fail=1
+	fi
+}
+exact "$sw_deb" /etc/default/cnuas-vswitchd /lib/systemd/system/cnuas-vswitchd.service \
+	/usr/bin/cnuas-vsctl /usr/sbin/cnuas-vswitchd \
+	/usr/share/man/man8/cnuas-vsctl.8.gz /usr/share/man/man8/cnuas-vswitchd.8.gz
+exact "$prov_deb" /usr/lib/"$multiarch"/libibverbs/libcnuas-rdmav34.so \
 	/etc/libibverbs.d/cnuas.driver
 # libibverbs loads providers through the .driver file: "driver cnuas".
 if dpkg-deb --fsys-tarfile "$prov_deb" | tar -xO ./etc/libibverbs.d/cnuas.driver | grep -qx 'driver cnuas'; then
