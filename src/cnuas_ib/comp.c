@@ -95,19 +95,67 @@ void cnuas_ib_comp_advance(struct cnuas_ib_qp *qp)
 		cnuas_ib_tqp_schedule(qp);
 }
 
-/* The requester made progress: fresh retry budget and timer. */
+/* Open the window for @acked newly acknowledged packets. */
+static void cnuas_comp_window_grow(struct cnuas_ib_tqp *t, u32 acked)
+{
+	if (t->cwnd < t->ssthresh) {
+		/* Slow start: one packet per packet acknowledged. */
+		t->cwnd = min(t->cwnd + acked, t->ssthresh);
+		return;
+	}
+	/* Then one packet per window acknowledged. */
+	t->cwnd_acked += acked;
+	if (t->cwnd_acked >= t->cwnd) {
+		t->cwnd_acked -= t->cwnd;
+		if (t->cwnd < CNUAS_IB_WINDOW)
+			t->cwnd++;
+	}
+}
+
+/* An RTT sample of @m jiffies: the resend timer follows it. */
+static void cnuas_comp_rtt_sample(struct cnuas_ib_tqp *t, u32 m)
+{
+	u32 err;
+
+	m = max(m, 1u);
+	if (!t->srtt8) {
+		t->srtt8 = m << 3;
+		t->rttvar4 = m << 1;
+	} else {
+		err = abs((int)m - (int)(t->srtt8 >> 3));
+		t->srtt8 = t->srtt8 - (t->srtt8 >> 3) + m;
+		t->rttvar4 = t->rttvar4 - (t->rttvar4 >> 2) + err;
+	}
+	t->rto_j = max_t(unsigned long, (t->srtt8 >> 3) + t->rttvar4,
+			 msecs_to_jiffies(CNUAS_IB_MIN_RTO_MS));
+}
+
+/*
+ * The requester made progress: the IBA transport timer measures how long
+ * the oldest unacknowledged request waits, so every ACK that moves una
+ * restarts it and gives a fresh retry budget. A slow peer that keeps
+ * acknowledging never fails the QP.
+ */
 static void cnuas_comp_progress(struct cnuas_ib_qp *qp, u32 una)
 {
 	struct cnuas_ib_tqp *t = &qp->t;
 	bool was_full = cnuas_psn_diff(t->req_psn, t->una) >= t->cwnd;
 
-	/* Every packet acknowledged opens the window by one (slow start). */
-	t->cwnd = min_t(u32, CNUAS_IB_WINDOW,
-			t->cwnd + cnuas_psn_diff(una, t->una));
+	cnuas_comp_window_grow(t, cnuas_psn_diff(una, t->una));
+	if (t->rtt_timing && cnuas_psn_diff(una, t->rtt_psn) > 0) {
+		t->rtt_timing = false;
+		cnuas_comp_rtt_sample(t, jiffies - t->rtt_start);
+	}
+	t->progress_j = jiffies;
 	t->una = una;
 	t->retry_left = t->retry_cnt;
 	t->rnr_left = t->rnr_retry;
-	if (t->una == t->req_psn)
+	/* Acknowledged packets we were about to resend: skip them. */
+	if (cnuas_psn_diff(una, t->req_psn) > 0) {
+		cnuas_ib_req_rewind(qp, una);
+		was_full = true;
+	}
+	if (t->una == t->psn_hi)
 		timer_delete(&t->retry_timer);
 	else
 		cnuas_ib_req_arm_timer(qp);
@@ -248,7 +296,9 @@ static void cnuas_comp_rnr(struct cnuas_ib_qp *qp, u32 psn, u8 timer)
 
 	cnuas_ib_stat_inc(qp->cdev, CNUAS_STAT_RCVD_RNR_ERR);
 	cnuas_comp_ack_to(qp, cnuas_psn_add(psn, -1));
-	if (t->state == IB_QPS_ERR || qp->sq.index == t->req_idx)
+	/* Nothing outstanding (e.g. a late NAK after a flush). */
+	if (t->state == IB_QPS_ERR || qp->sq.index == t->sq_fetch ||
+	    t->una == t->psn_hi)
 		return;
 	if (!t->rnr_left) {
 		cnuas_ib_stat_inc(qp->cdev, CNUAS_STAT_RNR_RETRY_EXCEEDED);
@@ -272,13 +322,27 @@ static void cnuas_comp_nak(struct cnuas_ib_qp *qp, u32 psn, u8 code)
 	enum ib_wc_status status;
 
 	cnuas_comp_ack_to(qp, cnuas_psn_add(psn, -1));
-	if (t->state == IB_QPS_ERR || qp->sq.index == t->req_idx)
+	/* Nothing outstanding (e.g. a late NAK after a flush). */
+	if (t->state == IB_QPS_ERR || qp->sq.index == t->sq_fetch ||
+	    t->una == t->psn_hi)
 		return;
 	switch (code) {
 	case CNUAS_AETH_NAK_PSN_SEQ:
-		/* Lost packets: go back to the first one missing. */
+		/*
+		 * Lost packets: go back to the first one missing, once per
+		 * NAK (the responder sends one per gap), and halve the
+		 * window: everything sent after the loss is sent again.
+		 */
 		cnuas_ib_stat_inc(qp->cdev, CNUAS_STAT_RCVD_SEQ_ERR);
+		/* Overtaken by a later ACK (a reordering path): stale. */
+		if (cnuas_psn_diff(psn, t->una) < 0)
+			return;
+		t->ssthresh = max_t(u32, CNUAS_IB_MIN_WINDOW, t->cwnd / 2);
+		t->cwnd = t->ssthresh;
+		t->cwnd_acked = 0;
+		t->progress_j = jiffies;	/* the peer is alive */
 		cnuas_ib_req_rewind(qp, t->una);
+		cnuas_ib_req_arm_timer(qp);
 		cnuas_ib_tqp_schedule(qp);
 		return;
 	case CNUAS_AETH_NAK_INVALID:
@@ -307,8 +371,12 @@ void cnuas_ib_comp_rx(struct cnuas_ib_qp *qp, struct cnuas_ib_rxp *p)
 		cnuas_ib_stat_inc(qp->cdev, CNUAS_STAT_DROP_RESP);
 		return;
 	}
-	/* Only answers to PSNs we have sent: [una - 1, req_psn). */
-	if (cnuas_psn_diff(p->psn, t->req_psn) >= 0 ||
+	/*
+	 * Only answers to PSNs we have sent: [una - 1, psn_hi). After a
+	 * rewind req_psn is behind psn_hi; ACKs of the packets sent before
+	 * it still count.
+	 */
+	if (cnuas_psn_diff(p->psn, t->psn_hi) >= 0 ||
 	    cnuas_psn_diff(p->psn, t->una) < -1) {
 		cnuas_ib_stat_inc(qp->cdev, CNUAS_STAT_DROP_RESP);
 		return;

@@ -4,8 +4,10 @@
  * the QP's transport lock held. WQEs are copied out of the SQ ring into
  * kernel-private shadow slots before they are looked at; messages are cut
  * to the path MTU, PSNs assigned in order, and a bounded window of packets
- * stays unacknowledged. Retransmission goes back to the oldest
- * unacknowledged PSN (ACK timeout, sequence NAK, RNR NAK).
+ * stays unacknowledged. Retransmission goes back to the PSN the peer
+ * asks for (sequence NAK, RNR NAK) or to the oldest unacknowledged one
+ * (ACK timeout); ACKs of packets sent before a rewind still count and
+ * move the requester forward again (cnuas_ib_req_rewind()).
  */
 #include <linux/skbuff.h>
 #include <linux/slab.h>
@@ -48,10 +50,21 @@ void cnuas_ib_req_reset(struct cnuas_ib_qp *qp)
 	t->req_off = 0;
 	t->rd_out = 0;
 	t->since_ackreq = 0;
-	t->cwnd = CNUAS_IB_WINDOW;
+	cnuas_ib_req_window_init(t);
 	t->rnr_wait = false;
 	t->retry_left = t->retry_cnt;
 	t->rnr_left = t->rnr_retry;
+}
+
+void cnuas_ib_req_window_init(struct cnuas_ib_tqp *t)
+{
+	t->cwnd = CNUAS_IB_WINDOW / 4;
+	t->ssthresh = CNUAS_IB_WINDOW;
+	t->cwnd_acked = 0;
+	t->rto_j = 0;
+	t->srtt8 = 0;
+	t->rttvar4 = 0;
+	t->rtt_timing = false;
 }
 
 static bool cnuas_is_rd_op(u32 opcode)
@@ -342,6 +355,17 @@ static int cnuas_req_packet(struct cnuas_ib_qp *qp, struct cnuas_ib_swqe *sw)
 		t->req_psn = cnuas_psn_add(psn, 1);
 		t->req_off += plen;
 	}
+	if (rc && t->una == t->psn_hi)	/* the timer starts from now */
+		t->progress_j = jiffies;
+	if (cnuas_psn_diff(t->req_psn, t->psn_hi) > 0) {
+		/* First transmission: time one at a time (Karn). */
+		if (rc && !t->rtt_timing && psn == t->psn_hi) {
+			t->rtt_timing = true;
+			t->rtt_psn = psn;
+			t->rtt_start = jiffies;
+		}
+		t->psn_hi = t->req_psn;
+	}
 	if (last) {
 		t->req_idx++;
 		t->req_off = 0;
@@ -354,9 +378,12 @@ static int cnuas_req_packet(struct cnuas_ib_qp *qp, struct cnuas_ib_swqe *sw)
 void cnuas_ib_req_arm_timer(struct cnuas_ib_qp *qp)
 {
 	struct cnuas_ib_tqp *t = &qp->t;
+	unsigned long j = t->timeout_j;
 
-	if (t->timeout_j && !test_bit(CNUAS_TQP_DYING, &t->flags))
-		mod_timer(&t->retry_timer, jiffies + t->timeout_j);
+	if (t->rto_j && t->rto_j < j)
+		j = t->rto_j;
+	if (j && !test_bit(CNUAS_TQP_DYING, &t->flags))
+		mod_timer(&t->retry_timer, jiffies + j);
 }
 
 int cnuas_ib_req_run(struct cnuas_ib_qp *qp, int budget)
@@ -403,14 +430,19 @@ int cnuas_ib_req_run(struct cnuas_ib_qp *qp, int budget)
 		if (err)
 			break;
 	}
-	if (rc && t->una != t->req_psn && !timer_pending(&t->retry_timer))
+	/* The timer runs while anything is unacknowledged (see comp.c). */
+	if (rc && t->una != t->psn_hi && !timer_pending(&t->retry_timer))
 		cnuas_ib_req_arm_timer(qp);
 	if (!rc)
 		cnuas_ib_comp_advance(qp);
 	return sent;
 }
 
-/* Send again from @psn (within the unacknowledged window). */
+/*
+ * Go on sending from @psn, anywhere in [una, psn_hi]: back (a resend)
+ * or forward (ACKs of packets sent before a rewind came in: those need
+ * no resend).
+ */
 void cnuas_ib_req_rewind(struct cnuas_ib_qp *qp, u32 psn)
 {
 	struct cnuas_ib_tqp *t = &qp->t;
@@ -418,27 +450,37 @@ void cnuas_ib_req_rewind(struct cnuas_ib_qp *qp, u32 psn)
 	u32 idx;
 	int d;
 
-	if (!t->swqe || qp->type != IB_QPT_RC)
+	if (!t->swqe || qp->type != IB_QPT_RC ||
+	    cnuas_psn_diff(psn, t->psn_hi) > 0)
 		return;
+	if (cnuas_psn_diff(psn, t->una) < 0)
+		psn = t->una;
 	for (idx = qp->sq.index; idx != t->sq_fetch; idx++) {
 		sw = cnuas_ib_swqe_at(qp, idx);
 		if (sw->state == CNUAS_SW_NEW)
-			return;
+			break;
 		if (sw->state == CNUAS_SW_STARTED &&
 		    cnuas_psn_diff(psn, sw->last_psn) <= 0)
 			break;
 	}
-	if (idx == t->sq_fetch || (s32)(idx - t->req_idx) > 0)
+	t->since_ackreq = 0;
+	t->rtt_timing = false;
+	if (idx == t->sq_fetch || sw->state == CNUAS_SW_NEW) {
+		/* Past every started WQE: @psn is the next new one's. */
+		t->req_idx = idx;
+		t->req_psn = psn;
+		t->req_off = 0;
 		return;
+	}
 	d = max(0, cnuas_psn_diff(psn, sw->first_psn));
 	if (cnuas_is_atomic_op(sw->wqe.opcode))
 		d = 0;
 	t->req_idx = idx;
 	t->req_psn = cnuas_psn_add(sw->first_psn, d);
+	/* A READ is asked again for the part not yet answered. */
 	t->req_off = sw->rd && d == 0 ? 0 : d * t->mtu;
 	if (sw->rd)
 		sw->resp_psn = t->req_psn;
-	t->since_ackreq = 0;
 }
 
 void cnuas_ib_req_retry_timeout(struct cnuas_ib_qp *qp)
@@ -446,9 +488,26 @@ void cnuas_ib_req_retry_timeout(struct cnuas_ib_qp *qp)
 	struct cnuas_ib_tqp *t = &qp->t;
 	struct cnuas_ib_swqe *sw;
 
-	if (!t->swqe || qp->type != IB_QPT_RC || t->una == t->req_psn ||
+	if (!t->swqe || qp->type != IB_QPT_RC || t->una == t->psn_hi ||
 	    t->rnr_wait)
 		return;
+	/* An ACK came between the timer and this work: it restarted it. */
+	if (timer_pending(&t->retry_timer))
+		return;
+	/*
+	 * Our own TX ring is full (we are parked): the frames the peer
+	 * would answer may not even have left. Not the path's fault: wait.
+	 */
+	if (t->pending) {
+		cnuas_ib_req_arm_timer(qp);
+		return;
+	}
+	/* Back off; a retry counts once per ACK timeout without progress. */
+	if (t->rto_j)
+		t->rto_j = min(t->rto_j * 2, t->timeout_j);
+	if (time_before(jiffies, t->progress_j + t->timeout_j))
+		goto resend;
+	t->progress_j = jiffies;
 	if (!t->retry_left) {
 		cnuas_ib_stat_inc(qp->cdev, CNUAS_STAT_RETRY_EXCEEDED);
 		if (qp->sq.index == t->sq_fetch)
@@ -461,9 +520,13 @@ void cnuas_ib_req_retry_timeout(struct cnuas_ib_qp *qp)
 	}
 	t->retry_left--;
 	cnuas_ib_stat_inc(qp->cdev, CNUAS_STAT_COMPLETER_RETRY);
+resend:
 	/* The peer (or the path) is slow: resend little, grow back. */
-	t->cwnd = max_t(u32, CNUAS_IB_MIN_WINDOW, t->cwnd / 4);
+	t->ssthresh = max_t(u32, CNUAS_IB_MIN_WINDOW, t->cwnd / 2);
+	t->cwnd = CNUAS_IB_MIN_WINDOW;
+	t->cwnd_acked = 0;
 	cnuas_ib_req_rewind(qp, t->una);
+	cnuas_ib_req_arm_timer(qp);
 }
 
 /* ERR: every send WQE, copied or still in the ring, completes flushed. */
@@ -488,4 +551,5 @@ void cnuas_ib_req_flush(struct cnuas_ib_qp *qp)
 	t->rd_out = 0;
 	t->rnr_wait = false;
 	t->una = t->req_psn;
+	t->psn_hi = t->req_psn;
 }

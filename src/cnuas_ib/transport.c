@@ -179,6 +179,7 @@ static void cnuas_tqp_work(struct work_struct *work)
 		goto out;
 	if (test_and_clear_bit(CNUAS_TQP_RNR, &t->flags) && t->rnr_wait) {
 		t->rnr_wait = false;
+		t->progress_j = jiffies;
 		cnuas_ib_req_rewind(qp, t->rnr_psn);
 	}
 	if (test_and_clear_bit(CNUAS_TQP_RETRY, &t->flags))
@@ -221,7 +222,7 @@ int cnuas_ib_transport_qp_init(struct cnuas_ib_qp *qp)
 	timer_setup(&t->rnr_timer, cnuas_tqp_rnr_timer, 0);
 	INIT_LIST_HEAD(&t->park);
 	t->state = IB_QPS_RESET;
-	t->cwnd = CNUAS_IB_WINDOW;
+	cnuas_ib_req_window_init(t);
 	/* UD: the port's MTU (qp.c sets it); RC: set at RTR. */
 	t->mtu = qp->attr.mtu ? clamp_t(u32, qp->attr.mtu, 256, 4096) : 4096;
 	t->qkey = qp->attr.qkey;
@@ -279,6 +280,7 @@ void cnuas_ib_transport_qp_modify_locked(struct cnuas_ib_qp *qp, int mask)
 	if (mask & IB_QP_SQ_PSN) {
 		t->req_psn = a->sq_psn & CNUAS_PSN_MASK;
 		t->una = t->req_psn;
+		t->psn_hi = t->req_psn;
 	}
 	if (mask & IB_QP_RQ_PSN)
 		t->epsn = a->rq_psn & CNUAS_PSN_MASK;

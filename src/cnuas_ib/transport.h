@@ -46,13 +46,19 @@ struct rdma_hw_stats;
 #define timer_container_of(var, t, field)	from_timer(var, t, field)
 #endif
 
-/* Tunables of the transport (packets). */
-#define CNUAS_IB_WINDOW		1024	/* requester packets in flight */
-#define CNUAS_IB_MIN_WINDOW	16	/* ... after an ACK timeout */
-#define CNUAS_IB_ACKREQ_EVERY	64	/* AckReq at least this often */
-#define CNUAS_IB_ACK_EVERY	128	/* responder ACKs unasked after */
+/*
+ * Tunables of the transport (packets). The requester's window grows like
+ * TCP's (slow start, then one packet per window), halves on a sequence
+ * NAK and drops to the minimum after an ACK timeout: go-back-N resends
+ * the whole window per loss, so it has to stay small on a lossy path.
+ */
+#define CNUAS_IB_WINDOW		1024	/* requester packets in flight, max */
+#define CNUAS_IB_MIN_WINDOW	8	/* ... floor, after an ACK timeout */
+#define CNUAS_IB_ACKREQ_EVERY	16	/* AckReq at least this often */
+#define CNUAS_IB_ACK_EVERY	32	/* responder ACKs unasked after */
 #define CNUAS_IB_TX_BUDGET	256	/* frames per work item run */
 #define CNUAS_IB_MIN_TIMEOUT_MS	250	/* floor of the ACK timeout */
+#define CNUAS_IB_MIN_RTO_MS	20	/* floor of the resend timer */
 
 /* Hardware counters (counters.c holds the names, in this order). */
 enum cnuas_ib_stat {
@@ -162,9 +168,24 @@ struct cnuas_ib_tqp {
 	u32 req_off;			/* its next byte */
 	u32 req_psn;			/* next PSN to send */
 	u32 una;			/* oldest unacknowledged PSN */
+	u32 psn_hi;			/* next PSN after the highest sent */
 	u32 rd_out;			/* READ/atomic WQEs in flight */
 	u32 since_ackreq;		/* packets since the last AckReq */
-	u32 cwnd;			/* window now: shrinks on timeouts */
+	u32 cwnd;			/* window now: shrinks on losses */
+	u32 ssthresh;			/* slow start below this window */
+	u32 cwnd_acked;			/* packets acked toward cwnd + 1 */
+	/*
+	 * The resend timer runs at a measured RTO (srtt + 4 * rttvar, like
+	 * TCP's); a retry only counts against retry_cnt once the QP's ACK
+	 * timeout passed without progress, as the IBA timer would.
+	 */
+	unsigned long rto_j;		/* resend timer, 0: not measured */
+	unsigned long progress_j;	/* when una last moved */
+	unsigned long rtt_start;	/* when rtt_psn was sent */
+	u32 srtt8;			/* smoothed RTT, jiffies * 8 */
+	u32 rttvar4;			/* its mean deviation, jiffies * 4 */
+	u32 rtt_psn;			/* PSN being timed */
+	bool rtt_timing;		/* rtt_psn is a first transmission */
 	u32 rnr_psn;			/* resend from here after RNR wait */
 	bool rnr_wait;			/* RNR NAK: sending paused */
 	u8 retry_left;
@@ -308,6 +329,7 @@ void cnuas_ib_req_cleanup(struct cnuas_ib_qp *qp);
 void cnuas_ib_req_reset(struct cnuas_ib_qp *qp);
 int cnuas_ib_req_run(struct cnuas_ib_qp *qp, int budget);
 void cnuas_ib_req_rewind(struct cnuas_ib_qp *qp, u32 psn);
+void cnuas_ib_req_window_init(struct cnuas_ib_tqp *t);
 void cnuas_ib_req_arm_timer(struct cnuas_ib_qp *qp);
 void cnuas_ib_req_retry_timeout(struct cnuas_ib_qp *qp);
 void cnuas_ib_req_flush(struct cnuas_ib_qp *qp);
