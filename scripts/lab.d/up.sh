@@ -101,6 +101,13 @@ start_guest() {
 		args+=(-netdev "dgram,id=net0,local.type=unix,local.path=$LAB_DIR/vport$n.qemu,remote.type=unix,remote.path=$LAB_DIR/vport$n.sw"
 			-device "virtio-net-pci,id=nic0,bus=rp1,netdev=net0,mac=$(mac_of "$n"),romfile=")
 	fi
+	if [ "$GPU" = 1 ]; then
+		# CnuasLink pairs: node 2k listens, node 2k+1 connects.
+		local listen=
+		[ $((n % 2)) = 1 ] || listen=,cnuaslink_listen=on
+		args+=(-device "pcie-root-port,id=rp2,bus=pcie.0,chassis=2,slot=2"
+			-device "cnuasgpu,id=gpu0,bus=rp2,gpu_id=$n,devmem_size=$GPU_MEM,cnuaslink_socket=$LAB_DIR/gpulink$((n / 2)).sock$listen")
+	fi
 	for k in $(seq 0 $((AGENT_PORTS - 1))); do
 		args+=(-chardev "socket,id=agent$k,path=$nd/agent$k.sock,server=on,wait=off"
 			-device "virtserialport,bus=vser.0,chardev=agent$k,name=org.cnuas.agent.$k")
@@ -181,7 +188,7 @@ wait_ready() {
 }
 
 lab_up() {
-	local nodes=2 virtio=0 rxe=0 mtu=9000 ll=eth dev=0 mem=1024 n total sw_args=()
+	local nodes=2 virtio=0 rxe=0 mtu=9000 ll=eth dev=0 mem=1024 gpu=0 n total sw_args=()
 	while [ $# -gt 0 ]; do
 		case $1 in
 		--nodes) nodes=$2; shift 2 ;;
@@ -190,6 +197,7 @@ lab_up() {
 		--mtu) mtu=$2; shift 2 ;;
 		--link-layer) ll=$2; shift 2 ;;
 		--dev) dev=1; shift ;;
+		--gpu) gpu=1; shift ;;
 		--mem) mem=$2; shift 2 ;;
 		*) die "up: unknown argument $1" ;;
 		esac
@@ -220,9 +228,13 @@ lab_up() {
 
 	# Fresh lab folder; old logs go.
 	mkdir -p "$LAB_DIR"
-	(cd "$LAB_DIR" && rm -rf node* switch.* vport* kvm-probe.log lab.env)
+	(cd "$LAB_DIR" && rm -rf node* switch.* vport* gpulink* kvm-probe.log lab.env)
 	ACCEL=$(probe_accel)
-	NODES=$nodes VIRTIO_NODES=$virtio RXE_NODES=$rxe LINK_LAYER=$ll MEM=$mem MTU=$mtu
+	NODES=$nodes VIRTIO_NODES=$virtio RXE_NODES=$rxe LINK_LAYER=$ll MEM=$mem MTU=$mtu GPU=$gpu
+	GPU_MEM=${CNUAS_LAB_GPU_MEM:-256M}
+	if [ "$gpu" = 1 ]; then
+		"$QEMU" -device help 2>/dev/null | grep -q '"cnuasgpu"' || die "$QEMU has no cnuasgpu device"
+	fi
 	say "starting switch + $nodes cnuas + $virtio virtio + $rxe rxe guest(s), $ll, MTU $mtu, accel $ACCEL, image ${IMAGE##*/}"
 
 	sw_args=("$VSWITCHD" --socket "$LAB_DIR/switch.sock" --ctl "$LAB_DIR/switch.ctl" --foreground)
@@ -236,7 +248,7 @@ lab_up() {
 	done
 	printf '%s\n' "${sw_args[@]}" >"$LAB_DIR/switch.cmd"
 	{
-		echo "NODES=$NODES VIRTIO_NODES=$VIRTIO_NODES RXE_NODES=$RXE_NODES LINK_LAYER=$LINK_LAYER MEM=$MEM MTU=$MTU ACCEL=$ACCEL DEV=$dev"
+		echo "NODES=$NODES VIRTIO_NODES=$VIRTIO_NODES RXE_NODES=$RXE_NODES LINK_LAYER=$LINK_LAYER MEM=$MEM MTU=$MTU ACCEL=$ACCEL DEV=$dev GPU=$GPU"
 		printf 'QEMU=%q\nIMAGE=%q\nVSWITCHD=%q\nVSCTL=%q\n' "$QEMU" "$IMAGE" "$VSWITCHD" "$VSCTL"
 	} >"$LAB_DIR/lab.env"
 	# A failed start leaves no process behind (the logs stay).

@@ -64,7 +64,7 @@ d=/usr/src/cnuas-$version
 {
 	echo "/usr/share/doc/cnuas-dkms-$version/README.md"
 	echo "$d/dkms.conf"
-	tree_files src | sed "s|^src/|$d/|"
+	tree_files src | grep -v '^src/cnuasgpu/peermem/' | sed "s|^src/|$d/|"
 } | with_dirs /usr/ | grep -vx -e /usr -e /usr/share -e /usr/share/doc -e /usr/src \
 	>"$tmp/dkms.expected"
 packaged "$dkms_rpm" >"$tmp/dkms.actual"

@@ -6,7 +6,7 @@
 # both PASS (not skip). The guest has no route to a Debian mirror, so the
 # test dependencies are in the image and apt sees only autopkgtest's own
 # repository of the built packages.
-# timeout: 900
+# timeout: 1600
 . "$(dirname "$0")/lib.sh"
 need_cnuas_nodes 1
 need_eth
@@ -22,16 +22,24 @@ lsh 0 'rm -rf /root/apt && mkdir -p /root/apt/src /root/apt/debs' || fail "guest
 	while IFS= read -r -d '' f; do [ -e "$f" ] && printf '%s\0' "$f"; done | tar -c --null -T -) | lx 0 tar -x -C /root/apt/src || fail "copying the source tree"
 tar -C "$debs" -c . | lx 0 tar -x -C /root/apt/debs || fail "copying the packages"
 
-out=$(lsh -t 840 0 '
+# The packages come from a local flat repository, as from an archive, so
+# autopkgtest does not reinstall them (one DKMS build under TCG, not
+# three). The lab VM is disposable: breaking it and machine isolation
+# are what it is for.
+out=$(lsh -t 1500 0 '
 	set -u
 	mkdir -p /root/apt/saved
 	mv /etc/apt/sources.list /etc/apt/sources.list.d/* /root/apt/saved/ 2>/dev/null
-	: >/etc/apt/sources.list
-	autopkgtest --no-apt-upgrade --output-dir /root/apt/out \
-		/root/apt/debs/*.deb /root/apt/src -- null >/root/apt/log 2>&1
+	(cd /root/apt/debs && dpkg-scanpackages . /dev/null >Packages 2>/dev/null)
+	echo "deb [trusted=yes] file:/root/apt/debs ./" >/etc/apt/sources.list
+	apt-get update -q >/root/apt/log 2>&1
+	autopkgtest --no-built-binaries \
+		--ignore-restrictions breaks-testbed,isolation-machine \
+		--output-dir /root/apt/out /root/apt/src -- null >>/root/apt/log 2>&1
 	rc=$?
 	mv /root/apt/saved/sources.list /etc/apt/ 2>/dev/null
 	mv /root/apt/saved/* /etc/apt/sources.list.d/ 2>/dev/null
+	apt-get update -q >/dev/null 2>&1
 	echo "autopkgtest exit $rc"
 	cat /root/apt/out/summary 2>/dev/null
 	echo "---- log tail"
