@@ -72,7 +72,9 @@ cnuas_reconfigure() {
 	local n=$1 mtu=${2:-$MTU}
 	lsh -t 60 "$n" "i=0; while [ ! -e /sys/class/net/cnuas0 ] && [ \$i -lt 200 ]; do sleep 0.1; i=\$((i+1)); done
 		[ -e /sys/class/net/cnuas0 ] || { echo 'no cnuas0'; exit 1; }
-		ip addr replace $(ip_of "$n")/24 dev cnuas0 && ip link set cnuas0 mtu $mtu up"
+		ip addr replace $(ip_of "$n")/24 dev cnuas0 &&
+		ip -6 addr replace $(ip6_of "$n")/64 dev cnuas0 nodad &&
+		ip link set cnuas0 mtu $mtu up"
 }
 
 # Count of console lines that show a kernel problem.
@@ -148,6 +150,10 @@ rdma_ready() {
 		modprobe -a ib_uverbs rdma_ucm || { echo 'modprobe ib_uverbs rdma_ucm failed'; exit 1; }
 		[ \"\$(cat /sys/class/net/$nd/mtu)\" = $MTU ] || ip link set $nd mtu $MTU ||
 			{ echo 'cannot set MTU $MTU on $nd'; exit 1; }
+		# Earlier tests may have recreated the netdev (module reload).
+		ip addr replace $(ip_of "$n")/24 dev $nd &&
+			ip -6 addr replace $(ip6_of "$n")/64 dev $nd nodad ||
+			{ echo 'cannot set the addresses of $nd'; exit 1; }
 		i=0
 		until rdma link show $dev/1 2>/dev/null | grep -q 'state ACTIVE'; do
 			[ \$i -lt 60 ] || { echo '$dev port 1 not ACTIVE:'; rdma link; dmesg | tail -n 20; exit 1; }
@@ -183,12 +189,14 @@ gid_index() {
 		want=$(printf '0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x' "$a" "$b" "$c" "$d")
 	fi
 	# One grep over the table (1024 entries on rxe: a cat each is slow).
+	# ib_core adds a GID shortly after its address: a few tries.
 	lsh -t 30 "$n" "p=/sys/class/infiniband/$dev/ports/1
+		for try in 1 2 3 4 5 6 7 8 9 10; do
 		for f in \$(grep -lx $want \$p/gids/* 2>/dev/null); do
 			i=\${f##*/}
 			[ \"\$(cat \$p/gid_attrs/types/\$i 2>/dev/null)\" = 'RoCE v2' ] &&
 				[ \"\$(cat \$p/gid_attrs/ndevs/\$i 2>/dev/null)\" = $nd ] && { echo \$i; exit 0; }
-		done; exit 1"
+		done; sleep 0.5; done; exit 1"
 }
 
 # rdma_prep A B: rdma_ready on both nodes, then the RoCE v2 GID indexes of
