@@ -6,7 +6,7 @@
 # both PASS (not skip). The guest has no route to a Debian mirror, so the
 # test dependencies are in the image and apt sees only autopkgtest's own
 # repository of the built packages.
-# timeout: 2700
+# timeout: 3600
 . "$(dirname "$0")/lib.sh"
 need_cnuas_nodes 1
 need_eth
@@ -26,7 +26,7 @@ tar -C "$debs" -c . | lx 0 tar -x -C /root/apt/debs || fail "copying the package
 # autopkgtest does not reinstall them (one DKMS build under TCG, not
 # three). The lab VM is disposable: breaking it and machine isolation
 # are what it is for.
-out=$(lsh -t 2600 0 '
+out=$(lsh -t 3500 0 '
 	set -u
 	mkdir -p /root/apt/saved
 	mv /etc/apt/sources.list /etc/apt/sources.list.d/* /root/apt/saved/ 2>/dev/null
