@@ -18,7 +18,12 @@ ls -l "$dir"
 dkms_deb=$dir/cnuas-dkms_${version}_all.deb
 sw_deb=$(ls "$dir"/cnuas-vswitchd_"${version}"_*.deb)
 prov_deb=$(ls "$dir"/cnuas-ibverbs-provider_"${version}"_*.deb)
+pm_deb=$(ls "$dir"/libcnuaspeermem1_"${version}"_*.deb)
+pmdev_deb=$(ls "$dir"/libcnuaspeermem-dev_"${version}"_*.deb)
 multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
 
 echo "== lintian"
 lintian --fail-on error --suppress-tags dir-or-file-in-opt \
@@ -62,6 +67,92 @@ exact "$sw_deb" /etc/default/cnuas-vswitchd /lib/systemd/system/cnuas-vswitchd.s
 	/usr/share/man/man8/cnuas-vsctl.8.gz /usr/share/man/man8/cnuas-vswitchd.8.gz
 exact "$prov_deb" /usr/lib/"$multiarch"/libibverbs/libcnuas-rdmav34.so \
 	/etc/libibverbs.d/cnuas.driver
+ml=/usr/lib/$multiarch
+exact "$pm_deb" "$ml"/libcnuaspeermem.so.1 "$ml"/libcnuaspeermem.so.1.0.0
+pm_funcs=(reg dereg ibv_mr dmabuf_fd reg_arena supported strerror)
+pm_man=() pm_syms=()
+for f in "${pm_funcs[@]}"; do
+	pm_man+=("/usr/share/man/man3/cnuas_peermem_$f.3.gz")
+	pm_syms+=("cnuas_peermem_$f@CNUASPEERMEM_1.0")
+done
+exact "$pmdev_deb" /usr/include/cnuaspeermem.h "$ml"/libcnuaspeermem.a \
+	"$ml"/libcnuaspeermem.so "$ml"/pkgconfig/libcnuaspeermem.pc \
+	"${pm_man[@]}"
+# The runtime package carries the SONAME, a symbols file with every
+# versioned symbol and the ldconfig trigger; the -dev package's link
+# points at the SONAME and its pkg-config file at the multiarch libdir.
+ctl() { dpkg-deb --ctrl-tarfile "$1" | tar -xO "./$2" 2>/dev/null || true; }
+check() { # check WHAT GOT WANT
+	if [ "$2" = "$3" ]; then
+		echo "ok   $1"
+	else
+		printf 'FAIL %s:\n  got:  %s\n  want: %s\n' "$1" "$2" "$3"
+		fail=1
+	fi
+}
+dpkg-deb -x "$pm_deb" "$tmp/pm"
+so=$tmp/pm$ml/libcnuaspeermem.so.1.0.0
+check "libcnuaspeermem1: SONAME" \
+	"$(readelf -d "$so" | sed -n 's/.*Library soname: \[\(.*\)\]/\1/p')" libcnuaspeermem.so.1
+syms=$(readelf --dyn-syms -W "$so" |
+	awk '$7 != "UND" && $5 == "GLOBAL" && $4 == "FUNC" {sub("@@", "@", $8); print $8}' | sort)
+check "libcnuaspeermem1: exported functions" "$(echo "$syms" | xargs)" \
+	"$(printf '%s\n' "${pm_syms[@]}" | sort | xargs)"
+check "libcnuaspeermem1: symbols file (those and the version node)" \
+	"$(ctl "$pm_deb" symbols | awk '/^ / {print $1}' | sort | xargs)" \
+	"$(printf '%s\n' CNUASPEERMEM_1.0@CNUASPEERMEM_1.0 "${pm_syms[@]}" | sort | xargs)"
+check "libcnuaspeermem1: shlibs" "$(ctl "$pm_deb" shlibs)" \
+	"libcnuaspeermem 1 libcnuaspeermem1 (>= $version)"
+check "libcnuaspeermem1: ldconfig trigger" \
+	"$(ctl "$pm_deb" triggers | grep -v '^#')" "activate-noawait ldconfig"
+check "libcnuaspeermem-dev: unversioned link" \
+	"$(dpkg-deb -c "$pmdev_deb" | awk -v l=".$ml/libcnuaspeermem.so" '$6 == l {print $8}')" \
+	libcnuaspeermem.so.1
+check "libcnuaspeermem-dev: depends on the runtime package" \
+	"$(dpkg-deb -f "$pmdev_deb" Depends | grep -o "libcnuaspeermem1 ([^)]*)")" \
+	"libcnuaspeermem1 (= $version)"
+check "libcnuaspeermem-dev: pkg-config libdir" \
+	"$(dpkg-deb --fsys-tarfile "$pmdev_deb" | tar -xO ".$ml/pkgconfig/libcnuaspeermem.pc" |
+		sed -n 's/^libdir=//p')" "\${prefix}/lib/$multiarch"
+
+# A program builds from the -dev package with pkg-config alone, shared
+# (runs against the runtime package) and static.
+dpkg-deb -x "$pmdev_deb" "$tmp/pm"
+cat >"$tmp/use.c" <<'EOF'
+#include <errno.h>
+#include <stdio.h>
+#include <cnuaspeermem.h>
+int main(void)
+{
+	struct cnuas_peermem_mr *mr = (void *)1;
+	int rc = cnuas_peermem_reg_arena("", 1, NULL, 0, &mr);
+
+	puts(cnuas_peermem_strerror(rc));
+	return !(rc == -EOPNOTSUPP && mr == NULL);
+}
+EOF
+pc() { PKG_CONFIG_SYSROOT_DIR=$tmp/pm PKG_CONFIG_PATH=$tmp/pm$ml/pkgconfig pkg-config "$@" libcnuaspeermem; }
+# shellcheck disable=SC2046 # pkg-config's output is a list of flags
+if cc -o "$tmp/use" "$tmp/use.c" $(pc --cflags --libs) >"$tmp/cc.log" 2>&1 &&
+	LD_LIBRARY_PATH=$tmp/pm$ml "$tmp/use" >>"$tmp/cc.log" 2>&1 &&
+	readelf -d "$tmp/use" | grep -q 'NEEDED.*\[libcnuaspeermem\.so\.1\]'; then
+	echo "ok   libcnuaspeermem-dev: pkg-config build, runs against libcnuaspeermem.so.1"
+else
+	echo "FAIL libcnuaspeermem-dev: shared build or run:"; sed 's/^/   /' "$tmp/cc.log"
+	fail=1
+fi
+# shellcheck disable=SC2046
+if cc -o "$tmp/use-static" "$tmp/use.c" $(pc --cflags) $(pc --libs-only-L) \
+	-Wl,-Bstatic -lcnuaspeermem -Wl,-Bdynamic $(pc --static --libs-only-l |
+		sed 's/-lcnuaspeermem//') >"$tmp/cc.log" 2>&1 &&
+	"$tmp/use-static" >>"$tmp/cc.log" 2>&1 &&
+	! readelf -d "$tmp/use-static" | grep -q 'libcnuaspeermem'; then
+	echo "ok   libcnuaspeermem-dev: links the static library"
+else
+	echo "FAIL libcnuaspeermem-dev: static build or run:"; sed 's/^/   /' "$tmp/cc.log"
+	fail=1
+fi
+
 # libibverbs loads providers through the .driver file: "driver cnuas".
 if dpkg-deb --fsys-tarfile "$prov_deb" | tar -xO ./etc/libibverbs.d/cnuas.driver | grep -qx 'driver cnuas'; then
 	echo "ok   cnuas.driver names the provider"
@@ -71,8 +162,6 @@ else
 fi
 
 # The version substituted into dkms.conf comes from VERSION.
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 dpkg-deb -x "$dkms_deb" "$tmp"
 if grep -qx "PACKAGE_VERSION=\"$version\"" "$tmp/usr/src/cnuas-$version/dkms.conf"; then
 	echo "ok   dkms.conf PACKAGE_VERSION=$version"

@@ -26,8 +26,9 @@ srpms=$rpms/../SRPMS
 dkms_rpm=$rpms/noarch/cnuas-dkms-$version-1.noarch.rpm
 sw_rpm=$(ls "$rpms"/*/cnuas-vswitchd-"$version"-1.*.rpm)
 libs_rpm=$(ls "$rpms"/*/cnuas-libs-"$version"-1.*.rpm)
+devel_rpm=$(ls "$rpms"/*/cnuas-devel-"$version"-1.*.rpm)
 srpm=$srpms/cnuas-$version-1.src.rpm
-ls -l "$dkms_rpm" "$sw_rpm" "$libs_rpm" "$srpm"
+ls -l "$dkms_rpm" "$sw_rpm" "$libs_rpm" "$devel_rpm" "$srpm"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail=0
@@ -95,12 +96,28 @@ compare cnuas-vswitchd "$tmp/sw.expected" "$tmp/sw.actual"
 libdir=$(rpm --eval '%{_libdir}')
 cat >"$tmp/libs.expected" <<EOF
 /etc/libibverbs.d/cnuas.driver
+$libdir/libcnuaspeermem.so.1
+$libdir/libcnuaspeermem.so.1.0.0
 $libdir/libibverbs/libcnuas-rdmav34.so
 /usr/share/doc/cnuas-libs-$version
 /usr/share/doc/cnuas-libs-$version/README.md
 EOF
 packaged "$libs_rpm" >"$tmp/libs.actual"
 compare cnuas-libs "$tmp/libs.expected" "$tmp/libs.actual"
+
+{
+	echo /usr/include/cnuaspeermem.h
+	echo "$libdir/libcnuaspeermem.a"
+	echo "$libdir/libcnuaspeermem.so"
+	echo "$libdir/pkgconfig/libcnuaspeermem.pc"
+	echo "/usr/share/doc/cnuas-devel-$version"
+	echo "/usr/share/doc/cnuas-devel-$version/README.md"
+	for f in reg dereg ibv_mr dmabuf_fd reg_arena supported strerror; do
+		echo "/usr/share/man/man3/cnuas_peermem_$f.3.gz"
+	done
+} | sort >"$tmp/devel.expected"
+packaged "$devel_rpm" >"$tmp/devel.actual"
+compare cnuas-devel "$tmp/devel.expected" "$tmp/devel.actual"
 [ "$(rpm -qcp "$libs_rpm")" = /etc/libibverbs.d/cnuas.driver ] &&
 	ok "cnuas-libs: /etc/libibverbs.d/cnuas.driver is its only %config" ||
 	bad "cnuas-libs %config files: $(rpm -qcp "$libs_rpm" | xargs)"
@@ -114,11 +131,30 @@ meta() { # meta RPM EXPECTED: NAME VERSION ARCH LICENSE
 meta "$dkms_rpm" "cnuas-dkms $version noarch GPL-2.0-only"
 meta "$sw_rpm" "cnuas-vswitchd $version $(rpm --eval '%{_arch}') GPL-2.0-or-later OR MIT"
 meta "$libs_rpm" "cnuas-libs $version $(rpm --eval '%{_arch}') GPL-2.0-or-later OR MIT"
+meta "$devel_rpm" "cnuas-devel $version $(rpm --eval '%{_arch}') GPL-2.0-or-later OR MIT"
 got=$(rpm -qp --qf '%{NAME} %{VERSION} %{LICENSE}' "$srpm")
 want="cnuas $version GPL-2.0-only AND (GPL-2.0-or-later OR MIT)"
 [ "$got" = "$want" ] && ok "source RPM: $got" || bad "source RPM '$got', want '$want'"
 rpm -qp --requires "$dkms_rpm" | grep -qx dkms && ok "cnuas-dkms requires dkms" ||
 	bad "cnuas-dkms does not require dkms"
+# libcnuaspeermem: the SONAME and its symbol version are provided (rpm's
+# ELF dependency generator), cnuas-devel pins cnuas-libs of its build.
+isa=$(rpm -qp --qf '%{ARCH}' "$libs_rpm" | sed 's/_/-/')
+for p in 'libcnuaspeermem.so.1()(64bit)' 'libcnuaspeermem.so.1(CNUASPEERMEM_1.0)(64bit)'; do
+	rpm -qp --provides "$libs_rpm" | grep -qxF "$p" && ok "cnuas-libs provides $p" ||
+		bad "cnuas-libs does not provide $p"
+done
+for r in "cnuas-libs($isa) = $version-1" 'pkgconfig(libibverbs)'; do
+	rpm -qp --requires "$devel_rpm" | grep -qxF "$r" && ok "cnuas-devel requires $r" ||
+		bad "cnuas-devel does not require $r"
+done
+rpm -qp --provides "$devel_rpm" | grep -qxF 'pkgconfig(libcnuaspeermem) = 1.0.0' &&
+	ok "cnuas-devel provides pkgconfig(libcnuaspeermem) = 1.0.0" ||
+	bad "cnuas-devel does not provide pkgconfig(libcnuaspeermem) = 1.0.0"
+(cd "$tmp" && rpm2cpio "$devel_rpm" | cpio -id --quiet ".$libdir/pkgconfig/libcnuaspeermem.pc")
+got=$(sed -n 's/^libdir=//p' "$tmp$libdir/pkgconfig/libcnuaspeermem.pc")
+[ "$got" = "\${prefix}/${libdir#/usr/}" ] && ok "libcnuaspeermem.pc: libdir=$got" ||
+	bad "libcnuaspeermem.pc: libdir=$got, want \${prefix}/${libdir#/usr/}"
 
 echo "== dkms.conf and scriptlets"
 (cd "$tmp" && rpm2cpio "$dkms_rpm" | cpio -id --quiet ".$d/dkms.conf")
@@ -183,15 +219,38 @@ Filters = [
     # package does with /etc/libibverbs.d/*.driver; no %mklibname on Fedora.
     ' outside-libdir-files /etc/libibverbs.d/cnuas.driver',
     ' lib-package-without-%mklibname',
+    # cnuas-libs also holds libcnuaspeermem.so.1 (Fedora's -libs/-devel
+    # split, as the issue asks), so openSUSE's shared library policy
+    # applies to it: one versioned library per package, named after
+    # its SONAME (no-major-in-name), with nothing unversioned beside it.
+    # Fedora's -libs packages hold configuration and /usr/lib/.build-id
+    # (libibverbs itself ships /etc/libibverbs.d there).
+    ' non-versioned-file-in-library-package /etc/libibverbs.d/cnuas.driver',
+    ' non-versioned-file-in-library-package /usr/lib/.build-id',
+    ' no-major-in-name cnuas-devel',
+    # Fedora 28+ runs ldconfig from glibc's file triggers, and Fedora's
+    # guidelines say not to add ldconfig scriptlets.
+    ' library-without-ldconfig-postin /usr/lib64/libcnuaspeermem.so.1.0.0',
+    ' library-without-ldconfig-postun /usr/lib64/libcnuaspeermem.so.1.0.0',
+    # openSUSE links with --hash-style=both; Fedora's and Debian's
+    # toolchains emit only .gnu.hash (present), like glibc's own libraries.
+    ' missing-hash-section /usr/lib64/libcnuaspeermem.so.1.0.0',
+    # brp-strip-static-archive (Fedora's default as Debian rpm's) strips
+    # debug info from every static archive; the debuginfo of the code is
+    # that of libcnuaspeermem.so.1 (cnuas-debuginfo on Fedora).
+    ' static-library-without-debuginfo /usr/lib64/libcnuaspeermem.a',
+    # Fedora's guidelines require -devel to pin its base package exactly:
+    # Requires: %{name}-libs%{?_isa} = %{version}-%{release}.
+    ' requires-on-release cnuas-libs',
     # Source0 is the tarball scripts/build-rpms makes; no release URL yet.
     ' invalid-url Source0: cnuas-',
 ]
 EOF
-rpmlint -c "$tmp/rpmlint.toml" "$dkms_rpm" "$sw_rpm" "$libs_rpm" "$srpm" >"$tmp/lint" 2>&1 || true
+rpmlint -c "$tmp/rpmlint.toml" "$dkms_rpm" "$sw_rpm" "$libs_rpm" "$devel_rpm" "$srpm" >"$tmp/lint" 2>&1 || true
 cat "$tmp/lint"
 if grep -E ': [EW]: ' "$tmp/lint" >/dev/null; then
 	bad "rpmlint: errors or unlisted warnings above"
-elif grep -q '4 packages and 0 specfiles checked; 0 errors, 0 warnings' "$tmp/lint"; then
+elif grep -q '5 packages and 0 specfiles checked; 0 errors, 0 warnings' "$tmp/lint"; then
 	ok "rpmlint: 0 errors, 0 warnings beyond the accepted list"
 else
 	bad "rpmlint did not report a clean run"
@@ -207,6 +266,9 @@ compression and the accepted findings above.
 The provider in cnuas-libs is built against rdma-core 56.1's private
 headers (PABI 34), as on Debian; Fedora 41/42 ship rdma-core with the
 same PABI, but loading it in Fedora's libibverbs is not tried here.
+libcnuaspeermem: its SONAME and symbol version as RPM Provides, the
+cnuas-devel pin on cnuas-libs and the pkg-config file's libdir are
+checked here; linking against the installed cnuas-devel is not.
 Only on Fedora: BuildRequires resolution (gcc, make, pkgconfig(libpcap),
 pkgconfig(libsystemd), systemd-rpm-macros), Fedora's hardening flags,
 debuginfo/debugsource packages, the systemd scriptlets (%systemd_post etc.
