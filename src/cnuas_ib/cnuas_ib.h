@@ -14,6 +14,7 @@
  *   queue.c     rings shared with the provider (uapi/cnuas-abi.h), mmap
  *   cq.c        completion queues, events, kernel poll_cq
  *   mr.c        DMA and user MRs (ib_umem), key lookup, copies, atomics
+ *   mr-dmabuf.c DMA-BUF MRs: importer, I/O-memory copies and atomics
  *   ah.c        address vectors and address handles
  *   srq.c       shared receive queues, limit events
  *   qp.c        QP create/query/destroy, the state machine (modify_qp)
@@ -41,6 +42,7 @@
 #include <linux/completion.h>
 #include <linux/in.h>
 #include <linux/in6.h>
+#include <linux/iosys-map.h>
 #include <linux/log2.h>
 #include <linux/refcount.h>
 #include <linux/sizes.h>
@@ -204,7 +206,11 @@ int cnuas_ib_cq_post(struct cnuas_ib_cq *cq, const struct cnuas_cqe *cqe,
 enum cnuas_ib_mr_type {
 	CNUAS_IB_MR_DMA,		/* kernel virtual addresses, no bounds */
 	CNUAS_IB_MR_USER,		/* ib_umem, pinned pages */
+	CNUAS_IB_MR_DMABUF,		/* DMA-BUF: CPU copies via its vmap */
 };
+
+struct dma_buf;
+struct dma_buf_attachment;
 
 struct cnuas_ib_mr {
 	struct ib_mr ibmr;
@@ -217,6 +223,13 @@ struct cnuas_ib_mr {
 	struct page **pages;		/* USER: one per PAGE_SIZE of umem */
 	unsigned long npages;
 	unsigned int page_offset;	/* iova's offset in pages[0] */
+	/* DMABUF (mr-dmabuf.c): held from registration to dereg. */
+	struct dma_buf *dmabuf;
+	struct dma_buf_attachment *dmabuf_att;
+	struct iosys_map dmabuf_map;	/* the whole dma-buf, often __iomem */
+	u64 dmabuf_off;			/* iova's offset in the dma-buf */
+	spinlock_t lock;		/* DMABUF: revoked vs copies, atomics */
+	bool revoked;			/* exporter invalidated: no access */
 	refcount_t ref;			/* lookups in flight + 1 */
 	struct completion released;	/* ref reached 0 */
 };
@@ -238,9 +251,13 @@ struct cnuas_ib_mr *cnuas_ib_mr_get_lkey(struct cnuas_ib_pd *pd, u32 lkey,
 struct cnuas_ib_mr *cnuas_ib_mr_get_rkey(struct cnuas_ib_pd *pd, u32 rkey,
 					 u64 addr, u64 len, int access);
 void cnuas_ib_mr_put(struct cnuas_ib_mr *mr);
-/* Copy @len bytes between @buf and the MR at @addr (checked by get). */
-void cnuas_ib_mr_copy(struct cnuas_ib_mr *mr, u64 addr, void *buf, u32 len,
-		      enum cnuas_ib_copy_dir dir);
+/*
+ * Copy @len bytes between @buf and the MR at @addr (checked by get).
+ * 0, or -ENODEV: a DMA-BUF MR whose exporter revoked it since the lookup
+ * (treat as a failed lookup: access NAK / protection error).
+ */
+int cnuas_ib_mr_copy(struct cnuas_ib_mr *mr, u64 addr, void *buf, u32 len,
+		     enum cnuas_ib_copy_dir dir);
 /* 8-byte atomics on MR memory, atomic against every other one here. */
 int cnuas_ib_mr_atomic(struct cnuas_ib_mr *mr, u64 addr, bool cmp_swap,
 		       u64 compare_add, u64 swap, u64 *orig);
@@ -489,6 +506,22 @@ struct ib_mr *cnuas_ib_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 len,
 				   CNUAS_IB_REG_USER_MR_DMAH
 				   struct ib_udata *udata);
 int cnuas_ib_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
+struct cnuas_ib_mr *cnuas_ib_mr_alloc(struct ib_pd *ibpd, int access,
+				      enum cnuas_ib_mr_type type);
+int cnuas_ib_mr_insert(struct cnuas_ib_mr *mr);
+int cnuas_ib_mr_check_access(int access);
+
+/* mr-dmabuf.c */
+struct ib_mr *cnuas_ib_reg_user_mr_dmabuf(struct ib_pd *ibpd, u64 offset,
+					  u64 len, u64 iova, int fd,
+					  int access,
+					  CNUAS_IB_REG_DMABUF_DMAH
+					  struct CNUAS_REG_DMABUF_ARG *arg);
+void cnuas_ib_mr_dmabuf_release(struct cnuas_ib_mr *mr);
+int cnuas_ib_mr_dmabuf_copy(struct cnuas_ib_mr *mr, u64 addr, void *buf,
+			    u32 len, enum cnuas_ib_copy_dir dir);
+int cnuas_ib_mr_dmabuf_atomic(struct cnuas_ib_mr *mr, u64 addr, bool cmp_swap,
+			      u64 compare_add, u64 swap, u64 *orig);
 
 /* ah.c */
 int cnuas_ib_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,

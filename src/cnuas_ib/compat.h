@@ -47,4 +47,35 @@
 #define CNUAS_IB_OPS_CREATE_USER_CQ
 #endif
 
+/*
+ * reg_user_mr_dmabuf's last arguments: udata (6.1), the uverbs attribute
+ * bundle (6.10), a DMA handle before it (6.17).
+ */
+#ifdef CNUAS_HAVE_REG_DMABUF_ATTRS
+#define CNUAS_REG_DMABUF_ARG		uverbs_attr_bundle
+#else
+#define CNUAS_REG_DMABUF_ARG		ib_udata
+#endif
+#ifdef CNUAS_HAVE_REG_DMABUF_DMAH
+#define CNUAS_IB_REG_DMABUF_DMAH	struct ib_dmah *dmah,
+#else
+#define CNUAS_IB_REG_DMABUF_DMAH
+#endif
+
+/* 6.2: dma_buf_vmap() wants the reservation lock held; _unlocked takes it. */
+#ifdef CNUAS_HAVE_DMA_BUF_VMAP_UNLOCKED
+#define cnuas_ib_dma_buf_vmap		dma_buf_vmap_unlocked
+#define cnuas_ib_dma_buf_vunmap		dma_buf_vunmap_unlocked
+#else
+#define cnuas_ib_dma_buf_vmap		dma_buf_vmap
+#define cnuas_ib_dma_buf_vunmap		dma_buf_vunmap
+#endif
+
+/* 7.x: the importer's move_notify became invalidate_mappings. */
+#ifdef CNUAS_HAVE_DMABUF_INVALIDATE_MAPPINGS
+#define CNUAS_IB_DMABUF_NOTIFY		invalidate_mappings
+#else
+#define CNUAS_IB_DMABUF_NOTIFY		move_notify
+#endif
+
 #endif /* CNUAS_IB_COMPAT_H */

@@ -53,6 +53,7 @@ const struct ib_device_ops cnuas_ib_dev_ops = {
 	.query_qp = cnuas_ib_query_qp,
 	.query_srq = cnuas_ib_query_srq,
 	.reg_user_mr = cnuas_ib_reg_user_mr,
+	.reg_user_mr_dmabuf = cnuas_ib_reg_user_mr_dmabuf,
 	.req_notify_cq = cnuas_ib_req_notify_cq,
 
 	INIT_RDMA_OBJ_SIZE(ib_ah, cnuas_ib_ah, ibah),
@@ -247,3 +248,9 @@ MODULE_DESCRIPTION("Cnuas RDMA (RoCEv2) device driver");
 MODULE_AUTHOR("The Cnuas developers");
 MODULE_LICENSE("GPL");
 MODULE_VERSION(CNUAS_VERSION);
+/* DMA-BUF MRs (mr-dmabuf.c); 6.13 made the namespace a string. */
+#ifdef CNUAS_IB_NS_STRINGIFY
+MODULE_IMPORT_NS(DMA_BUF);
+#else
+MODULE_IMPORT_NS("DMA_BUF");
+#endif

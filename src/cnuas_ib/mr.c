@@ -1,16 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Memory regions: kernel DMA MRs (addresses are kernel virtual addresses,
- * the device has no DMA device: ib_uses_virt_dma()) and user MRs pinned
- * with ib_umem. lkey == rkey = table index << 8 | a variant byte, so a
- * stale key of a re-used index does not match. Lookups hold a reference;
- * dereg waits for them.
- *
- * TODO(issue 4, DMA-BUF MRs): reg_user_mr_dmabuf takes a pinned
- * ib_umem_dmabuf and keeps its iosys_map; those MRs get a third type
- * (CNUAS_IB_MR_DMABUF) whose copies and atomics go through the
- * iosys_map_memcpy_{to,from} accessors (I/O memory), in
- * cnuas_ib_mr_copy() and cnuas_ib_mr_atomic() below.
+ * the device has no DMA device: ib_uses_virt_dma()), user MRs pinned
+ * with ib_umem and DMA-BUF MRs (mr-dmabuf.c). lkey == rkey = table
+ * index << 8 | a variant byte, so a stale key of a re-used index does not
+ * match. Lookups hold a reference; dereg waits for them. Every data path
+ * reaches MR memory through the lookups, cnuas_ib_mr_copy() and
+ * cnuas_ib_mr_atomic() here, which hand DMA-BUF MRs to mr-dmabuf.c.
  */
 #include <linux/highmem.h>
 #include <linux/random.h>
@@ -25,7 +21,7 @@
 				 IB_ACCESS_REMOTE_ATOMIC | \
 				 IB_ZERO_BASED)	/* iova is any address */
 
-static int cnuas_ib_mr_check_access(int access)
+int cnuas_ib_mr_check_access(int access)
 {
 	/* Optional bits (IB_ACCESS_OPTIONAL) may be ignored. */
 	if (access & ~(CNUAS_IB_MR_ACCESS | IB_ACCESS_OPTIONAL))
@@ -37,8 +33,8 @@ static int cnuas_ib_mr_check_access(int access)
 	return 0;
 }
 
-static struct cnuas_ib_mr *cnuas_ib_mr_alloc(struct ib_pd *ibpd, int access,
-					     enum cnuas_ib_mr_type type)
+struct cnuas_ib_mr *cnuas_ib_mr_alloc(struct ib_pd *ibpd, int access,
+				      enum cnuas_ib_mr_type type)
 {
 	struct cnuas_ib_mr *mr;
 
@@ -53,11 +49,12 @@ static struct cnuas_ib_mr *cnuas_ib_mr_alloc(struct ib_pd *ibpd, int access,
 	mr->access = access;
 	refcount_set(&mr->ref, 1);
 	init_completion(&mr->released);
+	spin_lock_init(&mr->lock);
 	return mr;
 }
 
 /* Publish @mr: from here lookups find it. */
-static int cnuas_ib_mr_insert(struct cnuas_ib_mr *mr)
+int cnuas_ib_mr_insert(struct cnuas_ib_mr *mr)
 {
 	struct cnuas_ib_dev *cdev = mr->cdev;
 	u32 idx, key;
@@ -180,6 +177,8 @@ int cnuas_ib_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	wait_for_completion(&mr->released);
 	if (mr->umem)
 		ib_umem_release(mr->umem);
+	if (mr->type == CNUAS_IB_MR_DMABUF)
+		cnuas_ib_mr_dmabuf_release(mr);
 	kvfree(mr->pages);
 	kfree(mr);
 	return 0;
@@ -213,7 +212,7 @@ static struct cnuas_ib_mr *cnuas_ib_mr_get(struct cnuas_ib_pd *pd, u32 key,
 	xa_lock_irqsave(&cdev->mr_xa, flags);
 	mr = xa_load(&cdev->mr_xa, key >> 8);
 	if (mr && (mr->ibmr.lkey != key || mr->ibmr.pd != &pd->ibpd ||
-		   (mr->access & access) != access ||
+		   (mr->access & access) != access || READ_ONCE(mr->revoked) ||
 		   !cnuas_ib_mr_in_bounds(mr, addr, len)))
 		mr = NULL;
 	if (mr)
@@ -238,27 +237,29 @@ struct cnuas_ib_mr *cnuas_ib_mr_get_rkey(struct cnuas_ib_pd *pd, u32 rkey,
 	return cnuas_ib_mr_get(pd, rkey, addr, len, access);
 }
 
-void cnuas_ib_mr_copy(struct cnuas_ib_mr *mr, u64 addr, void *buf, u32 len,
-		      enum cnuas_ib_copy_dir dir)
+int cnuas_ib_mr_copy(struct cnuas_ib_mr *mr, u64 addr, void *buf, u32 len,
+		     enum cnuas_ib_copy_dir dir)
 {
 	u64 off;
 	u32 pgoff, chunk;
 	struct page *page;
 	void *va;
 
+	if (mr->type == CNUAS_IB_MR_DMABUF)
+		return cnuas_ib_mr_dmabuf_copy(mr, addr, buf, len, dir);
 	if (mr->type == CNUAS_IB_MR_DMA) {
 		va = (void *)(uintptr_t)addr;
 		if (dir == CNUAS_IB_TO_MR)
 			memcpy(va, buf, len);
 		else
 			memcpy(buf, va, len);
-		return;
+		return 0;
 	}
 
 	off = mr->page_offset + (addr - mr->iova);
 	while (len) {
 		if (WARN_ON_ONCE((off >> PAGE_SHIFT) >= mr->npages))
-			return;
+			return -EFAULT;
 		page = mr->pages[off >> PAGE_SHIFT];
 		pgoff = off & ~PAGE_MASK;
 		chunk = min_t(u32, len, PAGE_SIZE - pgoff);
@@ -274,6 +275,7 @@ void cnuas_ib_mr_copy(struct cnuas_ib_mr *mr, u64 addr, void *buf, u32 len,
 		off += chunk;
 		len -= chunk;
 	}
+	return 0;
 }
 
 int cnuas_ib_mr_atomic(struct cnuas_ib_mr *mr, u64 addr, bool cmp_swap,
@@ -284,6 +286,9 @@ int cnuas_ib_mr_atomic(struct cnuas_ib_mr *mr, u64 addr, bool cmp_swap,
 
 	if (addr & 7)
 		return -EINVAL;
+	if (mr->type == CNUAS_IB_MR_DMABUF)
+		return cnuas_ib_mr_dmabuf_atomic(mr, addr, cmp_swap, compare_add,
+						 swap, orig);
 	/*
 	 * One lock for the device: atomic against every other atomic that
 	 * goes through it (not against the CPU, as on real HCAs). The copy
@@ -319,6 +324,7 @@ int cnuas_ib_sge_copy(struct cnuas_ib_pd *pd, const struct cnuas_sge *sge,
 	struct cnuas_ib_mr *mr;
 	u32 i, chunk, skip;
 	u64 addr;
+	int err;
 
 	for (i = 0; i < num_sge && len; i++) {
 		if (offset >= sge[i].length) {
@@ -332,8 +338,10 @@ int cnuas_ib_sge_copy(struct cnuas_ib_pd *pd, const struct cnuas_sge *sge,
 		mr = cnuas_ib_mr_get_lkey(pd, sge[i].lkey, addr, chunk, access);
 		if (!mr)
 			return -EINVAL;
-		cnuas_ib_mr_copy(mr, addr, buf, chunk, dir);
+		err = cnuas_ib_mr_copy(mr, addr, buf, chunk, dir);
 		cnuas_ib_mr_put(mr);
+		if (err)
+			return -EINVAL;
 		buf += chunk;
 		len -= chunk;
 	}

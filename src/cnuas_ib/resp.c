@@ -343,13 +343,17 @@ static void cnuas_resp_write(struct cnuas_ib_qp *qp, struct cnuas_ib_rxp *p)
 		/* Looked up again: the MR may be gone since the FIRST. */
 		mr = cnuas_ib_mr_get_rkey(pd, t->wr_rkey, t->wr_va, p->paylen,
 					  IB_ACCESS_REMOTE_WRITE);
+		/* A revoked DMA-BUF MR fails its copy like a lookup. */
+		if (mr && cnuas_ib_mr_copy(mr, t->wr_va, p->payload, p->paylen,
+					   CNUAS_IB_TO_MR)) {
+			cnuas_ib_mr_put(mr);
+			mr = NULL;
+		}
 		if (!mr) {
 			cnuas_resp_fail(qp, CNUAS_AETH_NAK_ACCESS,
 					IB_EVENT_QP_ACCESS_ERR);
 			return;
 		}
-		cnuas_ib_mr_copy(mr, t->wr_va, p->payload, p->paylen,
-				 CNUAS_IB_TO_MR);
 		cnuas_ib_mr_put(mr);
 		t->wr_va += p->paylen;
 		t->wr_left -= p->paylen;
@@ -463,6 +467,12 @@ static void cnuas_resp_atomic(struct cnuas_ib_qp *qp, struct cnuas_ib_rxp *p)
 				       cnuas_atomic_eth_swap_add(a),
 				 cnuas_atomic_eth_swap_add(a), &orig);
 	cnuas_ib_mr_put(mr);
+	if (err == -ENODEV) {
+		/* A DMA-BUF MR revoked by its exporter since the lookup. */
+		cnuas_resp_fail(qp, CNUAS_AETH_NAK_ACCESS,
+				IB_EVENT_QP_ACCESS_ERR);
+		return;
+	}
 	if (err) {
 		cnuas_resp_fail(qp, CNUAS_AETH_NAK_OPERR, IB_EVENT_QP_FATAL);
 		return;
@@ -684,6 +694,11 @@ static int cnuas_resp_read_pkt(struct cnuas_ib_qp *qp, struct cnuas_ib_res *r)
 		mr = cnuas_ib_mr_get_rkey(to_cpd(qp->ibqp.pd), r->rkey,
 					  r->va + off, plen,
 					  IB_ACCESS_REMOTE_READ);
+		if (mr && cnuas_ib_mr_copy(mr, r->va + off, payload, plen,
+					   CNUAS_IB_FROM_MR)) {
+			cnuas_ib_mr_put(mr);
+			mr = NULL;	/* revoked DMA-BUF MR */
+		}
 		if (!mr) {
 			/* Deregistered under the READ. */
 			kfree_skb(skb);
@@ -695,8 +710,6 @@ static int cnuas_resp_read_pkt(struct cnuas_ib_qp *qp, struct cnuas_ib_res *r)
 			cnuas_ib_tqp_fatal(qp, IB_EVENT_QP_ACCESS_ERR);
 			return -EAGAIN;
 		}
-		cnuas_ib_mr_copy(mr, r->va + off, payload, plen,
-				 CNUAS_IB_FROM_MR);
 		cnuas_ib_mr_put(mr);
 	}
 	cnuas_ib_pkt_seal(skb);

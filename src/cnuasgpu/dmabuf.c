@@ -12,10 +12,16 @@
 
 #include <linux/dma-buf.h>
 #include <linux/dma-mapping.h>
+#include <linux/dma-resv.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 
 #include "cnuasgpu.h"
+
+/* 7.x renamed the importer notification. */
+#ifdef CNUASGPU_HAVE_INVALIDATE_MAPPINGS
+#define dma_buf_move_notify	dma_buf_invalidate_mappings
+#endif
 
 struct cnuasgpu_export {
 	struct cnuasgpu_obj *obj;
@@ -120,8 +126,13 @@ void cnuasgpu_exports_revoke(struct cnuasgpu_dev *gdev)
 	struct cnuasgpu_export *exp;
 
 	lockdep_assert_held(&gdev->lock);
-	list_for_each_entry(exp, &gdev->export_list, node)
+	list_for_each_entry(exp, &gdev->export_list, node) {
 		unmap_mapping_range(exp->dmabuf->file->f_mapping, 0, 0, 1);
+		/* Importers (cnuas_ib MRs) stop using their vmap now. */
+		dma_resv_lock(exp->dmabuf->resv, NULL);
+		dma_buf_move_notify(exp->dmabuf);
+		dma_resv_unlock(exp->dmabuf->resv);
+	}
 }
 
 static void cnuasgpu_dmabuf_release(struct dma_buf *dmabuf)

@@ -124,6 +124,9 @@ struct ibv_pd *cnuas_alloc_pd(struct ibv_context *ibctx);
 int cnuas_dealloc_pd(struct ibv_pd *pd);
 struct ibv_mr *cnuas_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 			    uint64_t hca_va, int access);
+struct ibv_mr *cnuas_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset,
+				   size_t length, uint64_t iova, int fd,
+				   int access);
 int cnuas_dereg_mr(struct verbs_mr *vmr);
 struct ibv_ah *cnuas_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr);
 int cnuas_destroy_ah(struct ibv_ah *ah);

@@ -22,11 +22,11 @@
 #error "rdma-core older than 34 (provider ABI < 34) is not supported"
 #endif
 
-/* reg_dmabuf_mr: ibv_cmd_reg_dmabuf_mr() gained a driver buffer argument. */
-#if IBVERBS_PABI_VERSION >= 57
-#define CNUAS_HAVE_DMABUF_DRIVER_ARG 1
-#else
-#define CNUAS_HAVE_DMABUF_DRIVER_ARG 0
-#endif
+/*
+ * reg_dmabuf_mr: ibv_cmd_reg_dmabuf_mr() gained a driver buffer argument
+ * within PABI 34 (56.1 has it, 44.0 not), so the tree's prototype says
+ * nothing about the library loaded at run time: verbs.c calls it in a way
+ * that is right for both.
+ */
 
 #endif /* CNUAS_COMPAT_H */

@@ -38,6 +38,7 @@ static const struct verbs_context_ops cnuas_ctx_ops = {
 	.query_port = cnuas_query_port,
 	.query_qp = cnuas_query_qp,
 	.query_srq = cnuas_query_srq,
+	.reg_dmabuf_mr = cnuas_reg_dmabuf_mr,
 	.reg_mr = cnuas_reg_mr,
 	.req_notify_cq = cnuas_req_notify_cq,
 	.resize_cq = cnuas_resize_cq,

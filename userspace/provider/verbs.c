@@ -85,6 +85,40 @@ struct ibv_mr *cnuas_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 	return &vmr->ibv_mr;
 }
 
+/*
+ * ibv_cmd_reg_dmabuf_mr() gained a trailing driver command buffer in
+ * rdma-core 5x (still PABI 34), and the provider built against a newer
+ * PABI-34 tree may load into an older libibverbs (Debian 12: 44.0). So it
+ * is always called with the driver argument, NULL (no driver data): a
+ * library without it ignores the extra argument (the caller pops it in
+ * every ABI libibverbs runs on), one with it sees "no driver data".
+ */
+typedef int (*cnuas_cmd_reg_dmabuf_mr_fn)(struct ibv_pd *pd, uint64_t offset,
+					  size_t length, uint64_t iova, int fd,
+					  int access, struct verbs_mr *vmr,
+					  void *driver);
+
+struct ibv_mr *cnuas_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset,
+				   size_t length, uint64_t iova, int fd,
+				   int access)
+{
+	cnuas_cmd_reg_dmabuf_mr_fn reg = (cnuas_cmd_reg_dmabuf_mr_fn)
+		(void (*)(void))ibv_cmd_reg_dmabuf_mr;
+	struct verbs_mr *vmr;
+	int ret;
+
+	vmr = calloc(1, sizeof(*vmr));
+	if (!vmr)
+		return NULL;
+	ret = reg(pd, offset, length, iova, fd, access, vmr, NULL);
+	if (ret) {
+		free(vmr);
+		errno = ret;
+		return NULL;
+	}
+	return &vmr->ibv_mr;
+}
+
 int cnuas_dereg_mr(struct verbs_mr *vmr)
 {
 	int ret = ibv_cmd_dereg_mr(vmr);
