@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0-or-later OR MIT
 # shellcheck shell=bash
 # Shared helpers of the VM tests (sourced).  The harness runs
-# `scripts/lab up --nodes 2 --rxe-nodes 1` first and sets LAB to
+# `scripts/lab up --nodes 2 --rxe-nodes 1 --gpu` first and sets LAB to
 # scripts/lab; every test is bounded in time.
 set -u
 VM_TESTS=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
