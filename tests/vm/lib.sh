@@ -333,3 +333,16 @@ pair_check() {
 	pair_show 15
 	fail "$1"
 }
+
+# gpu_ready NODE TOOL: cnuasgpu loaded and /dev/cnuasgpu0 present on NODE,
+# TOOL in its image; skips the test (with the reason) when either is not.
+gpu_ready() {
+	local out rc
+	out=$(lsh -t 60 "$1" "command -v $2 >/dev/null || { echo 'no $2 in the image'; exit 77; }
+		modprobe -q cnuasgpu 2>/dev/null
+		i=0; while [ ! -e /dev/cnuasgpu0 ] && [ \$i -lt 50 ]; do sleep 0.2; i=\$((i+1)); done
+		[ -e /dev/cnuasgpu0 ] || { echo 'no /dev/cnuasgpu0 (lab without --gpu?)'; exit 77; }" 2>&1)
+	rc=$?
+	[ $rc = 77 ] && skip "node$1: $out"
+	[ $rc = 0 ] || fail "node$1: $out"
+}

@@ -154,7 +154,16 @@ static int port_sync(int fd, struct buf *in, uint8_t *nonce)
 		while (waitpid(-1, NULL, WNOHANG) > 0)
 			;
 		if (port_wait(fd, POLLIN, 1000) & POLLIN) {
-			if (buf_read_fd(in, fd, 16384) == -2) {
+			long r = buf_read_fd(in, fd, 16384);
+
+			/*
+			 * With no host on the port, virtio_console polls
+			 * POLLIN|POLLHUP and read() gives EOF at once: nap,
+			 * or every idle port spins a vCPU.
+			 */
+			if (r == 0) {
+				usleep(100 * 1000);
+			} else if (r == -2) {
 				agent_log("read port: %s", strerror(errno));
 				sleep(1);
 			}

@@ -160,7 +160,9 @@ static int read_request(struct session *s)
 			continue;
 		if (!(p.revents & POLLIN))
 			return -1; /* POLLHUP: host left */
-		if (buf_read_fd(s->in, s->port, 16384) == -2)
+		/* A host that left also shows POLLIN (read gives EOF). */
+		if (buf_read_fd(s->in, s->port, 16384) == -2 ||
+		    (p.revents & POLLHUP))
 			return -1;
 	}
 }
