@@ -1,17 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * DMA-BUF exporter for device memory. An export covers a page-aligned
- * range of one allocation and holds a reference on it (so it outlives the
- * GPU file and blocks FREE) and, through it, on the device (so BAR1 stays
- * mapped until the last importer lets go).
- *
- * BAR pages have no struct page: importers get an sg_table of DMA
- * addresses from dma_map_resource() (no pages in it), or an __iomem
- * iosys_map from vmap for CPU copies with the I/O accessors.
+ * DMA-BUF exporter, shared by the GPU and the host exporter: the export
+ * ioctl (argument checks, each with its errno), the export's lifetime and
+ * revocation. An export covers a page-aligned range of one allocation and
+ * holds a reference on it (so it outlives the file and blocks FREE) and,
+ * through it, on the device (so BAR1 stays mapped until the last importer
+ * lets go). The memory-specific dma-buf ops (sg_table, vmap, mmap) are the
+ * backing's: bar.c, host-mem.c.
  */
 
 #include <linux/dma-buf.h>
-#include <linux/dma-mapping.h>
 #include <linux/dma-resv.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
@@ -23,77 +21,34 @@
 #define dma_buf_move_notify	dma_buf_invalidate_mappings
 #endif
 
-struct cnuasgpu_export {
-	struct cnuasgpu_obj *obj;
-	struct dma_buf *dmabuf;
-	struct list_head node;		/* in gdev->export_list, once exported */
-	u64 offset;			/* in the allocation */
-	u64 length;
-};
-
-static phys_addr_t cnuasgpu_export_phys(struct cnuasgpu_export *exp)
-{
-	return exp->obj->addr + exp->offset;
-}
-
 static struct sg_table *cnuasgpu_map_dma_buf(struct dma_buf_attachment *att,
 					     enum dma_data_direction dir)
 {
 	struct cnuasgpu_export *exp = att->dmabuf->priv;
-	struct sg_table *sgt;
-	dma_addr_t addr;
-	int err;
 
-	sgt = kzalloc(sizeof(*sgt), GFP_KERNEL);
-	if (!sgt)
-		return ERR_PTR(-ENOMEM);
-	err = sg_alloc_table(sgt, 1, GFP_KERNEL);
-	if (err)
-		goto err_free;
-	addr = dma_map_resource(att->dev, cnuasgpu_export_phys(exp),
-				exp->length, dir, DMA_ATTR_SKIP_CPU_SYNC);
-	if (dma_mapping_error(att->dev, addr)) {
-		err = -EIO;
-		goto err_table;
-	}
-	/* DMA address and length only: there is no struct page. */
-	sg_dma_address(sgt->sgl) = addr;
-	sg_dma_len(sgt->sgl) = exp->length;
-	return sgt;
-
-err_table:
-	sg_free_table(sgt);
-err_free:
-	kfree(sgt);
-	return ERR_PTR(err);
+	return exp->obj->gdev->backing->map(exp, att->dev, dir);
 }
 
 static void cnuasgpu_unmap_dma_buf(struct dma_buf_attachment *att,
 				   struct sg_table *sgt,
 				   enum dma_data_direction dir)
 {
-	dma_unmap_resource(att->dev, sg_dma_address(sgt->sgl),
-			   sg_dma_len(sgt->sgl), dir, DMA_ATTR_SKIP_CPU_SYNC);
-	sg_free_table(sgt);
-	kfree(sgt);
+	struct cnuasgpu_export *exp = att->dmabuf->priv;
+
+	exp->obj->gdev->backing->unmap(exp, att->dev, sgt, dir);
 }
 
 static int cnuasgpu_dmabuf_vmap(struct dma_buf *dmabuf, struct iosys_map *map)
 {
 	struct cnuasgpu_export *exp = dmabuf->priv;
-	struct cnuasgpu_obj *obj = exp->obj;
 
-	if (READ_ONCE(obj->gdev->dead))
-		return -ENODEV;
-	iosys_map_set_vaddr_iomem(map, obj->gdev->mem +
-				  cnuasgpu_obj_offset(obj) + exp->offset);
-	return 0;
+	return exp->obj->gdev->backing->vmap(exp, map);
 }
 
 static void cnuasgpu_dmabuf_vunmap(struct dma_buf *dmabuf,
 				   struct iosys_map *map)
 {
-	/* BAR1 stays mapped for the device's lifetime. */
+	/* Both kinds keep their kernel mapping as long as the allocation. */
 }
 
 static int cnuasgpu_dmabuf_mmap(struct dma_buf *dmabuf,
@@ -107,15 +62,13 @@ static int cnuasgpu_dmabuf_mmap(struct dma_buf *dmabuf,
 
 	if (off >= exp->length || len > exp->length - off)
 		return -EINVAL;
+	/* gdev->lock: removal cannot zap between our check and the map. */
 	mutex_lock(&gdev->lock);
 	if (gdev->dead) {
 		mutex_unlock(&gdev->lock);
 		return -ENODEV;
 	}
-	vma->vm_page_prot = pgprot_writecombine(vma->vm_page_prot);
-	err = io_remap_pfn_range(vma, vma->vm_start,
-				 (cnuasgpu_export_phys(exp) + off) >> PAGE_SHIFT,
-				 len, vma->vm_page_prot);
+	err = gdev->backing->mmap(exp->obj, exp->offset + off, vma);
 	mutex_unlock(&gdev->lock);
 	return err;
 }
@@ -219,6 +172,8 @@ int cnuasgpu_ioc_export(struct cnuasgpu_file *gf, void __user *arg)
 	exp->offset = req.offset;
 	exp->length = req.length;
 	info.ops = &cnuasgpu_dmabuf_ops;
+	/* Static: a GPU's misc name goes away with the device. */
+	info.exp_name = cnuasgpu_is_host(gdev) ? CNUASGPU_HOST_NAME : CNUASGPU_NAME;
 	info.size = req.length;
 	info.flags = O_RDWR;
 	info.priv = exp;

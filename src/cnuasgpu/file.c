@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * /dev/cnuasgpuN file operations: one cnuasgpu_file per open, which owns
- * every allocation made through it. ioctl dispatch and CAPS live here.
+ * /dev/cnuasgpuN and /dev/cnuasgpu_host0 file operations (the same for
+ * both): one cnuasgpu_file per open, which owns every allocation made
+ * through it. ioctl dispatch and CAPS live here.
  */
 
 #include <linux/fs.h>
@@ -64,19 +65,11 @@ static int cnuasgpu_ioc_caps(struct cnuasgpu_file *gf, void __user *arg)
 		return -EINVAL;
 	memset(&caps, 0, sizeof(caps));
 	caps.abi_version = CNUASGPU_ABI_VERSION;
-	caps.flags = CNUASGPU_CAP_DMABUF | CNUASGPU_CAP_PEER_RDMA |
-		     CNUASGPU_CAP_LINK;
-	if (cnuasgpu_link_up(gdev))
-		caps.flags |= CNUASGPU_CAP_LINK_UP;
+	caps.flags = CNUASGPU_CAP_DMABUF | CNUASGPU_CAP_PEER_RDMA;
 	caps.mem_total = cnuasgpu_mem_total(gdev);
 	caps.mem_free = cnuasgpu_mem_free_bytes(gdev);
 	caps.export_align = CNUASGPU_EXPORT_ALIGN;
-	caps.gpu_id = gdev->gpu_id;
-	caps.sm_count = CNUASGPU_SM_COUNT;
-	caps.lanes_per_sm = CNUASGPU_LANES_PER_SM;
-	caps.tensor_size = CNUASGPU_TENSOR_SIZE;
-	caps.fw_version = gdev->fw_version;
-	caps.link_max_frame = CNUASGPU_LINK_MAX_FRAME;
+	gdev->backing->caps(gdev, &caps);
 	return copy_to_user(arg, &caps, sizeof(caps)) ? -EFAULT : 0;
 }
 
@@ -97,6 +90,11 @@ static long cnuasgpu_ioctl(struct file *filp, unsigned int cmd,
 		return cnuasgpu_ioc_query(gf, uarg);
 	case CNUASGPU_IOC_EXPORT_DMABUF:
 		return cnuasgpu_ioc_export(gf, uarg);
+	}
+	/* CnuasLink is a GPU's; the host exporter has none. */
+	if (cnuasgpu_is_host(gf->gdev))
+		return -ENOTTY;
+	switch (cmd) {
 	case CNUASGPU_IOC_LINK_SEND:
 		return cnuasgpu_ioc_link_send(gf, uarg);
 	case CNUASGPU_IOC_LINK_RECV:

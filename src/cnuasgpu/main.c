@@ -4,6 +4,8 @@
  * This file binds the PCI device, maps the BARs, creates /dev/cnuasgpuN
  * and owns the device lifetime: removal stops new work at once and leaves
  * the BAR teardown to the last reference (exports, mappings, open files).
+ * The module also brings up the host exporter (host.c), which lives from
+ * module load to unload, independent of any GPU.
  */
 
 #include <linux/idr.h>
@@ -17,11 +19,19 @@ static DEFINE_IDA(cnuasgpu_ida);
 static void cnuasgpu_dev_release(struct kref *ref)
 {
 	struct cnuasgpu_dev *gdev = container_of(ref, struct cnuasgpu_dev, ref);
-	struct pci_dev *pdev = gdev->pdev;
 
 	/* Every allocation is gone: each one held a reference. */
 	if (gdev->pool)
 		gen_pool_destroy(gdev->pool);
+	gdev->backing->release(gdev);
+	kfree(gdev);
+}
+
+/* The GPU's part of the last put: BAR mappings and the PCI device. */
+void cnuasgpu_pci_release(struct cnuasgpu_dev *gdev)
+{
+	struct pci_dev *pdev = gdev->pdev;
+
 	if (gdev->mem)
 		iounmap(gdev->mem);
 	if (gdev->regs)
@@ -33,7 +43,6 @@ static void cnuasgpu_dev_release(struct kref *ref)
 	ida_free(&cnuasgpu_ida, gdev->id);
 	dev_info(&pdev->dev, "device memory released\n");
 	pci_dev_put(pdev);
-	kfree(gdev);
 }
 
 void cnuasgpu_dev_get(struct cnuasgpu_dev *gdev)
@@ -89,6 +98,7 @@ static int cnuasgpu_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	if (!gdev)
 		return -ENOMEM;
 	kref_init(&gdev->ref);
+	gdev->backing = &cnuasgpu_bar_backing;
 	gdev->pdev = pci_dev_get(pdev);
 	mutex_init(&gdev->lock);
 	INIT_LIST_HEAD(&gdev->files);
@@ -125,7 +135,7 @@ static int cnuasgpu_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	err = cnuasgpu_map(gdev);
 	if (err)
 		goto err_put;
-	err = cnuasgpu_mem_init(gdev);
+	err = cnuasgpu_mem_init(gdev, dev_to_node(&pdev->dev));
 	if (err)
 		goto err_put;
 	err = cnuasgpu_link_init(gdev);
@@ -210,7 +220,26 @@ static struct pci_driver cnuasgpu_driver = {
 	.probe = cnuasgpu_probe,
 	.remove = cnuasgpu_remove,
 };
-module_pci_driver(cnuasgpu_driver);
+
+static int __init cnuasgpu_init(void)
+{
+	int err = cnuasgpu_host_init();
+
+	if (err)
+		return err;
+	err = pci_register_driver(&cnuasgpu_driver);
+	if (err)
+		cnuasgpu_host_exit();
+	return err;
+}
+module_init(cnuasgpu_init);
+
+static void __exit cnuasgpu_exit(void)
+{
+	pci_unregister_driver(&cnuasgpu_driver);
+	cnuasgpu_host_exit();
+}
+module_exit(cnuasgpu_exit);
 
 MODULE_DESCRIPTION("Cnuas GPU: device memory allocator and DMA-BUF exporter");
 MODULE_AUTHOR("The Cnuas authors");

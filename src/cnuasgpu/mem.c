@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Device memory: BAR1 handed out by a gen_pool (addresses are BAR1
- * physical addresses, so alignment requests are absolute), allocations
- * owned by the opening file through per-file handles, and mmap of an
- * allocation into the caller.
+ * Allocations of either exporter: a range of the device's gen_pool
+ * (GPU: BAR1 physical addresses, so alignment requests are absolute;
+ * host: offsets in the pinned-memory budget), backed by the device's
+ * struct cnuasgpu_backing, owned by the opening file through per-file
+ * handles, and mmap of an allocation into the caller.
  */
 
 #include <linux/mm.h>
@@ -12,10 +13,8 @@
 
 #include "cnuasgpu.h"
 
-int cnuasgpu_mem_init(struct cnuasgpu_dev *gdev)
+int cnuasgpu_mem_init(struct cnuasgpu_dev *gdev, int nid)
 {
-	int nid = dev_to_node(&gdev->pdev->dev);
-
 	gdev->pool = gen_pool_create(PAGE_SHIFT, nid);
 	if (!gdev->pool)
 		return -ENOMEM;
@@ -42,6 +41,7 @@ static void cnuasgpu_obj_release(struct kref *ref)
 	struct cnuasgpu_obj *obj = container_of(ref, struct cnuasgpu_obj, ref);
 	struct cnuasgpu_dev *gdev = obj->gdev;
 
+	gdev->backing->obj_fini(obj);
 	gen_pool_free(gdev->pool, obj->addr, obj->size);
 	atomic_dec(&gdev->objects);
 	kfree(obj);
@@ -80,7 +80,7 @@ int cnuasgpu_ioc_alloc(struct cnuasgpu_file *gf, void __user *arg)
 	if (!req.size || !is_power_of_2(align) || align > gdev->mem_size)
 		return -EINVAL;
 	if (req.size > gdev->mem_size)
-		return -ENOMEM;
+		return -gdev->backing->full_errno;
 	size = PAGE_ALIGN(req.size);
 	align = max_t(u64, align, PAGE_SIZE);
 
@@ -105,14 +105,18 @@ int cnuasgpu_ioc_alloc(struct cnuasgpu_file *gf, void __user *arg)
 	if (!obj->addr) {
 		mutex_unlock(&gdev->lock);
 		kfree(obj);
-		return -ENOMEM;
+		return -gdev->backing->full_errno;
 	}
 	cnuasgpu_dev_get(gdev);
 	atomic_inc(&gdev->objects);
 	mutex_unlock(&gdev->lock);
 
 	/* Fresh memory never shows a previous owner's data. */
-	memset_io(gdev->mem + cnuasgpu_obj_offset(obj), 0, size);
+	err = gdev->backing->obj_init(obj);
+	if (err) {
+		cnuasgpu_obj_put(obj);
+		return err;
+	}
 
 	mutex_lock(&gf->lock);
 	err = xa_alloc(&gf->handles, &handle, obj, xa_limit_31b, GFP_KERNEL);
@@ -248,10 +252,7 @@ int cnuasgpu_mmap(struct file *filp, struct vm_area_struct *vma)
 		return -EINVAL;
 	}
 
-	vma->vm_page_prot = pgprot_writecombine(vma->vm_page_prot);
-	err = io_remap_pfn_range(vma, vma->vm_start,
-				 (gdev->mem_phys + off) >> PAGE_SHIFT, len,
-				 vma->vm_page_prot);
+	err = gdev->backing->mmap(found, off - cnuasgpu_obj_offset(found), vma);
 	mutex_unlock(&gdev->lock);
 	if (err) {
 		cnuasgpu_obj_put(found);

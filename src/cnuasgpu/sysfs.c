@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * sysfs attributes of /sys/class/misc/cnuasgpuN: what peer-memory users
- * (libcnuaspeermem, tests, admins) read to see the export interface and
- * its live state.
+ * sysfs attributes of /sys/class/misc/cnuasgpuN and cnuasgpu_host0: what
+ * peer-memory users (libcnuaspeermem, tests, admins) read to see the
+ * export interface and its live state. Both exporters have the common
+ * group (for the host exporter mem_total is the pinned-memory limit and
+ * mem_used the pinned memory); gpu_id and link_up are a GPU's only.
  */
 
 #include <linux/device.h>
@@ -83,7 +85,7 @@ static ssize_t link_up_show(struct device *dev, struct device_attribute *attr,
 }
 static DEVICE_ATTR_RO(link_up);
 
-static struct attribute *cnuasgpu_attrs[] = {
+static struct attribute *cnuasgpu_common_attrs[] = {
 	&dev_attr_peer_rdma.attr,
 	&dev_attr_export_align.attr,
 	&dev_attr_exports.attr,
@@ -91,16 +93,30 @@ static struct attribute *cnuasgpu_attrs[] = {
 	&dev_attr_mem_total.attr,
 	&dev_attr_mem_free.attr,
 	&dev_attr_mem_used.attr,
+	NULL,
+};
+
+static const struct attribute_group cnuasgpu_common_group = {
+	.attrs = cnuasgpu_common_attrs,
+};
+
+static struct attribute *cnuasgpu_gpu_attrs[] = {
 	&dev_attr_gpu_id.attr,
 	&dev_attr_link_up.attr,
 	NULL,
 };
 
-static const struct attribute_group cnuasgpu_group = {
-	.attrs = cnuasgpu_attrs,
+static const struct attribute_group cnuasgpu_gpu_group = {
+	.attrs = cnuasgpu_gpu_attrs,
 };
 
 const struct attribute_group *cnuasgpu_groups[] = {
-	&cnuasgpu_group,
+	&cnuasgpu_common_group,
+	&cnuasgpu_gpu_group,
+	NULL,
+};
+
+const struct attribute_group *cnuasgpu_host_groups[] = {
+	&cnuasgpu_common_group,
 	NULL,
 };

@@ -3,8 +3,10 @@
 #
 # Host check of the cnuasgpu uapi (src/include/uapi/cnuasgpu.h): struct
 # sizes and field offsets are fixed (no implicit padding, 8-byte multiples,
-# same on 32- and 64-bit), ioctl numbers are distinct, and the guest test
-# tool (tests/lab/gpu/cnuasgpu-test.c) builds warning-free against it.
+# same on 32- and 64-bit), ioctl numbers are distinct, the CAPS flags
+# (incl. CNUASGPU_CAP_HOST of /dev/cnuasgpu_hostN) are distinct single
+# bits, and the guest test tool (tests/lab/gpu/cnuasgpu-test.c) builds
+# warning-free against it.
 # Exit: 0 pass, 77 skip (no C compiler), anything else fail.
 
 set -u
@@ -42,6 +44,11 @@ OFF(cnuasgpu_export_dmabuf, reserved, 32);
 SZ(cnuasgpu_link_frame, 40);
 OFF(cnuasgpu_link_frame, timeout_ms, 16);
 
+static const unsigned int caps[] = {
+	CNUASGPU_CAP_DMABUF, CNUASGPU_CAP_PEER_RDMA, CNUASGPU_CAP_LINK,
+	CNUASGPU_CAP_LINK_UP, CNUASGPU_CAP_HOST,
+};
+
 static const unsigned long cmds[] = {
 	CNUASGPU_IOC_CAPS, CNUASGPU_IOC_ALLOC, CNUASGPU_IOC_FREE,
 	CNUASGPU_IOC_QUERY, CNUASGPU_IOC_EXPORT_DMABUF, CNUASGPU_IOC_LINK_SEND,
@@ -56,6 +63,13 @@ int main(void)
 		for (j = 0; j < i; j++)
 			if (cmds[i] == cmds[j])
 				return 1;
+	for (i = 0; i < sizeof(caps) / sizeof(caps[0]); i++) {
+		if (!caps[i] || (caps[i] & (caps[i] - 1)))
+			return 1;
+		for (j = 0; j < i; j++)
+			if (caps[i] == caps[j])
+				return 1;
+	}
 	return CNUASGPU_EXPORT_FLAGS == CNUASGPU_EXPORT_CLOEXEC ? 0 : 1;
 }
 C
@@ -74,9 +88,9 @@ for m in -m64 -m32; do
 		fail=1
 		continue
 	fi
-	"$TMP/abi$m" || { echo "FAIL: duplicate ioctl numbers or flags ($m)"; fail=1; }
+	"$TMP/abi$m" || { echo "FAIL: duplicate ioctl numbers or flags, or a CAPS flag not one bit ($m)"; fail=1; }
 done
 "$CC" -Wall -Wextra -Werror -O2 -I"$REPO/src/include" -o "$TMP/cnuasgpu-test" \
 	"$REPO/tests/lab/gpu/cnuasgpu-test.c" || { echo "FAIL: cnuasgpu-test build"; fail=1; }
-[ "$fail" = 0 ] && echo "PASS: cnuasgpu uapi layout, ioctl numbers, guest tool builds"
+[ "$fail" = 0 ] && echo "PASS: cnuasgpu uapi layout, ioctl numbers, CAPS bits, guest tool builds"
 exit "$fail"

@@ -10,12 +10,17 @@
 #  3. lifetime on node 0: FREE with an export is EBUSY; closing the GPU fd
 #     leaves the MR usable (loopback WRITE + READ) until dereg, then sysfs
 #     `exports` and `mem_free` show the memory reclaimed;
-#  4. device_del of node 0's GPU under a live MR: node 1's next READ ends
+#  4. the same with pinned host memory of /dev/cnuasgpu_host0 (-H): the
+#     host exporter's API checks (cnuasgpu-test host-api), parts 1-3 on it,
+#     host->host DMA-BUF WRITEs;
+#  5. device_del of node 0's GPU under a live MR: node 1's next READ ends
 #     in an error completion (no hang, no data), node 0 deregisters and the
 #     deferred BAR teardown completes; the GPU is then hot-plugged back.
+#     Meanwhile a live host-memory MR of node 0 keeps working (its READ
+#     after the removal returns the data).
 # The consoles stay free of oopses and warnings. GPU_RDMA_KIB sets the
 # region size (default 256), GPU_BW_ITERS the GPU->GPU WRITEs (16 x 1 MiB),
-# GPU_RDMA_DEVDEL=0 leaves out the (disruptive) part 4.
+# GPU_RDMA_DEVDEL=0 leaves out the (disruptive) part 5.
 . "$(dirname "$0")/lib.sh"
 need_cnuas_nodes 2
 need_eth
@@ -29,7 +34,8 @@ for n in $N0 $N1; do
 	out=$(lsh -t 60 "$n" "command -v cnuas-gpu-rdma >/dev/null || { echo 'no cnuas-gpu-rdma in the image'; exit 77; }
 		modprobe -q cnuasgpu 2>/dev/null
 		i=0; while [ ! -e /dev/cnuasgpu0 ] && [ \$i -lt 50 ]; do sleep 0.2; i=\$((i+1)); done
-		[ -e /dev/cnuasgpu0 ] || { echo 'no /dev/cnuasgpu0 (lab without --gpu?)'; exit 77; }" 2>&1)
+		[ -e /dev/cnuasgpu0 ] || { echo 'no /dev/cnuasgpu0 (lab without --gpu?)'; exit 77; }
+		[ -e /dev/cnuasgpu_host0 ] || { echo 'cnuasgpu loaded but no /dev/cnuasgpu_host0'; exit 1; }" 2>&1)
 	rc=$?
 	[ $rc = 77 ] && skip "node$n: $out"
 	[ $rc = 0 ] || fail "node$n: $out"
@@ -62,6 +68,16 @@ run_pair "GPU->GPU" "-s 1024" "-s 1024 -b $ITERS"
 note "lifetime: EBUSY, MR after closing the GPU fd, reclaim after dereg"
 lsh -t 600 "$N0" "cnuas-gpu-rdma -d cnuas_0 -l -s $KIB" 2>&1 || fail "lifetime checks failed"
 
+note "host exporter /dev/cnuasgpu_host0: API, argument checks, lifetime"
+lsh -t 300 "$N0" "cnuasgpu-test host-api 0" 2>&1 || fail "cnuasgpu-test host-api failed"
+note "READ / WRITE / SEND / atomics on node 0's pinned host memory ($KIB KiB)"
+run_pair "host memory verbs" "-H -s $KIB" "-H -s $KIB"
+note "host->host DMA-BUF RDMA WRITE, $ITERS x 1 MiB"
+run_pair "host->host" "-H -s 1024" "-H -s 1024 -b $ITERS"
+note "host memory lifetime: EBUSY, MR after closing the fd, reclaim after dereg"
+lsh -t 600 "$N0" "cnuas-gpu-rdma -d cnuas_0 -H -l -s $KIB" 2>&1 ||
+	fail "host memory lifetime checks failed"
+
 if [ "${GPU_RDMA_DEVDEL:-1}" = 1 ]; then
 	note "device_del of node 0's GPU under a live MR"
 	gone=/tmp/gpu-gone.$$
@@ -74,15 +90,22 @@ if [ "${GPU_RDMA_DEVDEL:-1}" = 1 ]; then
 	released() { lsh -t 30 "$N0" "dmesg | grep -c 'device memory released'"; }
 	rel0=$(released)
 	lsh -t 30 "$N1" "rm -f $gone"
-	srv=$(mktemp) cli=$(mktemp)
+	srv=$(mktemp) cli=$(mktemp) hsrv=$(mktemp) hcli=$(mktemp)
 	lsh -t 900 "$N0" "cnuas-gpu-rdma -d cnuas_0 -p $PORT -s $KIB -D x" >"$srv" 2>&1 &
 	spid=$!
+	# A host-memory MR of the same node, live across the GPU's removal.
+	lsh -t 900 "$N0" "cnuas-gpu-rdma -d cnuas_0 -p $((PORT + 1)) -H -s $KIB -D x" >"$hsrv" 2>&1 &
+	hspid=$!
 	sleep 2
 	lsh -t 900 "$N1" "cnuas-gpu-rdma -d cnuas_0 -p $PORT -s $KIB -D $gone $(ip_of "$N0")" >"$cli" 2>&1 &
 	cpid=$!
-	waiting() { grep -q 'waiting for' "$cli" || ! kill -0 "$cpid" 2>/dev/null; }
+	lsh -t 900 "$N1" "cnuas-gpu-rdma -d cnuas_0 -p $((PORT + 1)) -H -s $KIB -D $gone $(ip_of "$N0")" >"$hcli" 2>&1 &
+	hcpid=$!
+	waiting() { { grep -q 'waiting for' "$cli" || ! kill -0 "$cpid" 2>/dev/null; } &&
+		{ grep -q 'waiting for' "$hcli" || ! kill -0 "$hcpid" 2>/dev/null; }; }
 	wait_for 300 waiting
 	grep -q 'waiting for' "$cli" || { cat "$cli" "$srv"; fail "the client did not get to the removal"; }
+	grep -q 'waiting for' "$hcli" || { cat "$hcli" "$hsrv"; fail "the host-memory client did not get to the removal"; }
 	"$LAB" qmp "$N0" '{"execute": "device_del", "arguments": {"id": "gpu0"}}' >/dev/null ||
 		fail "device_del gpu0 refused"
 	gpu_gone() { lsh -t 20 "$N0" '[ ! -e /dev/cnuasgpu0 ]'; }
@@ -92,9 +115,15 @@ if [ "${GPU_RDMA_DEVDEL:-1}" = 1 ]; then
 	crc=$?
 	wait $spid
 	src=$?
+	wait $hcpid
+	hcrc=$?
+	wait $hspid
+	hsrc=$?
 	cat "$cli"
 	sed 's/^/server: /' "$srv"
-	rm -f "$cli" "$srv"
+	sed 's/^/host memory: /' "$hcli"
+	sed 's/^/host memory server: /' "$hsrv"
+	rm -f "$cli" "$srv" "$hcli" "$hsrv"
 	# Checked after the GPU is back: the lab stays usable either way.
 	err=
 	[ "$(released)" -gt "$rel0" ] || err="no deferred BAR teardown (device memory released) after dereg"
@@ -102,6 +131,8 @@ if [ "${GPU_RDMA_DEVDEL:-1}" = 1 ]; then
 	# cnuas_ib drops the mapping when the exporter revokes it (move_notify):
 	# an exporter that never notifies leaves the MR reading a dead BAR.
 	[ $crc = 0 ] || err="the MR of the removed GPU did not fail cleanly (client rc $crc)"
+	[ $hcrc = 0 ] && [ $hsrc = 0 ] ||
+		err="a host-memory MR broke with the GPU's removal (client rc $hcrc, server rc $hsrc)"
 	# Plug the GPU back for later tests (node 2k listens on its CnuasLink).
 	qdev_gone() { ! "$LAB" qmp "$N0" '{"execute": "qom-get", "arguments": {"path": "/machine/peripheral/gpu0", "property": "type"}}' >/dev/null 2>&1; }
 	wait_for 30 qdev_gone || fail "QEMU still has gpu0 after the guest released it"
@@ -114,7 +145,7 @@ if [ "${GPU_RDMA_DEVDEL:-1}" = 1 ]; then
 		note "could not plug node0's GPU back (the lab needs a restart for GPU tests)"
 	fi
 	[ -z "$err" ] || fail "$err"
-	echo "removed GPU: access failed cleanly, teardown completed after dereg"
+	echo "removed GPU: access failed cleanly, teardown completed after dereg; host-memory MR unaffected"
 fi
 
 problems=$(console_problems)
@@ -122,4 +153,4 @@ problems=$(console_problems)
 	grep -E 'Oops|BUG:|WARNING:|Kernel panic|general protection fault' "$LAB_DIR"/node*.console.log | tail -n 20
 	fail "new kernel problems on the consoles"
 }
-echo "PASS: GPU memory registered with libcnuaspeermem: READ, WRITE, SEND, atomics, GPU->GPU, lifetime"
+echo "PASS: GPU and pinned host memory registered with libcnuaspeermem: READ, WRITE, SEND, atomics, GPU->GPU, host->host, lifetime"

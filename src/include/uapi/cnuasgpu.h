@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: (GPL-2.0 WITH Linux-syscall-note) OR MIT */
 /*
- * cnuasgpu ioctl ABI: /dev/cnuasgpuN.
+ * cnuasgpu ioctl ABI: /dev/cnuasgpuN (GPU device memory) and
+ * /dev/cnuasgpu_hostN (pinned host memory).
  *
  * Shared by cnuasgpu.ko, libcnuaspeermem and the tests; the build copies
  * it, never edit a copy. Structs only grow at the end (CNUASGPU_ABI_VERSION
@@ -36,11 +37,32 @@
 
 #define CNUASGPU_ABI_VERSION		1
 
+/*
+ * Host exporter. /dev/cnuasgpu_hostN takes the same ioctls with the same
+ * checks and errnos (except those below), for pinned guest-kernel memory
+ * instead of BAR1: an allocation is pages from the kernel's page allocator,
+ * never swapped or moved, zeroed, mapped cacheable by mmap(). There is one
+ * per loaded cnuasgpu module, N = 0, independent of any GPU (it exists
+ * without one and survives a GPU's removal). Differences:
+ *   CAPS        flags CNUASGPU_CAP_HOST (no LINK); mem_total is the pinned
+ *               memory limit (module parameter host_mem_mib, default 256
+ *               MiB, at most half of RAM); gpu_id, sm_count, lanes_per_sm,
+ *               tensor_size, fw_version and link_max_frame are 0
+ *   ALLOC       ENOSPC when the allocation does not fit in the limit,
+ *               ENOMEM when the kernel has no pages (a GPU says ENOMEM for
+ *               both); align is the alignment of mmap_offset (pages are
+ *               not physically contiguous)
+ *   QUERY       dev_offset = mmap_offset (no device memory)
+ *   LINK_*      ENOTTY
+ *   ENODEV      never (only a GPU is removed)
+ */
+
 /* caps.flags */
 #define CNUASGPU_CAP_DMABUF		(1u << 0)	/* EXPORT_DMABUF works */
 #define CNUASGPU_CAP_PEER_RDMA		(1u << 1)	/* exports are RDMA-registrable */
 #define CNUASGPU_CAP_LINK		(1u << 2)	/* CnuasLink present */
 #define CNUASGPU_CAP_LINK_UP		(1u << 3)	/* CnuasLink connected now */
+#define CNUASGPU_CAP_HOST		(1u << 4)	/* host exporter: pinned pages */
 
 struct cnuasgpu_caps {
 	__u32 abi_version;	/* out: CNUASGPU_ABI_VERSION */

@@ -24,7 +24,11 @@
  *
  * Options: the common ones of the verbs tools (-d -g -p -t ...), plus
  *   -s KIB   region size (default 256 KiB)   -G N   /dev/cnuasgpuN (0)
- *   -L       client: local buffers in GPU memory too (default: host)
+ *   -L       client: local buffers in GPU memory too (default: malloc)
+ *   -H       pinned host memory of /dev/cnuasgpu_hostN instead of the GPU
+ *            (N from -G): the same steps, the same export path. With -D
+ *            the client's second READ must SUCCEED with the data: a GPU's
+ *            removal must not touch the host exporter's live exports.
  *
  * Server GPU allocation, one MR over all of it:
  *   [0, S)      filled through mmap, the client READs and compares
@@ -73,6 +77,9 @@ static uint64_t S = 256 << 10;
 static int gpu_index;
 static int failures;
 static const char *gone_file;	/* -D: the device removal check */
+static bool host_mem;		/* -H: /dev/cnuasgpu_hostN */
+static const char *mem_name = "GPU memory";
+static const char *dev_name = "cnuasgpu";
 
 #define FAIL(...) do { vt_log("FAIL: " __VA_ARGS__); failures++; } while (0)
 
@@ -81,7 +88,7 @@ static int open_gpu(bool must)
 	char path[64];
 	int fd;
 
-	snprintf(path, sizeof(path), "/dev/cnuasgpu%d", gpu_index);
+	snprintf(path, sizeof(path), "/dev/%s%d", dev_name, gpu_index);
 	fd = open(path, O_RDWR | O_CLOEXEC);
 	if (fd < 0 && must) {
 		printf("SKIP: %s: %s\n", path, strerror(errno));
@@ -95,7 +102,7 @@ static long long sysfs(const char *attr)
 	char path[128], buf[64] = "";
 	FILE *f;
 
-	snprintf(path, sizeof(path), "/sys/class/misc/cnuasgpu%d/%s", gpu_index, attr);
+	snprintf(path, sizeof(path), "/sys/class/misc/%s%d/%s", dev_name, gpu_index, attr);
 	f = fopen(path, "r");
 	if (!f || !fgets(buf, sizeof(buf), f)) {
 		FAIL("cannot read %s", path);
@@ -120,13 +127,13 @@ static void gpu_alloc_reg(struct gpu_mem *g, uint64_t size)
 	g->size = a.size;
 	g->map = mmap(NULL, g->size, PROT_READ | PROT_WRITE, MAP_SHARED, g->fd, a.mmap_offset);
 	if (g->map == MAP_FAILED)
-		vt_die("mmap of GPU memory: %s", strerror(errno));
+		vt_die("mmap of %s: %s", mem_name, strerror(errno));
 	r = cnuas_peermem_reg(g->fd, g->handle, 0, g->size, c.pd, (uintptr_t)g->map, ACCESS_ALL,
 			      &g->pmr);
 	if (r)
 		vt_die("cnuas_peermem_reg: %s", cnuas_peermem_strerror(r));
 	g->mr = cnuas_peermem_ibv_mr(g->pmr);
-	vt_dbg("GPU memory: %" PRIu64 " bytes at %p, lkey %#x rkey %#x", g->size,
+	vt_dbg("%s: %" PRIu64 " bytes at %p, lkey %#x rkey %#x", mem_name, g->size,
 	       (void *)g->map, g->mr->lkey, g->mr->rkey);
 }
 
@@ -298,7 +305,8 @@ static int run_server(void)
 		case STEP_WRITE:
 			ok = check_pattern(g.map + S, S, 1, "RDMA WRITE into GPU memory");
 			if (ok)
-				vt_log("RDMA WRITE into GPU memory: %" PRIu64 " bytes verified via mmap", S);
+				vt_log("RDMA WRITE into %s: %" PRIu64 " bytes verified via mmap",
+				       mem_name, S);
 			break;
 		case STEP_SEND: {
 			struct ibv_wc wc;
@@ -313,7 +321,8 @@ static int run_server(void)
 			else
 				ok = check_pattern(g.map + 2 * S, S, 2, "SEND into GPU memory");
 			if (ok)
-				vt_log("SEND into a GPU-memory receive buffer: %" PRIu64 " bytes verified", S);
+				vt_log("SEND into a %s receive buffer: %" PRIu64 " bytes verified",
+				       mem_name, S);
 			break;
 		}
 		case STEP_ATOMIC:
@@ -321,9 +330,10 @@ static int run_server(void)
 			/* FETCH_AND_ADD 5 three times, then CMP_SWAP 1015 -> 77 */
 			ok = val == 77;
 			if (ok)
-				vt_log("atomics on GPU memory: counter %" PRIu64 " as expected", val);
+				vt_log("atomics on %s: counter %" PRIu64 " as expected", mem_name,
+				       val);
 			else
-				FAIL("atomic counter in GPU memory is %" PRIu64 ", want 77", val);
+				FAIL("atomic counter in %s is %" PRIu64 ", want 77", mem_name, val);
 			break;
 		case STEP_BW:
 			ok = check_pattern(g.map + S, S, 3, "GPU->GPU RDMA WRITE");
@@ -383,6 +393,17 @@ static int run_gone(struct ibv_qp *qp, struct ibv_cq *cq, struct local_buf *b, u
 	}
 	memset(b->p, 0x5a, S);
 	st = do_one(qp, cq, IBV_WR_RDMA_READ, b->p, b->mr->lkey, (uint32_t)S, raddr, rkey, 0, 0);
+	if (host_mem) {
+		/* Host memory: the GPU's removal must not affect it. */
+		if (st) {
+			FAIL("READ of host memory after a GPU's removal: %s", ibv_wc_status_str(st));
+			return 1;
+		}
+		if (!check_pattern(b->p, S, 0, "READ of host memory after a GPU's removal"))
+			return 1;
+		vt_log("READ of host memory after a GPU's removal: %" PRIu64 " bytes match", S);
+		return 0;
+	}
 	if (st == IBV_WC_SUCCESS) {
 		uint8_t *want = malloc(S);
 		bool old;
@@ -454,8 +475,9 @@ static int run_client(bool local_gpu, unsigned int bw_iters)
 		}
 		dt = vt_now() - t0;
 		if (!failures)
-			printf("gpu-bw: %s->GPU RDMA WRITE %u x %" PRIu64 " KiB: %.2f MiB/s\n",
-			       local_gpu ? "GPU" : "host", bw_iters, S >> 10,
+			printf("gpu-bw: %s->%s RDMA WRITE %u x %" PRIu64 " KiB: %.2f MiB/s\n",
+			       local_gpu ? (host_mem ? "pinned host" : "GPU") : "malloc",
+			       host_mem ? "pinned host" : "GPU", bw_iters, S >> 10,
 			       (double)bw_iters * (double)S / (1 << 20) / (dt > 0 ? dt : 1e-9));
 		if (!failures)
 			server_says(fd, STEP_BW, "GPU->GPU RDMA WRITE");
@@ -466,9 +488,9 @@ static int run_client(bool local_gpu, unsigned int bw_iters)
 	memset(b.p, 0, S);
 	st = do_one(qp, cq, IBV_WR_RDMA_READ, b.p, b.mr->lkey, (uint32_t)S, raddr, rkey, 0, 0);
 	if (st)
-		FAIL("RDMA READ of GPU memory: %s", ibv_wc_status_str(st));
-	else if (check_pattern(b.p, S, 0, "RDMA READ of GPU memory"))
-		vt_log("RDMA READ of GPU memory: %" PRIu64 " bytes match", S);
+		FAIL("RDMA READ of %s: %s", mem_name, ibv_wc_status_str(st));
+	else if (check_pattern(b.p, S, 0, "RDMA READ of the server's memory"))
+		vt_log("RDMA READ of %s: %" PRIu64 " bytes match", mem_name, S);
 	if (server_says(fd, STEP_READ, "READ"))
 		goto done;
 
@@ -476,7 +498,7 @@ static int run_client(bool local_gpu, unsigned int bw_iters)
 	vt_fill(b.p, S, 1, 1);
 	st = do_one(qp, cq, IBV_WR_RDMA_WRITE, b.p, b.mr->lkey, (uint32_t)S, raddr + S, rkey, 0, 0);
 	if (st)
-		FAIL("RDMA WRITE into GPU memory: %s", ibv_wc_status_str(st));
+		FAIL("RDMA WRITE into %s: %s", mem_name, ibv_wc_status_str(st));
 	if (st || server_says(fd, STEP_WRITE, "WRITE"))
 		goto done;
 
@@ -498,14 +520,14 @@ static int run_client(bool local_gpu, unsigned int bw_iters)
 			    b.p, b.mr->lkey, 8, raddr + 3 * S, rkey, cas ? want : 5, 77);
 		memcpy(&ctr, b.p, 8);
 		if (st)
-			FAIL("%s on GPU memory: %s", cas ? "CMP_SWAP" : "FETCH_AND_ADD",
+			FAIL("%s on %s: %s", cas ? "CMP_SWAP" : "FETCH_AND_ADD", mem_name,
 			     ibv_wc_status_str(st));
 		else if (ctr != want)
-			FAIL("%s on GPU memory returned %" PRIu64 ", want %" PRIu64,
-			     cas ? "CMP_SWAP" : "FETCH_AND_ADD", ctr, want);
+			FAIL("%s on %s returned %" PRIu64 ", want %" PRIu64,
+			     cas ? "CMP_SWAP" : "FETCH_AND_ADD", mem_name, ctr, want);
 	}
 	if (!failures && !server_says(fd, STEP_ATOMIC, "atomics"))
-		vt_log("FETCH_AND_ADD x3 + CMP_SWAP on GPU memory: ok");
+		vt_log("FETCH_AND_ADD x3 + CMP_SWAP on %s: ok", mem_name);
 done:
 	vt_send_word(fd, STEP_DONE);
 	close(fd);
@@ -602,7 +624,7 @@ static int run_lifetime(void)
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: cnuas-gpu-rdma [-s KIB] [-G N] [-L] [-b N] [-l] [-D FILE] [common] [SERVER]\n");
+	fprintf(f, "usage: cnuas-gpu-rdma [-s KIB] [-G N] [-H] [-L] [-b N] [-l] [-D FILE] [common] [SERVER]\n");
 	vt_usage_common(f);
 }
 
@@ -614,12 +636,13 @@ int main(int argc, char **argv)
 
 	vt_prog = "cnuas-gpu-rdma";
 	vt_opts_default(&o);
-	while ((opt = getopt(argc, argv, VT_COMMON_OPTS "s:G:Lb:lD:h")) != -1) {
+	while ((opt = getopt(argc, argv, VT_COMMON_OPTS "s:G:HLb:lD:h")) != -1) {
 		if (vt_common_opt(&o, opt, optarg))
 			continue;
 		switch (opt) {
 		case 's': S = vt_parse_u64(optarg, "size", 1 << 20) << 10; break;
 		case 'G': gpu_index = (int)vt_parse_u64(optarg, "GPU index", 255); break;
+		case 'H': host_mem = true; break;
 		case 'L': local_gpu = true; break;
 		case 'b': bw = (unsigned int)vt_parse_u64(optarg, "iterations", 1 << 20); break;
 		case 'l': lifetime = true; break;
@@ -632,6 +655,10 @@ int main(int argc, char **argv)
 		o.server = argv[optind++];
 	if (!S || S % 4096)
 		vt_die("-s: a positive multiple of 4 KiB");
+	if (host_mem) {
+		mem_name = "pinned host memory";
+		dev_name = "cnuasgpu_host";
+	}
 	if (!cnuas_peermem_supported()) {
 		printf("SKIP: this libibverbs has no ibv_reg_dmabuf_mr()\n");
 		return 77;

@@ -4,6 +4,10 @@
  *
  *   cnuasgpu-test api [N]         allocation, mmap, export argument checks,
  *                                 export lifetime (EBUSY, orphans), sysfs
+ *   cnuasgpu-test host-api [N]    the same on /dev/cnuasgpu_hostN (pinned
+ *                                 host memory), plus its own rules: CAPS
+ *                                 flag HOST, ENOSPC past the limit, no
+ *                                 CnuasLink (ENOTTY)
  *   cnuasgpu-test link-send [N] COUNT   send COUNT frames over CnuasLink
  *   cnuasgpu-test link-recv [N] COUNT   receive and verify COUNT frames
  *   cnuasgpu-test hold [N]        export, close the GPU fd, keep the
@@ -31,6 +35,8 @@
 
 static int failures;
 static int gpu_index;
+static const char *dev_name = "cnuasgpu";	/* host-api: cnuasgpu_host */
+static int host;
 
 #define CHECK(cond, ...) do {						\
 	if (!(cond)) {							\
@@ -46,7 +52,7 @@ static int open_gpu(void)
 	char path[64];
 	int fd;
 
-	snprintf(path, sizeof(path), "/dev/cnuasgpu%d", gpu_index);
+	snprintf(path, sizeof(path), "/dev/%s%d", dev_name, gpu_index);
 	fd = open(path, O_RDWR | O_CLOEXEC);
 	if (fd < 0) {
 		printf("SKIP: %s: %s\n", path, strerror(errno));
@@ -60,8 +66,8 @@ static long long sysfs(const char *attr)
 	char path[128], buf[64] = "";
 	FILE *f;
 
-	snprintf(path, sizeof(path), "/sys/class/misc/cnuasgpu%d/%s",
-		 gpu_index, attr);
+	snprintf(path, sizeof(path), "/sys/class/misc/%s%d/%s",
+		 dev_name, gpu_index, attr);
 	f = fopen(path, "r");
 	if (!f || !fgets(buf, sizeof(buf), f)) {
 		fprintf(stderr, "FAIL: cannot read %s\n", path);
@@ -136,10 +142,19 @@ static int test_api(void)
 	CHECK(caps.flags & CNUASGPU_CAP_DMABUF, "flags %#x", caps.flags);
 	CHECK(caps.flags & CNUASGPU_CAP_PEER_RDMA, "flags %#x", caps.flags);
 	CHECK(caps.export_align == (uint32_t)ps, "align %u", caps.export_align);
-	CHECK(caps.sm_count == 16 && caps.lanes_per_sm == 32 &&
-	      caps.tensor_size == 16, "sm %u lanes %u tensor %u", caps.sm_count,
-	      caps.lanes_per_sm, caps.tensor_size);
-	CHECK(caps.fw_version == 0x000100, "fw %#x", caps.fw_version);
+	if (host) {
+		CHECK((caps.flags & (CNUASGPU_CAP_HOST | CNUASGPU_CAP_LINK)) ==
+		      CNUASGPU_CAP_HOST, "host flags %#x", caps.flags);
+		CHECK(!caps.sm_count && !caps.fw_version && !caps.link_max_frame,
+		      "host: sm %u fw %#x link %u", caps.sm_count,
+		      caps.fw_version, caps.link_max_frame);
+	} else {
+		CHECK(!(caps.flags & CNUASGPU_CAP_HOST), "flags %#x", caps.flags);
+		CHECK(caps.sm_count == 16 && caps.lanes_per_sm == 32 &&
+		      caps.tensor_size == 16, "sm %u lanes %u tensor %u",
+		      caps.sm_count, caps.lanes_per_sm, caps.tensor_size);
+		CHECK(caps.fw_version == 0x000100, "fw %#x", caps.fw_version);
+	}
 	CHECK(caps.mem_free <= caps.mem_total && caps.mem_total > size,
 	      "mem %llu/%llu", (unsigned long long)caps.mem_free,
 	      (unsigned long long)caps.mem_total);
@@ -155,7 +170,16 @@ static int test_api(void)
 	/* Allocation arguments. */
 	CHECK(alloc(fd, 0, 0, &a) == -EINVAL, "size 0");
 	CHECK(alloc(fd, 4096, 3 * 4096, &a) == -EINVAL, "align not pow2");
-	CHECK(alloc(fd, ~0ull, 0, &a) == -ENOMEM, "huge");
+	/* Past the memory: a GPU says ENOMEM, the host exporter's limit ENOSPC. */
+	CHECK(alloc(fd, ~0ull, 0, &a) == (host ? -ENOSPC : -ENOMEM), "huge");
+	if (host) {
+		struct cnuasgpu_link_frame lf = { 0 };
+
+		CHECK(alloc(fd, caps.mem_total + ps, 0, &a) == -ENOSPC,
+		      "past the limit");
+		CHECK(xioctl(fd, CNUASGPU_IOC_LINK_SEND, &lf) == -ENOTTY,
+		      "host: no CnuasLink");
+	}
 	a.flags = 1;
 	CHECK(xioctl(fd, CNUASGPU_IOC_ALLOC, &a) == -EOPNOTSUPP, "alloc flags");
 	CHECK(alloc(fd, 100, 0, &a) == 0, "small");
@@ -373,12 +397,17 @@ int main(int argc, char **argv)
 		gpu_index = atoi(argv[argi++]);
 	if (!strcmp(cmd, "api"))
 		return test_api();
+	if (!strcmp(cmd, "host-api")) {
+		dev_name = "cnuasgpu_host";
+		host = 1;
+		return test_api();
+	}
 	if (!strcmp(cmd, "hold") || !strcmp(cmd, "hold-gone"))
 		return test_hold(!strcmp(cmd, "hold-gone"));
 	if (!strcmp(cmd, "link-send") || !strcmp(cmd, "link-recv"))
 		return test_link(!strcmp(cmd, "link-send"),
 				 argc > argi ? atoi(argv[argi]) : 10);
-	fprintf(stderr, "usage: %s api|hold|link-send|link-recv [N] [COUNT]\n",
+	fprintf(stderr, "usage: %s api|host-api|hold|link-send|link-recv [N] [COUNT]\n",
 		argv[0]);
 	return 2;
 }
