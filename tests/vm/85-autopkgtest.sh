@@ -9,8 +9,8 @@
 # source file, so the image routes gcc-N through ccache and fills that
 # cache with its own (native) DKMS build of the same sources; the guest
 # still runs the whole dkms build and install. The ccache line below
-# shows hits and misses: misses mean an hour-long build.
-# timeout: 2700
+# shows hits and misses: misses mean an hour-long build (and a timeout).
+# timeout: 1500
 . "$(dirname "$0")/lib.sh"
 need_cnuas_nodes 1
 need_eth
@@ -30,7 +30,7 @@ tar -C "$debs" -c . | lx 0 tar -x -C /root/apt/debs || fail "copying the package
 # autopkgtest does not reinstall them (one DKMS build under TCG, not
 # three). The lab VM is disposable: breaking it and machine isolation
 # are what it is for.
-out=$(lsh -t 2600 0 '
+out=$(lsh -t 1400 0 '
 	set -u
 	mkdir -p /root/apt/saved
 	mv /etc/apt/sources.list /etc/apt/sources.list.d/* /root/apt/saved/ 2>/dev/null
