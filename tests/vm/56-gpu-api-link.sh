@@ -4,7 +4,9 @@
 # cnuasgpu-test (tests/lab/gpu):
 #  1. node 0: allocation, mmap, every bad-argument case of the export
 #     ioctl, EBUSY on free with an export, orphans reclaimed (sysfs);
-#  2. CnuasLink: node 0's GPU sends frames of every size up to 64 KiB to
+#  2. libcnuaspeermem's device smoke test (its `make check-device`) must
+#     pass, not skip: register GPU memory with cnuas_0, EBUSY until dereg;
+#  3. CnuasLink: node 0's GPU sends frames of every size up to 64 KiB to
 #     node 1's (the lab links node 2k with 2k+1), node 1 receives and
 #     compares each, then finds the link empty.
 # GPU_LINK_FRAMES sets the frame count (default 200).
@@ -18,6 +20,14 @@ problems0=$(console_problems)
 
 note "allocation and export API on node 0"
 lsh -t 300 0 'cnuasgpu-test api 0' || fail "cnuasgpu-test api failed on node 0"
+
+note "libcnuaspeermem's device smoke test (make check-device) on node 0"
+rdma_ready 0
+out=$(lsh -t 120 0 'cnuaspeermem-test-device' 2>&1)
+rc=$?
+echo "$out"
+# Both devices are there: a skip is a failure here.
+[ $rc = 0 ] || fail "cnuaspeermem-test-device exited $rc"
 
 note "CnuasLink: $FRAMES frames node 0 -> node 1"
 recv_log=$(mktemp)

@@ -31,14 +31,9 @@ PORT=18762
 
 for n in $N0 $N1; do
 	rdma_ready "$n"
-	out=$(lsh -t 60 "$n" "command -v cnuas-gpu-rdma >/dev/null || { echo 'no cnuas-gpu-rdma in the image'; exit 77; }
-		modprobe -q cnuasgpu 2>/dev/null
-		i=0; while [ ! -e /dev/cnuasgpu0 ] && [ \$i -lt 50 ]; do sleep 0.2; i=\$((i+1)); done
-		[ -e /dev/cnuasgpu0 ] || { echo 'no /dev/cnuasgpu0 (lab without --gpu?)'; exit 77; }
-		[ -e /dev/cnuasgpu_host0 ] || { echo 'cnuasgpu loaded but no /dev/cnuasgpu_host0'; exit 1; }" 2>&1)
-	rc=$?
-	[ $rc = 77 ] && skip "node$n: $out"
-	[ $rc = 0 ] || fail "node$n: $out"
+	gpu_ready "$n" cnuas-gpu-rdma
+	lsh -t 30 "$n" '[ -e /dev/cnuasgpu_host0 ]' ||
+		fail "node$n: cnuasgpu loaded but no /dev/cnuasgpu_host0"
 done
 problems0=$(console_problems)
 
