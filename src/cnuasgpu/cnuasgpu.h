@@ -158,6 +158,7 @@ static inline void cnuasgpu_wr(struct cnuasgpu_dev *gdev, u32 reg, u32 val)
 }
 
 /* main.c */
+struct cnuasgpu_dev *cnuasgpu_dev_alloc(const struct cnuasgpu_backing *backing);
 void cnuasgpu_dev_get(struct cnuasgpu_dev *gdev);
 void cnuasgpu_dev_put(struct cnuasgpu_dev *gdev);
 void cnuasgpu_pci_release(struct cnuasgpu_dev *gdev);

@@ -50,17 +50,9 @@ int cnuasgpu_host_init(void)
 		if (!size)
 			return 0;
 	}
-	gdev = kzalloc(sizeof(*gdev), GFP_KERNEL);
+	gdev = cnuasgpu_dev_alloc(&cnuasgpu_host_backing);
 	if (!gdev)
 		return -ENOMEM;
-	kref_init(&gdev->ref);
-	gdev->backing = &cnuasgpu_host_backing;
-	mutex_init(&gdev->lock);
-	INIT_LIST_HEAD(&gdev->files);
-	INIT_LIST_HEAD(&gdev->export_list);
-	atomic_set(&gdev->exports, 0);
-	atomic_set(&gdev->objects, 0);
-	gdev->irq = -1;
 	/*
 	 * The pool hands out offsets, not addresses: based at a power of two
 	 * at least as large as the limit, so every alignment an ALLOC may ask

@@ -45,6 +45,24 @@ void cnuasgpu_pci_release(struct cnuasgpu_dev *gdev)
 	pci_dev_put(pdev);
 }
 
+/* A device with one reference, no files, exports or objects yet. */
+struct cnuasgpu_dev *cnuasgpu_dev_alloc(const struct cnuasgpu_backing *backing)
+{
+	struct cnuasgpu_dev *gdev = kzalloc(sizeof(*gdev), GFP_KERNEL);
+
+	if (!gdev)
+		return NULL;
+	kref_init(&gdev->ref);
+	gdev->backing = backing;
+	mutex_init(&gdev->lock);
+	INIT_LIST_HEAD(&gdev->files);
+	INIT_LIST_HEAD(&gdev->export_list);
+	atomic_set(&gdev->exports, 0);
+	atomic_set(&gdev->objects, 0);
+	gdev->irq = -1;
+	return gdev;
+}
+
 void cnuasgpu_dev_get(struct cnuasgpu_dev *gdev)
 {
 	kref_get(&gdev->ref);
@@ -94,18 +112,10 @@ static int cnuasgpu_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	struct cnuasgpu_dev *gdev;
 	int err;
 
-	gdev = kzalloc(sizeof(*gdev), GFP_KERNEL);
+	gdev = cnuasgpu_dev_alloc(&cnuasgpu_bar_backing);
 	if (!gdev)
 		return -ENOMEM;
-	kref_init(&gdev->ref);
-	gdev->backing = &cnuasgpu_bar_backing;
 	gdev->pdev = pci_dev_get(pdev);
-	mutex_init(&gdev->lock);
-	INIT_LIST_HEAD(&gdev->files);
-	INIT_LIST_HEAD(&gdev->export_list);
-	atomic_set(&gdev->exports, 0);
-	atomic_set(&gdev->objects, 0);
-	gdev->irq = -1;
 	gdev->id = ida_alloc(&cnuasgpu_ida, GFP_KERNEL);
 	if (gdev->id < 0) {
 		pci_dev_put(pdev);
