@@ -36,7 +36,7 @@
 
 #define CNUAS_VNIC_MAGIC_VALUE		0x41554e43	/* "CNUA" */
 #define CNUAS_VNIC_VERSION_MAJOR	1
-#define CNUAS_VNIC_VERSION_MINOR	0
+#define CNUAS_VNIC_VERSION_MINOR	1	/* 1: RDMA ICRC offload */
 
 /* Frame size limits (whole Ethernet/IB frame, no FCS). */
 #define CNUAS_VNIC_MIN_FRAME		1
@@ -111,7 +111,8 @@
 #define CNUAS_VNIC_F_TX_SG		(1u << 0)	/* TX chains (F_MORE) */
 #define CNUAS_VNIC_F_STATUS_BLOCK	(1u << 1)	/* status block writes */
 #define CNUAS_VNIC_F_INT_DELAY		(1u << 2)	/* interrupt moderation */
-/* Bits 8..15 reserved for RDMA offloads (ICRC, segmentation). */
+#define CNUAS_VNIC_F_RDMA_ICRC		(1u << 8)	/* RoCEv2 ICRC, see below */
+/* Bits 9..15 reserved for further RDMA offloads (segmentation). */
 
 /* CTRL */
 #define CNUAS_VNIC_CTRL_RESET		(1u << 0)	/* self-clearing */
@@ -171,6 +172,26 @@ struct cnuas_vnic_desc {
 #define CNUAS_VNIC_DESC_F_MORE		(1u << 0)	/* TX: chained */
 #define CNUAS_VNIC_DESC_F_DONE		(1u << 1)	/* RX: written */
 #define CNUAS_VNIC_DESC_F_ERR		(1u << 2)	/* RX: dropped */
+#define CNUAS_VNIC_DESC_F_ICRC		(1u << 3)	/* TX: fill the ICRC */
+#define CNUAS_VNIC_DESC_F_ICRC_OK	(1u << 4)	/* RX: ICRC checked, good */
+#define CNUAS_VNIC_DESC_F_ICRC_BAD	(1u << 5)	/* RX: ICRC checked, bad */
+
+/*
+ * RoCEv2 ICRC offload (F_RDMA_ICRC, when the driver enabled it). A RoCEv2
+ * frame is Ethernet (at most one 802.1Q tag), IPv4 (no fragment) or IPv6
+ * (UDP as next header), UDP to port 4791, then at least a BTH and the
+ * 4-byte ICRC, all inside the frame.
+ *
+ * TX: F_ICRC on the first descriptor of a frame asks the device to compute
+ * the ICRC (IBA Annex A17) and store it, least significant byte first, in
+ * the last four bytes of the UDP datagram; for IPv6 it then also computes
+ * the UDP checksum (the driver leaves both zero). A frame that is not
+ * RoCEv2 is sent unchanged and counted in GUEST_ERRORS; the queue lives.
+ *
+ * RX: the device checks the ICRC of every RoCEv2 frame it delivers and
+ * sets F_ICRC_OK or F_ICRC_BAD in its descriptor; other frames get
+ * neither, and the driver checks them itself if it cares.
+ */
 
 /*
  * Status block, 64 bytes at SB (64-byte aligned), written by the device
