@@ -130,6 +130,24 @@ start_guest() {
 		"${args[@]}"
 }
 
+# vCPU threads (busy-polling verbs tools keep them at 100%) yield to the
+# threads that move frames: the QEMU main loops and the switch. Without
+# this every hop of a frame may wait for a vCPU's time slice on the host
+# (milliseconds), for every kind of guest alike. CNUAS_LAB_VCPU_NICE=0
+# turns it off.
+lower_vcpu_priority() {
+	local nice=${CNUAS_LAB_VCPU_NICE:-10} n pid t
+	[ "$nice" != 0 ] || return 0
+	for n in $(seq 0 $(($1 - 1))); do
+		pid=$(pidfile_pid "$LAB_DIR/node$n.pid")
+		for t in /proc/"$pid"/task/*; do
+			case $(cat "$t/comm" 2>/dev/null) in
+			"CPU "*) renice -n "$nice" -p "${t##*/}" >/dev/null || true ;;
+			esac
+		done
+	done
+}
+
 # Ready = the agent runs commands and the lab interface has its address.
 node_ready() {
 	local n=$1 kind=$2 check=true
@@ -258,6 +276,7 @@ lab_up() {
 		start_guest "$n" "$(node_kind "$n")"
 	done
 	wait_ready
+	lower_vcpu_priority "$total"
 	trap - EXIT
 	say "lab up in $(elapsed) s: $nodes cnuas + $virtio virtio + $rxe rxe node(s), MTU $mtu; logs in $LAB_DIR"
 	echo "$LAB_DIR"

@@ -159,7 +159,11 @@ static void cnuas_comp_progress(struct cnuas_ib_qp *qp, u32 una)
 		timer_delete(&t->retry_timer);
 	else
 		cnuas_ib_req_arm_timer(qp);
-	if (was_full)
+	/*
+	 * Send more: the window has room again, or the provider left out
+	 * doorbells because we said an ACK would bring us back (db_skip).
+	 */
+	if (was_full || (qp->is_user && READ_ONCE(qp->sq.hdr->db_skip)))
 		cnuas_ib_tqp_schedule(qp);
 }
 

@@ -32,6 +32,8 @@ static const struct rdma_stat_desc cnuas_ib_stat_descs[CNUAS_STAT_NUM] = {
 	[CNUAS_STAT_DROP_NO_RECV]	= { .name = "rx_drop_no_recv_wqe" },
 	[CNUAS_STAT_DROP_RESP]		= { .name = "rx_drop_stale_response" },
 	[CNUAS_STAT_TX_BUSY]		= { .name = "tx_ring_full" },
+	[CNUAS_STAT_TX_ICRC_OFFLOAD]	= { .name = "tx_icrc_offload" },
+	[CNUAS_STAT_RX_ICRC_OFFLOAD]	= { .name = "rx_icrc_offload" },
 };
 
 struct rdma_hw_stats *cnuas_ib_alloc_hw_port_stats(struct ib_device *ibdev,

@@ -56,7 +56,7 @@ static void cnuas_ib_loop_work(struct work_struct *work)
 		skb_reset_mac_header(skb);
 		local_bh_disable();
 		rcu_read_lock();
-		cnuas_ib_rx(cdev, skb);
+		cnuas_ib_rx(cdev, skb, 0);
 		rcu_read_unlock();
 		local_bh_enable();
 	}

@@ -90,9 +90,9 @@ static struct cnuas_ib_dev *cnuas_ib_from_adev(struct cnuas_net_aux_dev *adev)
 }
 
 static void cnuas_ib_aux_rx(struct cnuas_net_aux_dev *adev,
-			    struct sk_buff *skb)
+			    struct sk_buff *skb, u32 flags)
 {
-	cnuas_ib_rx(cnuas_ib_from_adev(adev), skb);
+	cnuas_ib_rx(cnuas_ib_from_adev(adev), skb, flags);
 }
 
 static void cnuas_ib_aux_rx_batch_end(struct cnuas_net_aux_dev *adev)

@@ -112,13 +112,21 @@ struct sk_buff *cnuas_ib_pkt_alloc(const struct cnuas_ib_av *av,
 }
 
 /* Called once BTH, extension headers and payload are in place. */
-void cnuas_ib_pkt_seal(struct sk_buff *skb)
+void cnuas_ib_pkt_seal(struct cnuas_ib_dev *cdev, struct sk_buff *skb)
 {
 	u8 *ip = skb_network_header(skb);
 	u8 *icrcp = skb_tail_pointer(skb) - CNUAS_ICRC_LEN;
 	struct udphdr *udp = udp_hdr(skb);
 	u32 icrc = 0;
 
+	if ((cdev->adev->offloads & CNUAS_NET_AUX_OFF_ICRC) &&
+	    !cnuas_ib_loop_is_local(cdev, skb)) {
+		/* Both zero: the device fills them in (cnuas_vnic_hw.h). */
+		put_unaligned_le32(0, icrcp);
+		cnuas_ib_skb_cb(skb)->hw_icrc = true;
+		return;
+	}
+	cnuas_ib_skb_cb(skb)->hw_icrc = false;
 	/* Covers the UDP header with its checksum masked: do it first. */
 	cnuas_icrc_linear(ip, icrcp - ip, &icrc);
 	put_unaligned_le32(icrc, icrcp);
@@ -138,12 +146,19 @@ void cnuas_ib_pkt_seal(struct sk_buff *skb)
 
 int cnuas_ib_xmit(struct cnuas_ib_dev *cdev, struct sk_buff *skb, bool more)
 {
-	int err = cnuas_ib_loop_is_local(cdev, skb) ?
-		  cnuas_ib_loop_xmit(cdev, skb) :
-		  cnuas_net_aux_xmit(cdev->adev, skb, more);
+	u32 flags = more ? CNUAS_NET_AUX_TX_MORE : 0;
+	int err;
+
+	if (cnuas_ib_skb_cb(skb)->hw_icrc)
+		flags |= CNUAS_NET_AUX_TX_ICRC;
+	err = cnuas_ib_loop_is_local(cdev, skb) ?
+	      cnuas_ib_loop_xmit(cdev, skb) :
+	      cnuas_net_aux_xmit(cdev->adev, skb, flags);
 
 	if (!err) {
 		cnuas_ib_stat_inc(cdev, CNUAS_STAT_SENT_PKTS);
+		if (flags & CNUAS_NET_AUX_TX_ICRC)
+			cnuas_ib_stat_inc(cdev, CNUAS_STAT_TX_ICRC_OFFLOAD);
 		return 0;
 	}
 	if (err == -EBUSY) {
@@ -193,7 +208,7 @@ static int cnuas_parse_ip(struct cnuas_ib_rxp *p, const u8 *iph, u32 len,
 	return 0;
 }
 
-int cnuas_ib_parse(struct cnuas_ib_dev *cdev, struct sk_buff *skb,
+int cnuas_ib_parse(struct cnuas_ib_dev *cdev, struct sk_buff *skb, u32 flags,
 		   struct cnuas_ib_rxp *p)
 {
 	const struct cnuas_opcode *op;
@@ -253,8 +268,14 @@ int cnuas_ib_parse(struct cnuas_ib_dev *cdev, struct sk_buff *skb,
 	if ((cnuas_bth_pkey(bth) & 0x7fff) != 0x7fff)
 		return CNUAS_STAT_DROP_PKEY;
 
-	if (cnuas_icrc_linear(d + off, l3 + ulen - CNUAS_ICRC_LEN, &icrc) ||
-	    icrc != get_unaligned_le32(d + off + l3 + ulen - CNUAS_ICRC_LEN))
+	if (flags & (CNUAS_NET_AUX_RX_ICRC_OK | CNUAS_NET_AUX_RX_ICRC_BAD))
+		cnuas_ib_stat_inc(cdev, CNUAS_STAT_RX_ICRC_OFFLOAD);
+	if (flags & CNUAS_NET_AUX_RX_ICRC_BAD)
+		return CNUAS_STAT_ICRC_ERR;
+	/* The device checked the same bytes we would: trust it. */
+	if (!(flags & CNUAS_NET_AUX_RX_ICRC_OK) &&
+	    (cnuas_icrc_linear(d + off, l3 + ulen - CNUAS_ICRC_LEN, &icrc) ||
+	     icrc != get_unaligned_le32(d + off + l3 + ulen - CNUAS_ICRC_LEN)))
 		return CNUAS_STAT_ICRC_ERR;
 
 	p->op = op;

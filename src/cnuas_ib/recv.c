@@ -38,14 +38,15 @@ static int cnuas_rx_check(struct cnuas_ib_qp *qp, struct cnuas_ib_rxp *p)
 	       s == IB_QPS_SQE ? 0 : CNUAS_STAT_DROP_STATE;
 }
 
-void cnuas_ib_rx(struct cnuas_ib_dev *cdev, struct sk_buff *skb)
+void cnuas_ib_rx(struct cnuas_ib_dev *cdev, struct sk_buff *skb, u32 flags)
 {
 	struct cnuas_ib_rxp p;
 	struct cnuas_ib_qp *qp;
+	bool runner;
 	int why;
 
 	cnuas_ib_stat_inc(cdev, CNUAS_STAT_RCVD_PKTS);
-	why = cnuas_ib_parse(cdev, skb, &p);
+	why = cnuas_ib_parse(cdev, skb, flags, &p);
 	if (why)
 		goto drop;
 	/* QP0 does not exist on RoCE; QPN 1 is the GSI QP. */
@@ -54,6 +55,11 @@ void cnuas_ib_rx(struct cnuas_ib_dev *cdev, struct sk_buff *skb)
 		why = CNUAS_STAT_DROP_QPN;
 		goto drop;
 	}
+	/*
+	 * Send what the packets call for (ACKs, READ responses, more
+	 * requests) at the end of the batch, not from the worker.
+	 */
+	runner = cnuas_ib_tqp_runner_begin(qp);
 	spin_lock(&qp->t.lock);
 	why = cnuas_rx_check(qp, &p);
 	if (!why) {
@@ -63,7 +69,10 @@ void cnuas_ib_rx(struct cnuas_ib_dev *cdev, struct sk_buff *skb)
 			cnuas_ib_comp_rx(qp, &p);
 	}
 	cnuas_ib_tqp_unlock(qp);
-	cnuas_ib_qp_put(qp);
+	if (runner)
+		cnuas_ib_rx_defer(qp);	/* keeps the reference */
+	else
+		cnuas_ib_qp_put(qp);
 	if (why)
 		goto drop;
 	consume_skb(skb);

@@ -45,6 +45,9 @@ void cnuas_ib_req_reset(struct cnuas_ib_qp *qp)
 {
 	struct cnuas_ib_tqp *t = &qp->t;
 
+	if (qp->is_user && qp->sq.hdr)
+		WRITE_ONCE(qp->sq.hdr->db_skip, 0);
+
 	t->sq_fetch = qp->sq.index;
 	t->req_idx = qp->sq.index;
 	t->req_off = 0;
@@ -342,7 +345,7 @@ static int cnuas_req_packet(struct cnuas_ib_qp *qp, struct cnuas_ib_swqe *sw)
 			return -EINVAL;
 		}
 	}
-	cnuas_ib_pkt_seal(skb);
+	cnuas_ib_pkt_seal(qp->cdev, skb);
 	if (ah)
 		cnuas_ib_ah_put(ah);
 
@@ -552,4 +555,31 @@ void cnuas_ib_req_flush(struct cnuas_ib_qp *qp)
 	t->rnr_wait = false;
 	t->una = t->req_psn;
 	t->psn_hi = t->req_psn;
+}
+
+/*
+ * The doorbell hint of a user SQ (uapi/cnuas-abi.h), after a run: the
+ * provider may skip the doorbell while RC packets are in flight, since
+ * their ACKs, or the resend timer, bring us back to fetch. Otherwise it
+ * must ring; WQEs published before it could see that are looked for here.
+ */
+bool cnuas_ib_req_doorbell_hint(struct cnuas_ib_qp *qp)
+{
+	struct cnuas_ib_tqp *t = &qp->t;
+	struct cnuas_ib_queue *q = &qp->sq;
+	bool skip;
+
+	if (!qp->is_user || !q->hdr || !t->swqe)
+		return false;
+	skip = qp->type == IB_QPT_RC && t->state == IB_QPS_RTS &&
+	       t->una != t->psn_hi;
+	if (READ_ONCE(q->hdr->db_skip) != skip)
+		WRITE_ONCE(q->hdr->db_skip, skip);
+	if (skip)
+		return false;
+	/* Pairs with the provider's barrier between prod and db_skip. */
+	smp_mb();
+	/* Only where a run takes them (RTS sends, ERR flushes). */
+	return (t->state == IB_QPS_RTS || t->state == IB_QPS_ERR) &&
+	       q->index + cnuas_ib_queue_avail(q) != t->sq_fetch;
 }

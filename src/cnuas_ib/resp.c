@@ -126,7 +126,7 @@ static int cnuas_resp_ack_pkt(struct cnuas_ib_qp *qp, u8 opc, u8 syn,
 	ack = cnuas_eh_ptr(op, bth, CNUAS_EH_ATOMIC_ACK);
 	if (ack)
 		ack->orig = cpu_to_be64(*orig);
-	cnuas_ib_pkt_seal(skb);
+	cnuas_ib_pkt_seal(qp->cdev, skb);
 	cnuas_ib_tqp_xmit(qp, skb, cnuas_resp_more(qp));
 	return 0;
 }
@@ -145,15 +145,15 @@ bool cnuas_ib_resp_send_ack(struct cnuas_ib_qp *qp, bool more)
 	return true;
 }
 
-/* ACKs wait behind queued READ responses: those carry PSN order. */
+/*
+ * The QP's runner sends the ACK (cnuas_ib_resp_run()): at the end of the
+ * RX batch, so one ACK covers all the batch's packets, and behind queued
+ * READ responses, which carry PSN order.
+ */
 static void cnuas_resp_ack_now(struct cnuas_ib_qp *qp)
 {
-	if (cnuas_resp_busy(&qp->t)) {
-		set_bit(CNUAS_TQP_SEND_ACK, &qp->t.flags);
-		cnuas_ib_tqp_schedule(qp);
-		return;
-	}
-	cnuas_ib_resp_send_ack(qp, cnuas_resp_more(qp));
+	set_bit(CNUAS_TQP_SEND_ACK, &qp->t.flags);
+	cnuas_ib_tqp_schedule(qp);
 }
 
 static void cnuas_resp_ack_maybe(struct cnuas_ib_qp *qp,
@@ -712,7 +712,7 @@ static int cnuas_resp_read_pkt(struct cnuas_ib_qp *qp, struct cnuas_ib_res *r)
 		}
 		cnuas_ib_mr_put(mr);
 	}
-	cnuas_ib_pkt_seal(skb);
+	cnuas_ib_pkt_seal(qp->cdev, skb);
 	r->next_psn = cnuas_psn_add(r->next_psn, 1);
 	if (n + 1 == npkts)
 		r->active = false;

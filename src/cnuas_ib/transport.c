@@ -18,6 +18,8 @@ int cnuas_ib_transport_dev_init(struct cnuas_ib_dev *cdev)
 
 	spin_lock_init(&td->park_lock);
 	INIT_LIST_HEAD(&td->parked);
+	spin_lock_init(&td->rx_run_lock);
+	INIT_LIST_HEAD(&td->rx_run);
 	for (i = 0; i < CNUAS_STAT_NUM; i++)
 		atomic64_set(&td->stats[i], 0);
 	cnuas_ib_loop_init(cdev);
@@ -35,8 +37,20 @@ void cnuas_ib_transport_dev_cleanup(struct cnuas_ib_dev *cdev)
 
 void cnuas_ib_tqp_schedule(struct cnuas_ib_qp *qp)
 {
-	if (!test_bit(CNUAS_TQP_DYING, &qp->t.flags))
-		queue_work(qp->cdev->tdev.wq, &qp->t.work);
+	struct cnuas_ib_tqp *t = &qp->t;
+
+	if (test_bit(CNUAS_TQP_DYING, &t->flags))
+		return;
+	set_bit(CNUAS_TQP_RUN, &t->flags);
+	/* Pairs with the barrier in cnuas_ib_tqp_runner_end(). */
+	smp_mb__after_atomic();
+	if (!test_bit(CNUAS_TQP_RUNNER, &t->flags))
+		queue_work(qp->cdev->tdev.wq, &t->work);
+}
+
+bool cnuas_ib_tqp_runner_begin(struct cnuas_ib_qp *qp)
+{
+	return !test_and_set_bit_lock(CNUAS_TQP_RUNNER, &qp->t.flags);
 }
 
 /* Wait for TX ring room: cnuas_ib_tx_wake() schedules us again. */
@@ -65,10 +79,38 @@ void cnuas_ib_tx_wake(struct cnuas_ib_dev *cdev)
 	spin_unlock_irqrestore(&td->park_lock, fl);
 }
 
+/*
+ * The receive path holds @qp as its runner (and a reference to it) until
+ * the batch ends: the packets of one batch make one requester run and at
+ * most one ACK per QP.
+ */
+void cnuas_ib_rx_defer(struct cnuas_ib_qp *qp)
+{
+	struct cnuas_ib_tdev *td = &qp->cdev->tdev;
+
+	spin_lock(&td->rx_run_lock);
+	list_add_tail(&qp->t.rx_run, &td->rx_run);
+	spin_unlock(&td->rx_run_lock);
+}
+
 void cnuas_ib_rx_batch_end(struct cnuas_ib_dev *cdev)
 {
+	struct cnuas_ib_tdev *td = &cdev->tdev;
+	struct cnuas_ib_tqp *t, *n;
+	LIST_HEAD(run);
+
+	spin_lock(&td->rx_run_lock);
+	list_splice_init(&td->rx_run, &run);
+	spin_unlock(&td->rx_run_lock);
+	list_for_each_entry_safe(t, n, &run, rx_run) {
+		struct cnuas_ib_qp *qp = container_of(t, struct cnuas_ib_qp, t);
+
+		list_del_init(&t->rx_run);
+		cnuas_ib_tqp_runner_end(qp);
+		cnuas_ib_qp_put(qp);
+	}
 	/* From now on ACKs sent from ->rx may wait for this doorbell. */
-	WRITE_ONCE(cdev->tdev.rx_batching, true);
+	WRITE_ONCE(td->rx_batching, true);
 	cnuas_net_aux_flush(cdev->adev);
 }
 
@@ -151,10 +193,10 @@ static void cnuas_tqp_flush(struct cnuas_ib_qp *qp)
 	t->flushed = true;
 }
 
-static void cnuas_tqp_work(struct work_struct *work)
+/* One bounded pass over the QP's work; true: budget used up, run again. */
+static bool cnuas_tqp_run(struct cnuas_ib_qp *qp)
 {
-	struct cnuas_ib_tqp *t = container_of(work, struct cnuas_ib_tqp, work);
-	struct cnuas_ib_qp *qp = container_of(t, struct cnuas_ib_qp, t);
+	struct cnuas_ib_tqp *t = &qp->t;
 	int budget = CNUAS_IB_TX_BUDGET;
 	bool again = false;
 
@@ -188,10 +230,40 @@ static void cnuas_tqp_work(struct work_struct *work)
 		budget -= cnuas_ib_req_run(qp, budget);
 	again = budget <= 0 && !t->pending;
 out:
+	if (cnuas_ib_req_doorbell_hint(qp))
+		again = true;
 	cnuas_ib_tqp_unlock_bh(qp);
 	cnuas_net_aux_flush(qp->cdev->adev);
-	if (again)
-		cnuas_ib_tqp_schedule(qp);
+	return again;
+}
+
+/* Passes an inline runner makes before it leaves the rest to the worker. */
+#define CNUAS_IB_INLINE_PASSES	2
+
+void cnuas_ib_tqp_runner_end(struct cnuas_ib_qp *qp)
+{
+	struct cnuas_ib_tqp *t = &qp->t;
+	int passes = CNUAS_IB_INLINE_PASSES;
+
+	while (passes-- && test_and_clear_bit(CNUAS_TQP_RUN, &t->flags))
+		if (cnuas_tqp_run(qp))
+			set_bit(CNUAS_TQP_RUN, &t->flags);
+	clear_bit_unlock(CNUAS_TQP_RUNNER, &t->flags);
+	/* Work that came while we held the QP and that we did not run. */
+	smp_mb__after_atomic();
+	if (test_bit(CNUAS_TQP_RUN, &t->flags) &&
+	    !test_bit(CNUAS_TQP_DYING, &t->flags))
+		queue_work(qp->cdev->tdev.wq, &t->work);
+}
+
+static void cnuas_tqp_work(struct work_struct *work)
+{
+	struct cnuas_ib_tqp *t = container_of(work, struct cnuas_ib_tqp, work);
+	struct cnuas_ib_qp *qp = container_of(t, struct cnuas_ib_qp, t);
+
+	/* A runner holds the QP: it sees RUN before it lets go. */
+	if (cnuas_ib_tqp_runner_begin(qp))
+		cnuas_ib_tqp_runner_end(qp);
 }
 
 static void cnuas_tqp_retry_timer(struct timer_list *tl)
@@ -221,6 +293,7 @@ int cnuas_ib_transport_qp_init(struct cnuas_ib_qp *qp)
 	timer_setup(&t->retry_timer, cnuas_tqp_retry_timer, 0);
 	timer_setup(&t->rnr_timer, cnuas_tqp_rnr_timer, 0);
 	INIT_LIST_HEAD(&t->park);
+	INIT_LIST_HEAD(&t->rx_run);
 	t->state = IB_QPS_RESET;
 	cnuas_ib_req_window_init(t);
 	/* UD: the port's MTU (qp.c sets it); RC: set at RTR. */
@@ -350,5 +423,20 @@ void cnuas_ib_transport_qp_destroy(struct cnuas_ib_qp *qp)
 
 void cnuas_ib_transport_sq_kick(struct cnuas_ib_qp *qp)
 {
-	cnuas_ib_tqp_schedule(qp);
+	/*
+	 * A user QP's doorbell is a system call that holds no lock of ours:
+	 * send from here. A kernel caller may be inside one of our
+	 * completion handlers, with a transport lock held: leave it to the
+	 * worker.
+	 */
+	if (!qp->is_user || !in_task() ||
+	    test_bit(CNUAS_TQP_DYING, &qp->t.flags)) {
+		cnuas_ib_tqp_schedule(qp);
+		return;
+	}
+	set_bit(CNUAS_TQP_RUN, &qp->t.flags);
+	if (cnuas_ib_tqp_runner_begin(qp))
+		cnuas_ib_tqp_runner_end(qp);
+	else
+		cnuas_ib_tqp_schedule(qp);
 }

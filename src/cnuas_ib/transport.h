@@ -16,6 +16,15 @@
  * it. Frames are transmitted with that lock held (cnuas_net's xmit is
  * BH-safe). cnuas_ib_qp_error() is only called with no transport lock
  * held (see cnuas_ib_tqp_unlock()). Timers only queue the work item.
+ *
+ * Runners: the work item is not the only place a QP's requester runs. A
+ * user QP's doorbell (post_send) runs it inline, and so does the receive
+ * path once per NAPI batch for every QP the batch touched, so an ACK
+ * (one per QP and batch), a READ response or the next requests do not
+ * wait for a worker thread to be scheduled. A runner owns the
+ * CNUAS_TQP_RUNNER bit while it runs; cnuas_ib_tqp_schedule() from
+ * anywhere sets CNUAS_TQP_RUN and only queues the work item when no runner
+ * holds the QP (the holder looks at RUN again before it lets go).
  */
 #ifndef CNUAS_IB_TRANSPORT_H
 #define CNUAS_IB_TRANSPORT_H
@@ -87,6 +96,8 @@ enum cnuas_ib_stat {
 	CNUAS_STAT_DROP_NO_RECV,
 	CNUAS_STAT_DROP_RESP,
 	CNUAS_STAT_TX_BUSY,
+	CNUAS_STAT_TX_ICRC_OFFLOAD,	/* ICRC left to the device */
+	CNUAS_STAT_RX_ICRC_OFFLOAD,	/* ICRC verdict from the device */
 	CNUAS_STAT_NUM
 };
 
@@ -96,6 +107,8 @@ struct cnuas_ib_tdev {
 	spinlock_t park_lock;		/* parked */
 	struct list_head parked;	/* QPs waiting for TX ring room */
 	bool rx_batching;		/* ->rx_batch_end is wired */
+	spinlock_t rx_run_lock;		/* rx_run */
+	struct list_head rx_run;	/* QPs to run at the RX batch's end */
 	atomic64_t stats[CNUAS_STAT_NUM];
 	/* loopback.c: frames to our own MAC */
 	struct sk_buff_head loop_q;
@@ -110,6 +123,8 @@ enum {
 	CNUAS_TQP_SEND_ACK,		/* responder owes an ACK */
 	CNUAS_TQP_DYING,		/* destroy: no new work, no timers */
 	CNUAS_TQP_MODIFIED,		/* state changed in atomic context */
+	CNUAS_TQP_RUN,			/* the QP has work for a runner */
+	CNUAS_TQP_RUNNER,		/* a runner holds the QP (see below) */
 };
 
 /*
@@ -144,6 +159,7 @@ struct cnuas_ib_tqp {
 	struct timer_list retry_timer;	/* ACK timeout */
 	struct timer_list rnr_timer;	/* RNR NAK wait */
 	struct list_head park;		/* on tdev.parked (park_lock) */
+	struct list_head rx_run;	/* on tdev.rx_run (rx_run_lock) */
 	unsigned long flags;		/* CNUAS_TQP_* */
 	struct sk_buff *pending;	/* built frame TX refused (-EBUSY) */
 
@@ -240,7 +256,9 @@ void cnuas_ib_transport_qp_destroy(struct cnuas_ib_qp *qp);
 void cnuas_ib_transport_sq_kick(struct cnuas_ib_qp *qp);
 
 /* cnuas_net callbacks (main.c forwards them). */
-void cnuas_ib_rx(struct cnuas_ib_dev *cdev, struct sk_buff *skb);
+/* @flags: cnuas_net's CNUAS_NET_AUX_RX_* (the device's ICRC verdict). */
+void cnuas_ib_rx(struct cnuas_ib_dev *cdev, struct sk_buff *skb, u32 flags);
+/* Runs the QPs the batch's packets made runnable; then the doorbell. */
 void cnuas_ib_rx_batch_end(struct cnuas_ib_dev *cdev);
 void cnuas_ib_tx_wake(struct cnuas_ib_dev *cdev);
 
@@ -280,18 +298,34 @@ struct cnuas_ib_rxp {
 	struct in6_addr saddr;		/* IPv4: v4-mapped */
 };
 
-/* Parse @skb into @p: 0, or the CNUAS_STAT_* drop reason. */
-int cnuas_ib_parse(struct cnuas_ib_dev *cdev, struct sk_buff *skb,
+/*
+ * Parse @skb into @p: 0, or the CNUAS_STAT_* drop reason. The ICRC is
+ * checked in software unless @flags carry the device's verdict.
+ */
+int cnuas_ib_parse(struct cnuas_ib_dev *cdev, struct sk_buff *skb, u32 flags,
 		   struct cnuas_ib_rxp *p);
 /*
  * A frame for @av with @hdr_len bytes of BTH and extension headers and
  * @paylen bytes of payload: *bth and *payload point where the caller
- * writes them. Seal it (pad, ICRC, UDP checksum) once they are written.
+ * writes them. Seal it (pad, ICRC, UDP checksum) once they are written:
+ * the device does the ICRC and the checksum when it offers to (not for
+ * frames to our own MAC, which never reach it).
  */
 struct sk_buff *cnuas_ib_pkt_alloc(const struct cnuas_ib_av *av,
 				   u32 hdr_len, u32 paylen, void **bth,
 				   void **payload);
-void cnuas_ib_pkt_seal(struct sk_buff *skb);
+void cnuas_ib_pkt_seal(struct cnuas_ib_dev *cdev, struct sk_buff *skb);
+
+/* skb->cb of our frames between seal and xmit. */
+struct cnuas_ib_skb_cb {
+	bool hw_icrc;			/* the device computes ICRC (+ csum) */
+};
+
+static inline struct cnuas_ib_skb_cb *cnuas_ib_skb_cb(struct sk_buff *skb)
+{
+	return (struct cnuas_ib_skb_cb *)skb->cb;
+}
+
 static inline u8 cnuas_ib_pad(u32 paylen)
 {
 	return -paylen & 3;
@@ -313,6 +347,12 @@ void cnuas_ib_stat_inc(struct cnuas_ib_dev *cdev, enum cnuas_ib_stat s);
 /* transport.c */
 void cnuas_ib_transport_qp_modify_locked(struct cnuas_ib_qp *qp, int mask);
 void cnuas_ib_tqp_schedule(struct cnuas_ib_qp *qp);
+/* Become the QP's runner (false: another one is, and will see RUN). */
+bool cnuas_ib_tqp_runner_begin(struct cnuas_ib_qp *qp);
+/* recv.c: @qp's runner and reference go to the end of the RX batch. */
+void cnuas_ib_rx_defer(struct cnuas_ib_qp *qp);
+/* Run the QP while it has work (bounded), then let go; no lock held. */
+void cnuas_ib_tqp_runner_end(struct cnuas_ib_qp *qp);
 void cnuas_ib_tqp_park(struct cnuas_ib_qp *qp);
 void cnuas_ib_tqp_fatal(struct cnuas_ib_qp *qp, enum ib_event_type ev);
 void cnuas_ib_tqp_unlock_bh(struct cnuas_ib_qp *qp)
@@ -333,6 +373,8 @@ void cnuas_ib_req_window_init(struct cnuas_ib_tqp *t);
 void cnuas_ib_req_arm_timer(struct cnuas_ib_qp *qp);
 void cnuas_ib_req_retry_timeout(struct cnuas_ib_qp *qp);
 void cnuas_ib_req_flush(struct cnuas_ib_qp *qp);
+/* Update a user SQ's db_skip; true: WQEs wait that a run would take. */
+bool cnuas_ib_req_doorbell_hint(struct cnuas_ib_qp *qp);
 
 /* comp.c (RX, lock held) */
 void cnuas_ib_comp_rx(struct cnuas_ib_qp *qp, struct cnuas_ib_rxp *p);

@@ -45,6 +45,8 @@ int cnuas_aux_create(struct cnuas_net *cn)
 	ether_addr_copy(adev->mac, cn->mac);
 	adev->netdev = cn->netdev;
 	adev->dma_dev = &cn->pdev->dev;
+	if (cn->features & CNUAS_VNIC_F_RDMA_ICRC)
+		adev->offloads |= CNUAS_NET_AUX_OFF_ICRC;
 	adev->cn = cn;
 
 	err = auxiliary_device_init(&adev->adev);
@@ -180,17 +182,25 @@ void cnuas_net_aux_detach(struct cnuas_net_aux_dev *adev)
 EXPORT_SYMBOL_GPL(cnuas_net_aux_detach);
 
 int cnuas_net_aux_xmit(struct cnuas_net_aux_dev *adev, struct sk_buff *skb,
-		       bool more)
+		       u32 flags)
 {
 	struct cnuas_net *cn = adev->cn;
+	u16 dflags = 0;
 	int err;
+
+	if (flags & CNUAS_NET_AUX_TX_ICRC) {
+		if (!(adev->offloads & CNUAS_NET_AUX_OFF_ICRC))
+			return -EOPNOTSUPP;
+		dflags = CNUAS_VNIC_DESC_F_ICRC;
+	}
 
 	spin_lock_bh(&cn->tx_lock);
 	if (!test_bit(CNUAS_F_RUNNING, &cn->flags) ||
 	    test_bit(CNUAS_F_DEAD, &cn->flags)) {
 		err = -ENETDOWN;
 	} else {
-		err = cnuas_tx_post(cn, skb, more, false);
+		err = cnuas_tx_post(cn, skb, flags & CNUAS_NET_AUX_TX_MORE,
+				    false, dflags);
 		if (err == -EBUSY)
 			set_bit(CNUAS_F_AUX_TX_BLOCKED, &cn->flags);
 	}

@@ -173,7 +173,7 @@ int cnuas_rx_fill(struct cnuas_net *cn);
 void cnuas_rx_drain(struct cnuas_net *cn);
 void cnuas_tx_drain(struct cnuas_net *cn);
 int cnuas_tx_post(struct cnuas_net *cn, struct sk_buff *skb, bool more,
-		  bool from_netdev);
+		  bool from_netdev, u16 dflags);
 void cnuas_tx_doorbell(struct cnuas_net *cn);
 bool cnuas_tx_reap(struct cnuas_net *cn, int budget);
 int cnuas_rx_poll(struct cnuas_net *cn, int budget);

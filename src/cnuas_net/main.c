@@ -25,6 +25,11 @@ module_param(int_delay_us, uint, 0444);
 MODULE_PARM_DESC(int_delay_us,
 		 "Initial RX/TX interrupt moderation in microseconds (0 = off; ethtool -C rx-usecs)");
 
+static bool rdma_offload = true;
+module_param(rdma_offload, bool, 0444);
+MODULE_PARM_DESC(rdma_offload,
+		 "Let the device compute and check RoCEv2 ICRCs if it can (0: cnuas_ib does it in software)");
+
 #define CNUAS_RESET_POLLS	100	/* x 1..2 ms */
 
 /* Reset the device (self-clearing CTRL.RESET); bounded, no spinning. */
@@ -91,7 +96,8 @@ static int cnuas_hw_init(struct cnuas_net *cn)
 
 	cn->features = cnuas_rd(cn, CNUAS_VNIC_REG_FEATURES) &
 		       (CNUAS_VNIC_F_TX_SG | CNUAS_VNIC_F_STATUS_BLOCK |
-			CNUAS_VNIC_F_INT_DELAY);
+			CNUAS_VNIC_F_INT_DELAY |
+			(rdma_offload ? CNUAS_VNIC_F_RDMA_ICRC : 0));
 	cnuas_wr(cn, CNUAS_VNIC_REG_DRV_FEATURES, cn->features);
 
 	cn->link_layer = cnuas_rd(cn, CNUAS_VNIC_REG_LINK_LAYER);

@@ -46,7 +46,7 @@ static netdev_tx_t cnuas_start_xmit(struct sk_buff *skb, struct net_device *nd)
 	if (unlikely(!test_bit(CNUAS_F_RUNNING, &cn->flags)))
 		err = -ENETDOWN;
 	else
-		err = cnuas_tx_post(cn, skb, true, true);
+		err = cnuas_tx_post(cn, skb, true, true, 0);
 
 	if (unlikely(err == -EBUSY)) {
 		/* Should not happen: the queue stops while room is left. */

@@ -154,13 +154,14 @@ static unsigned int cnuas_tx_count_desc(const struct sk_buff *skb)
 }
 
 /*
- * Map @skb and write its descriptors. Caller holds tx_lock and has
- * checked that the rings run. The doorbell is the caller's business.
- * Returns 0 (skb owned by the ring), -EBUSY (no room) or another errno;
- * on error the skb still belongs to the caller.
+ * Map @skb and write its descriptors; @dflags (CNUAS_VNIC_DESC_F_ICRC) go
+ * on the first one. Caller holds tx_lock and has checked that the rings
+ * run. The doorbell is the caller's business. Returns 0 (skb owned by
+ * the ring), -EBUSY (no room) or another errno; on error the skb still
+ * belongs to the caller.
  */
 int cnuas_tx_post(struct cnuas_net *cn, struct sk_buff *skb, bool more,
-		  bool from_netdev)
+		  bool from_netdev, u16 dflags)
 {
 	struct cnuas_tx_ring *tx = &cn->tx;
 	struct device *dev = &cn->pdev->dev;
@@ -218,9 +219,10 @@ int cnuas_tx_post(struct cnuas_net *cn, struct sk_buff *skb, bool more,
 		b->skb = NULL;
 		d->addr = cpu_to_le64(b->dma);
 		d->len = cpu_to_le32(b->len);
-		d->flags = cpu_to_le16(first + 1 != p ?
-				       CNUAS_VNIC_DESC_F_MORE : 0);
+		d->flags = cpu_to_le16(dflags | (first + 1 != p ?
+						 CNUAS_VNIC_DESC_F_MORE : 0));
 		d->reserved = 0;
+		dflags = 0;
 	}
 	b = &tx->buf[(p - 1) & mask];
 	b->skb = skb;
@@ -408,16 +410,32 @@ static u32 cnuas_rx_hw_prod(struct cnuas_net *cn)
 	return cnuas_rd(cn, CNUAS_VNIC_REG_RXQ + CNUAS_VNIC_Q_CONS);
 }
 
+/* The device's ICRC verdict in @dflags as ops->rx flags. */
+static u32 cnuas_rx_aux_flags(u16 dflags)
+{
+	u32 f = 0;
+
+	if (dflags & CNUAS_VNIC_DESC_F_ICRC_OK)
+		f |= CNUAS_NET_AUX_RX_ICRC_OK;
+	else if (dflags & CNUAS_VNIC_DESC_F_ICRC_BAD)
+		f |= CNUAS_NET_AUX_RX_ICRC_BAD;
+	return f;
+}
+
 /* Hand one good frame to the aux client or the stack. */
 static void cnuas_rx_deliver(struct cnuas_net *cn, struct sk_buff *skb,
-			     unsigned int *aux_pkts, unsigned int *no_client)
+			     u16 dflags, unsigned int *aux_pkts,
+			     unsigned int *no_client)
 {
 	const struct cnuas_net_aux_ops *ops = rcu_dereference(cn->aux_ops);
 
 	if (ops && (!cnuas_is_eth(cn) || cnuas_aux_wants(cn, skb))) {
 		skb_reset_mac_header(skb);
 		skb->dev = cn->netdev;
-		ops->rx(cn->aux, skb);
+		/* Only a device that was asked to check gives a verdict. */
+		if (!(cn->features & CNUAS_VNIC_F_RDMA_ICRC))
+			dflags = 0;
+		ops->rx(cn->aux, skb, cnuas_rx_aux_flags(dflags));
 		(*aux_pkts)++;
 		return;
 	}
@@ -492,7 +510,7 @@ int cnuas_rx_poll(struct cnuas_net *cn, int budget)
 		skb_put(skb, len);
 		pkts++;
 		bytes += len;
-		cnuas_rx_deliver(cn, skb, &aux_pkts, &no_client);
+		cnuas_rx_deliver(cn, skb, flags, &aux_pkts, &no_client);
 	}
 	if (aux_pkts) {
 		ops = rcu_dereference(cn->aux_ops);

@@ -49,8 +49,20 @@ struct cnuas_net_aux_dev {
 	u8 mac[ETH_ALEN];		/* permanent device address */
 	struct net_device *netdev;	/* Ethernet mode only, else NULL */
 	struct device *dma_dev;		/* the PCI function, for DMA API use */
+	u32 offloads;			/* CNUAS_NET_AUX_OFF_*, fixed at probe */
 	struct cnuas_net *cn;		/* private to cnuas_net */
 };
+
+/* What the device does for the client (cnuas_net_aux_dev.offloads). */
+#define CNUAS_NET_AUX_OFF_ICRC		BIT(0)	/* RoCEv2 ICRC, TX and RX */
+
+/* cnuas_net_aux_xmit() flags. */
+#define CNUAS_NET_AUX_TX_MORE		BIT(0)	/* more frames follow at once */
+#define CNUAS_NET_AUX_TX_ICRC		BIT(1)	/* device fills ICRC (+ UDP csum) */
+
+/* ops->rx flags: the device's verdict on a RoCEv2 frame's ICRC, if any. */
+#define CNUAS_NET_AUX_RX_ICRC_OK	BIT(0)
+#define CNUAS_NET_AUX_RX_ICRC_BAD	BIT(1)
 
 static inline struct cnuas_net_aux_dev *
 to_cnuas_net_aux_dev(struct auxiliary_device *adev)
@@ -59,7 +71,8 @@ to_cnuas_net_aux_dev(struct auxiliary_device *adev)
 }
 
 struct cnuas_net_aux_ops {
-	void (*rx)(struct cnuas_net_aux_dev *adev, struct sk_buff *skb);
+	void (*rx)(struct cnuas_net_aux_dev *adev, struct sk_buff *skb,
+		   u32 flags);
 	void (*rx_batch_end)(struct cnuas_net_aux_dev *adev);
 	void (*tx_wake)(struct cnuas_net_aux_dev *adev);
 	void (*link_change)(struct cnuas_net_aux_dev *adev, bool up);
@@ -72,9 +85,11 @@ void cnuas_net_aux_detach(struct cnuas_net_aux_dev *adev);
 
 /*
  * Queue @skb (a whole frame, head and page frags, 1..max_frame bytes) on
- * the TX ring. @more: more frames follow at once, so the doorbell may wait
- * for them; the last frame of a batch must pass false (or call
- * cnuas_net_aux_flush()).
+ * the TX ring. CNUAS_NET_AUX_TX_MORE in @flags: more frames follow at
+ * once, so the doorbell may wait for them; the last frame of a batch must
+ * go without it (or call cnuas_net_aux_flush()). CNUAS_NET_AUX_TX_ICRC
+ * (only with CNUAS_NET_AUX_OFF_ICRC): the frame is RoCEv2 and the device
+ * writes its ICRC and, for IPv6, its UDP checksum.
  * Returns 0: the skb belongs to cnuas_net (freed once sent).
  * -EBUSY: ring full, the skb still belongs to the caller; ops->tx_wake
  *         follows when there is room.
@@ -82,7 +97,7 @@ void cnuas_net_aux_detach(struct cnuas_net_aux_dev *adev);
  * skb still belongs to the caller.
  */
 int cnuas_net_aux_xmit(struct cnuas_net_aux_dev *adev, struct sk_buff *skb,
-		       bool more);
+		       u32 flags);
 /* Ring the TX doorbell for frames queued with @more == true. */
 void cnuas_net_aux_flush(struct cnuas_net_aux_dev *adev);
 

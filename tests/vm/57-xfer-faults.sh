@@ -21,10 +21,11 @@ for n in $N0 $N1; do
 done
 wait_ping "$N0" "$(ip_of "$N1")" 30 || fail "node0 cannot reach node1"
 
-# Sum of the ICRC-error hw counters of the device on a node.
+# Sum of the ICRC-error hw counters of the device on a node (not the
+# offload counters, which count good frames too).
 icrc_errors() {
 	lsh -t 30 "$1" "n=0; found=0
-		for f in /sys/class/infiniband/$DEV/ports/1/hw_counters/*icrc*; do
+		for f in /sys/class/infiniband/$DEV/ports/1/hw_counters/*icrc_err*; do
 			[ -f \"\$f\" ] || continue; found=1; n=\$((n + \$(cat \"\$f\")))
 		done
 		[ \$found = 1 ] || { echo none; exit 0; }; echo \$n"

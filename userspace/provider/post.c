@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-or-later OR MIT
 /*
  * Posting work requests: WQEs go straight into the mapped rings. Sends
- * need one doorbell per call (the POST_SEND command with no work
- * requests: the kernel then reads the SQ); receives need none, except
- * on a QP in ERR, whose receives the kernel flushes when kicked.
+ * need a doorbell (the POST_SEND command with no work requests: the
+ * kernel then reads the SQ) unless the kernel's hint says it will read
+ * the SQ anyway, while ACKs are due; receives need none, except on a QP
+ * in ERR, whose receives the kernel flushes when kicked.
  */
 #include <errno.h>
 
@@ -68,7 +69,7 @@ int cnuas_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 
 	if (ret)
 		*bad = wr;
-	if (n) {
+	if (n && cnuas_ring_needs_doorbell(r)) {
 		int db = ibv_cmd_post_send(ibqp, NULL, &dummy);
 
 		if (db && !ret) {

@@ -79,6 +79,18 @@ static inline void cnuas_ring_produce(struct cnuas_ring *r, uint32_t n)
 	__atomic_store_n(&r->hdr->prod, r->index, __ATOMIC_RELEASE);
 }
 
+/*
+ * SQ producer, after cnuas_ring_produce(): does the kernel need the
+ * doorbell? Not while it set db_skip (see uapi/cnuas-abi.h); the full
+ * barrier orders our prod store before the db_skip load, as the kernel
+ * orders its db_skip store before its prod load.
+ */
+static inline int cnuas_ring_needs_doorbell(const struct cnuas_ring *r)
+{
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	return !__atomic_load_n(&r->hdr->db_skip, __ATOMIC_RELAXED);
+}
+
 /* Consumer: filled slots (0..num) the kernel has published. */
 static inline uint32_t cnuas_ring_avail(const struct cnuas_ring *r)
 {

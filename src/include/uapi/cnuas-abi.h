@@ -23,6 +23,15 @@
  * Doorbell: after producing send WQEs the provider calls the POST_SEND
  * command with no work requests (ibv_cmd_post_send() with wr_count 0); the
  * kernel then reads the SQ. Receive WQEs need no doorbell.
+ *
+ * Doorbell hint (SQ only): while the kernel sets db_skip to a nonzero
+ * value it promises to read the SQ again by itself (it waits for ACKs of
+ * packets in flight, or a timer), so the provider may leave the doorbell
+ * out. Protocol: the provider publishes prod, issues a full memory
+ * barrier, then reads db_skip; the kernel clears db_skip, issues a full
+ * barrier, then reads prod once more. One of the two always sees the
+ * other, so no WQE waits. A kernel that never sets it (0) gets a
+ * doorbell every time, as before.
  */
 #ifndef CNUAS_ABI_H
 #define CNUAS_ABI_H
@@ -40,7 +49,8 @@ struct cnuas_queue_hdr {
 	__u32 prod;
 	__u32 reserved0[15];
 	__u32 cons;
-	__u32 reserved1[15];
+	__u32 db_skip;			/* SQ: kernel's doorbell hint */
+	__u32 reserved1[14];
 };
 
 /* Where and how to mmap one queue (offset into the uverbs fd). */

@@ -3,9 +3,11 @@
  * Host unit test of the provider's ring logic (ring.h) and of the work
  * request to WQE conversion (wqe.c): geometry checks, full/empty,
  * index wrap-around at 2^32, a hostile kernel index, ordering between
- * a producer and a consumer thread, and the WQE layouts.
+ * a producer and a consumer thread, the SQ doorbell hint, and the WQE
+ * layouts.
  */
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -295,12 +297,100 @@ static void test_recv_wqe(void)
 	CHECK(cnuas_wqe_recv(slot, &lim, &wr) == 0 && w->num_sge == 0);
 }
 
+/*
+ * The doorbell hint: a ping-pong producer (one value, then it waits for
+ * it to be consumed) that rings only when cnuas_ring_needs_doorbell()
+ * says so, against a "kernel" thread that follows uapi/cnuas-abi.h:
+ * db_skip only while it will come back by itself; clear, barrier, look at
+ * prod again before it sleeps. A value left behind stalls the producer.
+ */
+#define DB_XFER 20000u
+#define DB_SPINS 20000000u
+struct db_test {
+	struct cnuas_ring prod;
+	struct cnuas_queue_hdr *hdr;
+	int rung;			/* the doorbell */
+	unsigned int doorbells;
+	int stuck;
+};
+
+static void *db_kernel(void *arg)
+{
+	struct db_test *x = arg;
+	uint32_t cons = 0, seed = 1;
+	unsigned int spins;
+
+	while (cons != DB_XFER && !__atomic_load_n(&x->stuck, __ATOMIC_RELAXED)) {
+		/* This run answers every doorbell rung so far. */
+		__atomic_store_n(&x->rung, 0, __ATOMIC_RELAXED);
+		cons = __atomic_load_n(&x->hdr->prod, __ATOMIC_ACQUIRE);
+		__atomic_store_n(&x->hdr->cons, cons, __ATOMIC_RELEASE);
+		seed = seed * 1103515245u + 12345u;
+		if ((seed >> 16) % 4 == 0) {	/* "packets in flight" */
+			__atomic_store_n(&x->hdr->db_skip, 1, __ATOMIC_RELAXED);
+			sched_yield();		/* until "the ACK" */
+			continue;
+		}
+		sched_yield();	/* the end of a run: db_skip may still be 1 */
+		__atomic_store_n(&x->hdr->db_skip, 0, __ATOMIC_RELAXED);
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+		if (__atomic_load_n(&x->hdr->prod, __ATOMIC_ACQUIRE) != cons ||
+		    cons == DB_XFER)
+			continue;
+		for (spins = 0; !__atomic_load_n(&x->rung, __ATOMIC_ACQUIRE);
+		     spins++) {
+			if (spins > DB_SPINS ||
+			    __atomic_load_n(&x->stuck, __ATOMIC_RELAXED))
+				return NULL;
+			sched_yield();
+		}
+	}
+	return NULL;
+}
+
+static void test_doorbell_hint(void)
+{
+	struct db_test x = { .rung = 0 };
+	void *buf = alloc_ring(64, 16);
+	unsigned int spins;
+	pthread_t t;
+	uint32_t v;
+
+	x.hdr = buf;
+	CHECK(cnuas_ring_init(&x.prod, buf, CNUAS_QUEUE_HDR_SIZE + 64 * 16,
+			      64, 16, 16, 1) == 0);
+	CHECK(cnuas_ring_needs_doorbell(&x.prod));
+	CHECK(pthread_create(&t, NULL, db_kernel, &x) == 0);
+	for (v = 0; v < DB_XFER && !x.stuck; v++) {
+		cnuas_ring_produce(&x.prod, 1);
+		if (cnuas_ring_needs_doorbell(&x.prod)) {
+			x.doorbells++;
+			__atomic_store_n(&x.rung, 1, __ATOMIC_RELEASE);
+		}
+		for (spins = 0; __atomic_load_n(&x.hdr->cons, __ATOMIC_ACQUIRE) !=
+				x.prod.index; spins++) {
+			if (spins > DB_SPINS) {
+				__atomic_store_n(&x.stuck, 1, __ATOMIC_RELAXED);
+				break;
+			}
+			sched_yield();
+		}
+	}
+	pthread_join(t, NULL);
+	CHECK(!x.stuck);
+	CHECK(x.hdr->cons == DB_XFER);
+	/* Both ways were taken. */
+	CHECK(x.doorbells > 0 && x.doorbells < DB_XFER);
+	free(buf);
+}
+
 int main(void)
 {
 	test_geometry();
 	test_produce_wrap();
 	test_consume();
 	test_threads();
+	test_doorbell_hint();
 	test_send_wqe();
 	test_recv_wqe();
 	if (failures) {
