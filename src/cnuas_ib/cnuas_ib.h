@@ -270,6 +270,14 @@ int cnuas_ib_mr_atomic(struct cnuas_ib_mr *mr, u64 addr, bool cmp_swap,
 int cnuas_ib_sge_copy(struct cnuas_ib_pd *pd, const struct cnuas_sge *sge,
 		      u32 num_sge, u32 offset, void *buf, u32 len,
 		      enum cnuas_ib_copy_dir dir, int access);
+/*
+ * The same walk, but the pieces go to @skb as page fragments (zero copy):
+ * -EOPNOTSUPP when an MR is not a user MR or the fragments do not fit,
+ * and the caller copies instead (it frees the skb).
+ */
+int cnuas_ib_sge_frags(struct cnuas_ib_pd *pd, const struct cnuas_sge *sge,
+		       u32 num_sge, u32 offset, struct sk_buff *skb, u32 len,
+		       int access);
 u64 cnuas_ib_sge_total(const struct cnuas_sge *sge, u32 num_sge);
 
 /*

@@ -34,6 +34,7 @@ static const struct rdma_stat_desc cnuas_ib_stat_descs[CNUAS_STAT_NUM] = {
 	[CNUAS_STAT_TX_BUSY]		= { .name = "tx_ring_full" },
 	[CNUAS_STAT_TX_ICRC_OFFLOAD]	= { .name = "tx_icrc_offload" },
 	[CNUAS_STAT_RX_ICRC_OFFLOAD]	= { .name = "rx_icrc_offload" },
+	[CNUAS_STAT_TX_ZERO_COPY]	= { .name = "tx_zero_copy" },
 };
 
 struct rdma_hw_stats *cnuas_ib_alloc_hw_port_stats(struct ib_device *ibdev,

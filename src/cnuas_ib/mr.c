@@ -11,6 +11,7 @@
 #include <linux/highmem.h>
 #include <linux/random.h>
 #include <linux/slab.h>
+#include <linux/skbuff.h>
 #include <rdma/ib_umem.h>
 
 #include "cnuas_ib.h"
@@ -317,9 +318,72 @@ u64 cnuas_ib_sge_total(const struct cnuas_sge *sge, u32 num_sge)
 	return total;
 }
 
-int cnuas_ib_sge_copy(struct cnuas_ib_pd *pd, const struct cnuas_sge *sge,
-		      u32 num_sge, u32 offset, void *buf, u32 len,
-		      enum cnuas_ib_copy_dir dir, int access)
+/*
+ * Attach [addr, addr + len) of a user MR to @skb as page fragments, each
+ * with its own page reference, so the device reads the pages themselves
+ * (the pin of the MR may go before the frame does). -EOPNOTSUPP: not a
+ * user MR, or @skb has no room for the fragments; the caller copies.
+ */
+static int cnuas_ib_mr_frags(struct cnuas_ib_mr *mr, u64 addr, u32 len,
+			     struct sk_buff *skb)
+{
+	u64 off = mr->page_offset + (addr - mr->iova);
+	u32 pgoff, chunk;
+	struct page *page;
+	int i;
+
+	if (mr->type != CNUAS_IB_MR_USER)
+		return -EOPNOTSUPP;
+	while (len) {
+		i = skb_shinfo(skb)->nr_frags;
+		/* One slot stays for the trailer (cnuas_ib_pkt_add_trailer). */
+		if (i >= MAX_SKB_FRAGS - 1)
+			return -EOPNOTSUPP;
+		if (WARN_ON_ONCE((off >> PAGE_SHIFT) >= mr->npages))
+			return -EFAULT;
+		page = mr->pages[off >> PAGE_SHIFT];
+		pgoff = off & ~PAGE_MASK;
+		chunk = min_t(u32, len, PAGE_SIZE - pgoff);
+		get_page(page);
+		skb_fill_page_desc(skb, i, page, pgoff, chunk);
+		skb->len += chunk;
+		skb->data_len += chunk;
+		skb->truesize += chunk;
+		off += chunk;
+		len -= chunk;
+	}
+	return 0;
+}
+
+/* What one SGE walk does with each piece of MR it visits. */
+struct cnuas_sge_op {
+	int (*fn)(struct cnuas_sge_op *op, struct cnuas_ib_mr *mr, u64 addr,
+		  u32 len);
+	void *buf;			/* copy: the other side */
+	enum cnuas_ib_copy_dir dir;
+	struct sk_buff *skb;		/* fragments */
+};
+
+static int cnuas_sge_copy_fn(struct cnuas_sge_op *op, struct cnuas_ib_mr *mr,
+			     u64 addr, u32 len)
+{
+	if (cnuas_ib_mr_copy(mr, addr, op->buf, len, op->dir))
+		return -EINVAL;
+	op->buf += len;
+	return 0;
+}
+
+static int cnuas_sge_frags_fn(struct cnuas_sge_op *op, struct cnuas_ib_mr *mr,
+			      u64 addr, u32 len)
+{
+	return cnuas_ib_mr_frags(mr, addr, len, op->skb);
+}
+
+/* @len bytes from @offset into the SGE list, each piece checked. */
+static int cnuas_ib_sge_walk(struct cnuas_ib_pd *pd,
+			     const struct cnuas_sge *sge, u32 num_sge,
+			     u32 offset, u32 len, int access,
+			     struct cnuas_sge_op *op)
 {
 	struct cnuas_ib_mr *mr;
 	u32 i, chunk, skip;
@@ -338,12 +402,31 @@ int cnuas_ib_sge_copy(struct cnuas_ib_pd *pd, const struct cnuas_sge *sge,
 		mr = cnuas_ib_mr_get_lkey(pd, sge[i].lkey, addr, chunk, access);
 		if (!mr)
 			return -EINVAL;
-		err = cnuas_ib_mr_copy(mr, addr, buf, chunk, dir);
+		err = op->fn(op, mr, addr, chunk);
 		cnuas_ib_mr_put(mr);
 		if (err)
-			return -EINVAL;
-		buf += chunk;
+			return err;
 		len -= chunk;
 	}
 	return len ? -EMSGSIZE : 0;
+}
+
+int cnuas_ib_sge_copy(struct cnuas_ib_pd *pd, const struct cnuas_sge *sge,
+		      u32 num_sge, u32 offset, void *buf, u32 len,
+		      enum cnuas_ib_copy_dir dir, int access)
+{
+	struct cnuas_sge_op op = {
+		.fn = cnuas_sge_copy_fn, .buf = buf, .dir = dir,
+	};
+
+	return cnuas_ib_sge_walk(pd, sge, num_sge, offset, len, access, &op);
+}
+
+int cnuas_ib_sge_frags(struct cnuas_ib_pd *pd, const struct cnuas_sge *sge,
+		       u32 num_sge, u32 offset, struct sk_buff *skb, u32 len,
+		       int access)
+{
+	struct cnuas_sge_op op = { .fn = cnuas_sge_frags_fn, .skb = skb };
+
+	return cnuas_ib_sge_walk(pd, sge, num_sge, offset, len, access, &op);
 }

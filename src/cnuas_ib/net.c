@@ -23,6 +23,11 @@
 
 #define CNUAS_TTL_DEFAULT	64
 
+static bool zero_copy = true;
+module_param(zero_copy, bool, 0644);
+MODULE_PARM_DESC(zero_copy,
+		 "Send payloads from user MRs' pages without copying them, when the device computes the ICRC");
+
 void cnuas_ib_stat_inc(struct cnuas_ib_dev *cdev, enum cnuas_ib_stat s)
 {
 	atomic64_inc(&cdev->tdev.stats[s]);
@@ -33,9 +38,13 @@ static bool cnuas_av_tagged(const struct cnuas_ib_av *av)
 	return av->vlan_id < VLAN_VID_MASK;
 }
 
-struct sk_buff *cnuas_ib_pkt_alloc(const struct cnuas_ib_av *av,
-				   u32 hdr_len, u32 paylen, void **bth,
-				   void **payload)
+/*
+ * A frame with every header up to the transport's; @linear: the payload,
+ * pad and ICRC are in the head too, else they come as fragments.
+ */
+static struct sk_buff *cnuas_pkt_new(const struct cnuas_ib_av *av,
+				     u32 hdr_len, u32 paylen, bool linear,
+				     void **bth)
 {
 	bool v6 = av->network_type == RDMA_NETWORK_IPV6;
 	u32 l2 = ETH_HLEN + (cnuas_av_tagged(av) ? VLAN_HLEN : 0);
@@ -43,16 +52,17 @@ struct sk_buff *cnuas_ib_pkt_alloc(const struct cnuas_ib_av *av,
 	u32 pad = cnuas_ib_pad(paylen);
 	u32 ulen = sizeof(struct udphdr) + hdr_len + paylen + pad +
 		   CNUAS_ICRC_LEN;
+	u32 head = l2 + l3 + (linear ? ulen : sizeof(struct udphdr) + hdr_len);
 	__be16 proto = htons(v6 ? ETH_P_IPV6 : ETH_P_IP);
 	struct sk_buff *skb;
 	struct udphdr *udp;
 	struct ethhdr *eth;
 	u8 *p;
 
-	skb = alloc_skb(l2 + l3 + ulen, GFP_ATOMIC);
+	skb = alloc_skb(head, GFP_ATOMIC);
 	if (!skb)
 		return NULL;
-	p = skb_put(skb, l2 + l3 + ulen);
+	p = skb_put(skb, head);
 	skb_reset_mac_header(skb);
 	skb_set_network_header(skb, l2);
 	skb_set_transport_header(skb, l2 + l3);
@@ -106,8 +116,94 @@ struct sk_buff *cnuas_ib_pkt_alloc(const struct cnuas_ib_av *av,
 	udp->check = 0;
 
 	*bth = udp + 1;
+	return skb;
+}
+
+struct sk_buff *cnuas_ib_pkt_alloc(const struct cnuas_ib_av *av,
+				   u32 hdr_len, u32 paylen, void **bth,
+				   void **payload)
+{
+	struct sk_buff *skb = cnuas_pkt_new(av, hdr_len, paylen, true, bth);
+
+	if (!skb)
+		return NULL;
 	*payload = (u8 *)*bth + hdr_len;
-	memset((u8 *)*payload + paylen, 0, pad);
+	memset((u8 *)*payload + paylen, 0, cnuas_ib_pad(paylen));
+	return skb;
+}
+
+/* Pad and ICRC after the payload fragments: zeros from a page of ours. */
+static int cnuas_pkt_add_trailer(struct cnuas_ib_dev *cdev,
+				 struct sk_buff *skb, u32 paylen)
+{
+	u32 len = cnuas_ib_pad(paylen) + CNUAS_ICRC_LEN;
+	int i = skb_shinfo(skb)->nr_frags;
+
+	if (i >= MAX_SKB_FRAGS)
+		return -EOPNOTSUPP;
+	get_page(cdev->tdev.zero_page);
+	skb_fill_page_desc(skb, i, cdev->tdev.zero_page, 0, len);
+	skb->len += len;
+	skb->data_len += len;
+	skb->truesize += len;
+	return 0;
+}
+
+/*
+ * Zero copy needs the device's ICRC: with the payload left in the MR's
+ * pages, nothing in the guest reads it (and a frame to ourselves never
+ * meets the device).
+ */
+static struct sk_buff *cnuas_pkt_new_zc(struct cnuas_ib_dev *cdev,
+					const struct cnuas_ib_av *av,
+					u32 hdr_len, u32 paylen, void **bth)
+{
+	struct sk_buff *skb;
+
+	if (!(cdev->adev->offloads & CNUAS_NET_AUX_OFF_ICRC) ||
+	    !cdev->tdev.zero_page || !zero_copy)
+		return NULL;
+	skb = cnuas_pkt_new(av, hdr_len, paylen, false, bth);
+	if (skb && cnuas_ib_loop_is_local(cdev, skb)) {
+		kfree_skb(skb);
+		skb = NULL;
+	}
+	return skb;
+}
+
+struct sk_buff *cnuas_ib_pkt_from_mr(struct cnuas_ib_dev *cdev,
+				     const struct cnuas_ib_av *av, u32 hdr_len,
+				     void **bth, struct cnuas_ib_pd *pd,
+				     const struct cnuas_sge *sge, u32 num_sge,
+				     u32 offset, u32 paylen, int access)
+{
+	struct sk_buff *skb;
+	void *payload;
+	int err;
+
+	skb = cnuas_pkt_new_zc(cdev, av, hdr_len, paylen, bth);
+	if (skb) {
+		err = cnuas_ib_sge_frags(pd, sge, num_sge, offset, skb, paylen,
+					 access);
+		if (!err)
+			err = cnuas_pkt_add_trailer(cdev, skb, paylen);
+		if (!err) {
+			cnuas_ib_stat_inc(cdev, CNUAS_STAT_TX_ZERO_COPY);
+			return skb;
+		}
+		kfree_skb(skb);
+		if (err != -EOPNOTSUPP)
+			return ERR_PTR(err);
+	}
+	skb = cnuas_ib_pkt_alloc(av, hdr_len, paylen, bth, &payload);
+	if (!skb)
+		return ERR_PTR(-ENOMEM);
+	err = cnuas_ib_sge_copy(pd, sge, num_sge, offset, payload, paylen,
+				CNUAS_IB_FROM_MR, access);
+	if (err) {
+		kfree_skb(skb);
+		return ERR_PTR(err);
+	}
 	return skb;
 }
 
@@ -121,11 +217,18 @@ void cnuas_ib_pkt_seal(struct cnuas_ib_dev *cdev, struct sk_buff *skb)
 
 	if ((cdev->adev->offloads & CNUAS_NET_AUX_OFF_ICRC) &&
 	    !cnuas_ib_loop_is_local(cdev, skb)) {
-		/* Both zero: the device fills them in (cnuas_vnic_hw.h). */
-		put_unaligned_le32(0, icrcp);
+		/*
+		 * Both zero: the device fills them in (cnuas_vnic_hw.h); a
+		 * zero-copy frame's trailer is zero already.
+		 */
+		if (!skb_is_nonlinear(skb))
+			put_unaligned_le32(0, icrcp);
 		cnuas_ib_skb_cb(skb)->hw_icrc = true;
 		return;
 	}
+	/* Only the device can seal a frame whose payload is not linear. */
+	if (WARN_ON_ONCE(skb_is_nonlinear(skb)))
+		return;
 	cnuas_ib_skb_cb(skb)->hw_icrc = false;
 	/* Covers the UDP header with its checksum masked: do it first. */
 	cnuas_icrc_linear(ip, icrcp - ip, &icrc);

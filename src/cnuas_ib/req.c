@@ -312,7 +312,26 @@ static int cnuas_req_packet(struct cnuas_ib_qp *qp, struct cnuas_ib_swqe *sw)
 		}
 		av = &ah->av;
 	}
-	skb = cnuas_ib_pkt_alloc(av, op->hdr_len, plen, &bth, &payload);
+	if (plen && !(w->send_flags & CNUAS_SEND_INLINE)) {
+		skb = cnuas_ib_pkt_from_mr(qp->cdev, av, op->hdr_len, &bth, pd,
+					   (const struct cnuas_sge *)sw->data,
+					   w->num_sge, off, plen, 0);
+		err = IS_ERR(skb) ? PTR_ERR(skb) : 0;
+		if (err && err != -ENOMEM) {
+			if (ah)
+				cnuas_ib_ah_put(ah);
+			cnuas_req_local_error(qp, sw, err == -EMSGSIZE ?
+					      IB_WC_LOC_LEN_ERR :
+					      IB_WC_LOC_PROT_ERR);
+			return -EINVAL;
+		}
+		if (err)
+			skb = NULL;
+	} else {
+		skb = cnuas_ib_pkt_alloc(av, op->hdr_len, plen, &bth, &payload);
+		if (skb && plen)	/* inline data */
+			memcpy(payload, sw->data + off, plen);
+	}
 	if (!skb) {
 		if (ah)
 			cnuas_ib_ah_put(ah);
@@ -328,23 +347,6 @@ static int cnuas_req_packet(struct cnuas_ib_qp *qp, struct cnuas_ib_swqe *sw)
 	cnuas_bth_build(bth, opc, se, cnuas_ib_pad(plen), CNUAS_IB_DEFAULT_PKEY,
 			rc ? t->dest_qpn : w->wr.ud.remote_qpn, ackreq, psn);
 	cnuas_req_ehs(qp, sw, op, bth, off);
-
-	if (plen && (w->send_flags & CNUAS_SEND_INLINE)) {
-		memcpy(payload, sw->data + off, plen);
-	} else if (plen) {
-		err = cnuas_ib_sge_copy(pd, (const struct cnuas_sge *)sw->data,
-					w->num_sge, off, payload, plen,
-					CNUAS_IB_FROM_MR, 0);
-		if (err) {
-			kfree_skb(skb);
-			if (ah)
-				cnuas_ib_ah_put(ah);
-			cnuas_req_local_error(qp, sw, err == -EMSGSIZE ?
-					      IB_WC_LOC_LEN_ERR :
-					      IB_WC_LOC_PROT_ERR);
-			return -EINVAL;
-		}
-	}
 	cnuas_ib_pkt_seal(qp->cdev, skb);
 	if (ah)
 		cnuas_ib_ah_put(ah);

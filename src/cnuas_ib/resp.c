@@ -666,7 +666,6 @@ static int cnuas_resp_read_pkt(struct cnuas_ib_qp *qp, struct cnuas_ib_res *r)
 	u32 off = n * t->mtu, plen = min(r->len - off, t->mtu);
 	const struct cnuas_opcode *op;
 	void *bth, *payload, *aeth;
-	struct cnuas_ib_mr *mr;
 	struct sk_buff *skb;
 	u8 opc;
 
@@ -679,10 +678,32 @@ static int cnuas_resp_read_pkt(struct cnuas_ib_qp *qp, struct cnuas_ib_res *r)
 	else
 		opc = CNUAS_OP_RC_READ_RESP_MIDDLE;
 	op = &cnuas_opcodes[opc];
-	skb = cnuas_ib_pkt_alloc(&qp->attr.av, op->hdr_len, plen, &bth,
-				 &payload);
-	if (!skb) {
+	if (plen) {
+		/* The READ's rkey as a one-entry SGE list (lkey == rkey). */
+		struct cnuas_sge sge = {
+			.addr = r->va + off, .length = plen, .lkey = r->rkey,
+		};
+
+		skb = cnuas_ib_pkt_from_mr(qp->cdev, &qp->attr.av, op->hdr_len,
+					   &bth, to_cpd(qp->ibqp.pd), &sge, 1,
+					   0, plen, IB_ACCESS_REMOTE_READ);
+	} else {
+		skb = cnuas_ib_pkt_alloc(&qp->attr.av, op->hdr_len, 0, &bth,
+					 &payload);
+		if (!skb)
+			skb = ERR_PTR(-ENOMEM);
+	}
+	if (PTR_ERR_OR_ZERO(skb) == -ENOMEM) {
 		cnuas_ib_tqp_schedule(qp);
+		return -EAGAIN;
+	}
+	if (IS_ERR(skb)) {
+		/* Deregistered (or a DMA-BUF revoked) under the READ. */
+		r->active = false;
+		cnuas_resp_ack_pkt(qp, CNUAS_OP_RC_ACK,
+				   CNUAS_AETH_TYPE_NAK | CNUAS_AETH_NAK_ACCESS,
+				   r->next_psn, NULL);
+		cnuas_ib_tqp_fatal(qp, IB_EVENT_QP_ACCESS_ERR);
 		return -EAGAIN;
 	}
 	cnuas_bth_build(bth, opc, false, cnuas_ib_pad(plen),
@@ -690,28 +711,6 @@ static int cnuas_resp_read_pkt(struct cnuas_ib_qp *qp, struct cnuas_ib_res *r)
 	aeth = cnuas_eh_ptr(op, bth, CNUAS_EH_AETH);
 	if (aeth)
 		cnuas_aeth_build(aeth, CNUAS_ACK_SYNDROME, t->msn);
-	if (plen) {
-		mr = cnuas_ib_mr_get_rkey(to_cpd(qp->ibqp.pd), r->rkey,
-					  r->va + off, plen,
-					  IB_ACCESS_REMOTE_READ);
-		if (mr && cnuas_ib_mr_copy(mr, r->va + off, payload, plen,
-					   CNUAS_IB_FROM_MR)) {
-			cnuas_ib_mr_put(mr);
-			mr = NULL;	/* revoked DMA-BUF MR */
-		}
-		if (!mr) {
-			/* Deregistered under the READ. */
-			kfree_skb(skb);
-			r->active = false;
-			cnuas_resp_ack_pkt(qp, CNUAS_OP_RC_ACK,
-					   CNUAS_AETH_TYPE_NAK |
-					   CNUAS_AETH_NAK_ACCESS,
-					   r->next_psn, NULL);
-			cnuas_ib_tqp_fatal(qp, IB_EVENT_QP_ACCESS_ERR);
-			return -EAGAIN;
-		}
-		cnuas_ib_mr_put(mr);
-	}
 	cnuas_ib_pkt_seal(qp->cdev, skb);
 	r->next_psn = cnuas_psn_add(r->next_psn, 1);
 	if (n + 1 == npkts)

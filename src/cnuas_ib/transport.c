@@ -23,8 +23,15 @@ int cnuas_ib_transport_dev_init(struct cnuas_ib_dev *cdev)
 	for (i = 0; i < CNUAS_STAT_NUM; i++)
 		atomic64_set(&td->stats[i], 0);
 	cnuas_ib_loop_init(cdev);
+	/* Without it frames are copied (net.c): no reason to fail. */
+	td->zero_page = alloc_page(GFP_KERNEL | __GFP_ZERO);
 	td->wq = alloc_workqueue("cnuas_ib", WQ_HIGHPRI | WQ_MEM_RECLAIM, 0);
-	return td->wq ? 0 : -ENOMEM;
+	if (td->wq)
+		return 0;
+	if (td->zero_page)
+		put_page(td->zero_page);
+	td->zero_page = NULL;
+	return -ENOMEM;
 }
 
 void cnuas_ib_transport_dev_cleanup(struct cnuas_ib_dev *cdev)
@@ -33,6 +40,10 @@ void cnuas_ib_transport_dev_cleanup(struct cnuas_ib_dev *cdev)
 		destroy_workqueue(cdev->tdev.wq);
 	cdev->tdev.wq = NULL;
 	cnuas_ib_loop_cleanup(cdev);
+	/* Frames still holding it keep their own reference. */
+	if (cdev->tdev.zero_page)
+		put_page(cdev->tdev.zero_page);
+	cdev->tdev.zero_page = NULL;
 }
 
 void cnuas_ib_tqp_schedule(struct cnuas_ib_qp *qp)

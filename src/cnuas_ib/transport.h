@@ -44,6 +44,7 @@ struct cnuas_ib_dev;
 struct cnuas_ib_qp;
 struct cnuas_ib_mr;
 struct cnuas_ib_ah;
+struct cnuas_ib_pd;
 struct cnuas_ib_av;
 struct cnuas_ib_recv_wqe;
 struct cnuas_opcode;
@@ -98,6 +99,7 @@ enum cnuas_ib_stat {
 	CNUAS_STAT_TX_BUSY,
 	CNUAS_STAT_TX_ICRC_OFFLOAD,	/* ICRC left to the device */
 	CNUAS_STAT_RX_ICRC_OFFLOAD,	/* ICRC verdict from the device */
+	CNUAS_STAT_TX_ZERO_COPY,	/* payload sent from the MR's pages */
 	CNUAS_STAT_NUM
 };
 
@@ -114,6 +116,7 @@ struct cnuas_ib_tdev {
 	struct sk_buff_head loop_q;
 	struct work_struct loop_work;
 	unsigned long loop_full;	/* bit 0: a sender saw -EBUSY */
+	struct page *zero_page;		/* zero-copy frames' pad and ICRC */
 };
 
 /* Bits of cnuas_ib_tqp.flags (atomic bitops, any context). */
@@ -315,6 +318,18 @@ struct sk_buff *cnuas_ib_pkt_alloc(const struct cnuas_ib_av *av,
 				   u32 hdr_len, u32 paylen, void **bth,
 				   void **payload);
 void cnuas_ib_pkt_seal(struct cnuas_ib_dev *cdev, struct sk_buff *skb);
+/*
+ * A frame with @paylen payload bytes taken from MRs through @sge (at
+ * @offset, checked for @access): the MRs' pages become fragments when the
+ * device computes the ICRC and they are user MRs, else the bytes are
+ * copied into the head. Fill the headers at *bth, then seal. ERR_PTR:
+ * -ENOMEM, -EINVAL (key, bounds, access), -EMSGSIZE (SGEs too short).
+ */
+struct sk_buff *cnuas_ib_pkt_from_mr(struct cnuas_ib_dev *cdev,
+				     const struct cnuas_ib_av *av, u32 hdr_len,
+				     void **bth, struct cnuas_ib_pd *pd,
+				     const struct cnuas_sge *sge, u32 num_sge,
+				     u32 offset, u32 paylen, int access);
 
 /* skb->cb of our frames between seal and xmit. */
 struct cnuas_ib_skb_cb {
