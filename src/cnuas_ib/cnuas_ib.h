@@ -92,7 +92,10 @@
 /* Capabilities: only what works now; the transport adds its flags. */
 #define CNUAS_IB_DEVICE_CAP_FLAGS	(IB_DEVICE_PORT_ACTIVE_EVENT | \
 					 IB_DEVICE_SYS_IMAGE_GUID | \
-					 IB_DEVICE_RC_RNR_NAK_GEN)
+					 IB_DEVICE_RC_RNR_NAK_GEN | \
+					 IB_DEVICE_MEM_MGT_EXTENSIONS)
+/* Pages of one fast-registration MR (mr-fast.c). */
+#define CNUAS_IB_MAX_FRMR_PAGES		512
 
 #define CNUAS_IB_UVERBS_ABI_VERSION	CNUAS_UVERBS_ABI_VERSION
 #define CNUAS_IB_MAX_INLINE_DATA	CNUAS_MAX_INLINE_DATA
@@ -207,6 +210,7 @@ enum cnuas_ib_mr_type {
 	CNUAS_IB_MR_DMA,		/* kernel virtual addresses, no bounds */
 	CNUAS_IB_MR_USER,		/* ib_umem, pinned pages */
 	CNUAS_IB_MR_DMABUF,		/* DMA-BUF: CPU copies via its vmap */
+	CNUAS_IB_MR_FAST,		/* fast registration (mr-fast.c) */
 };
 
 struct dma_buf;
@@ -216,6 +220,7 @@ struct cnuas_ib_mr {
 	struct ib_mr ibmr;
 	struct cnuas_ib_dev *cdev;
 	enum cnuas_ib_mr_type type;
+	u32 key;			/* lkey == rkey that lookups match */
 	int access;			/* IB_ACCESS_* */
 	u64 iova;
 	u64 length;
@@ -228,8 +233,14 @@ struct cnuas_ib_mr {
 	struct dma_buf_attachment *dmabuf_att;
 	struct iosys_map dmabuf_map;	/* the whole dma-buf, often __iomem */
 	u64 dmabuf_off;			/* iova's offset in the dma-buf */
+	/* FAST: page addresses (kernel virtual) from ib_map_mr_sg(). */
+	u64 *fpages;
+	u32 fmax;			/* fpages allocated */
+	u32 fn;				/* fpages mapped */
 	spinlock_t lock;		/* DMABUF: revoked vs copies, atomics */
-	bool revoked;			/* exporter invalidated: no access */
+	bool revoked;			/* no access: exporter revoked the
+					 * DMA-BUF, FAST not registered
+					 */
 	refcount_t ref;			/* lookups in flight + 1 */
 	struct completion released;	/* ref reached 0 */
 };
@@ -518,6 +529,19 @@ struct cnuas_ib_mr *cnuas_ib_mr_alloc(struct ib_pd *ibpd, int access,
 				      enum cnuas_ib_mr_type type);
 int cnuas_ib_mr_insert(struct cnuas_ib_mr *mr);
 int cnuas_ib_mr_check_access(int access);
+
+/* mr-fast.c */
+struct ib_mr *cnuas_ib_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
+				u32 max_num_sg);
+int cnuas_ib_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg,
+		       int sg_nents, unsigned int *sg_offset);
+/* IB_WR_REG_MR on the FRMR that @key names: IB_WC_SUCCESS or the error. */
+enum ib_wc_status cnuas_ib_mr_fast_reg(struct cnuas_ib_pd *pd, u32 key,
+				       int access);
+/* LOCAL_INV or a remote invalidation: 0, or -EINVAL (no such FRMR). */
+int cnuas_ib_mr_fast_inv(struct cnuas_ib_pd *pd, u32 key);
+int cnuas_ib_mr_fast_copy(struct cnuas_ib_mr *mr, u64 addr, void *buf,
+			  u32 len, enum cnuas_ib_copy_dir dir);
 
 /* mr-dmabuf.c */
 struct ib_mr *cnuas_ib_reg_user_mr_dmabuf(struct ib_pd *ibpd, u64 offset,

@@ -31,6 +31,8 @@ static u32 cnuas_wc_opcode(u32 wr)
 		return IB_WC_FETCH_ADD;
 	case IB_UVERBS_WR_LOCAL_INV:
 		return IB_WC_LOCAL_INV;
+	case IB_WR_REG_MR:
+		return IB_WC_REG_MR;
 	case IB_UVERBS_WR_BIND_MW:
 		return IB_WC_BIND_MW;
 	default:

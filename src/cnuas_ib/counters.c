@@ -35,6 +35,9 @@ static const struct rdma_stat_desc cnuas_ib_stat_descs[CNUAS_STAT_NUM] = {
 	[CNUAS_STAT_TX_ICRC_OFFLOAD]	= { .name = "tx_icrc_offload" },
 	[CNUAS_STAT_RX_ICRC_OFFLOAD]	= { .name = "rx_icrc_offload" },
 	[CNUAS_STAT_TX_ZERO_COPY]	= { .name = "tx_zero_copy" },
+	[CNUAS_STAT_FAST_REG]		= { .name = "fast_reg" },
+	[CNUAS_STAT_LOCAL_INV]		= { .name = "local_inv" },
+	[CNUAS_STAT_REMOTE_INV]		= { .name = "remote_inv" },
 };
 
 struct rdma_hw_stats *cnuas_ib_alloc_hw_port_stats(struct ib_device *ibdev,

@@ -69,6 +69,7 @@ int cnuas_ib_mr_insert(struct cnuas_ib_mr *mr)
 	key = idx << 8 | (get_random_u32() & 0xff);
 	mr->ibmr.lkey = key;
 	mr->ibmr.rkey = key;
+	mr->key = key;
 	/* The slot is reserved: storing into it allocates nothing. */
 	xa_store_irq(&cdev->mr_xa, idx, mr, GFP_KERNEL);
 	return 0;
@@ -181,6 +182,7 @@ int cnuas_ib_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	if (mr->type == CNUAS_IB_MR_DMABUF)
 		cnuas_ib_mr_dmabuf_release(mr);
 	kvfree(mr->pages);
+	kfree(mr->fpages);
 	kfree(mr);
 	return 0;
 }
@@ -212,7 +214,7 @@ static struct cnuas_ib_mr *cnuas_ib_mr_get(struct cnuas_ib_pd *pd, u32 key,
 
 	xa_lock_irqsave(&cdev->mr_xa, flags);
 	mr = xa_load(&cdev->mr_xa, key >> 8);
-	if (mr && (mr->ibmr.lkey != key || mr->ibmr.pd != &pd->ibpd ||
+	if (mr && (mr->key != key || mr->ibmr.pd != &pd->ibpd ||
 		   (mr->access & access) != access || READ_ONCE(mr->revoked) ||
 		   !cnuas_ib_mr_in_bounds(mr, addr, len)))
 		mr = NULL;
@@ -248,6 +250,8 @@ int cnuas_ib_mr_copy(struct cnuas_ib_mr *mr, u64 addr, void *buf, u32 len,
 
 	if (mr->type == CNUAS_IB_MR_DMABUF)
 		return cnuas_ib_mr_dmabuf_copy(mr, addr, buf, len, dir);
+	if (mr->type == CNUAS_IB_MR_FAST)
+		return cnuas_ib_mr_fast_copy(mr, addr, buf, len, dir);
 	if (mr->type == CNUAS_IB_MR_DMA) {
 		va = (void *)(uintptr_t)addr;
 		if (dir == CNUAS_IB_TO_MR)

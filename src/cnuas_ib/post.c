@@ -20,6 +20,8 @@ static bool cnuas_ib_send_opcode_ok(const struct cnuas_ib_qp *qp,
 	case IB_WR_RDMA_READ:
 	case IB_WR_ATOMIC_CMP_AND_SWP:
 	case IB_WR_ATOMIC_FETCH_AND_ADD:
+	case IB_WR_REG_MR:
+	case IB_WR_LOCAL_INV:
 		return qp->type == IB_QPT_RC;
 	default:
 		return false;
@@ -88,11 +90,22 @@ static int cnuas_ib_send_wqe_fill(struct cnuas_ib_qp *qp,
 		wqe->ex = (__force u32)wr->ex.imm_data;
 		break;
 	case IB_WR_SEND_WITH_INV:
+	case IB_WR_LOCAL_INV:
 		wqe->ex = wr->ex.invalidate_rkey;
 		break;
 	default:
 		break;
 	}
+	if (wr->opcode == IB_WR_REG_MR) {
+		/* The MR's table slot is in the key; mr-fast.c checks it. */
+		if (reg_wr(wr)->mr->device != qp->ibqp.device)
+			return -EINVAL;
+		wqe->wr.reg.key = reg_wr(wr)->key;
+		wqe->wr.reg.access = reg_wr(wr)->access;
+		return 0;
+	}
+	if (wr->opcode == IB_WR_LOCAL_INV)
+		return 0;
 
 	switch (wr->opcode) {
 	case IB_WR_RDMA_WRITE:

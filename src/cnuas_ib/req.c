@@ -77,6 +77,12 @@ static bool cnuas_is_rd_op(u32 opcode)
 	       opcode == IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD;
 }
 
+/* Work requests that send nothing: they take effect when reached. */
+static bool cnuas_is_local_op(u32 opcode)
+{
+	return opcode == IB_WR_REG_MR || opcode == IB_UVERBS_WR_LOCAL_INV;
+}
+
 static bool cnuas_is_atomic_op(u32 opcode)
 {
 	return opcode == IB_UVERBS_WR_ATOMIC_CMP_AND_SWP ||
@@ -170,6 +176,35 @@ static enum ib_wc_status cnuas_req_start(struct cnuas_ib_qp *qp,
 	sw->last_psn = cnuas_psn_add(t->req_psn, npkts - 1);
 	sw->resp_psn = t->req_psn;
 	sw->state = CNUAS_SW_STARTED;
+	return IB_WC_SUCCESS;
+}
+
+/*
+ * REG_MR and LOCAL_INV of fast-registration MRs (mr-fast.c), in SQ order:
+ * requests behind them see the new state. Kernel QPs only: a user ring
+ * that names them gets an error (no memory windows either).
+ */
+static enum ib_wc_status cnuas_req_local_op(struct cnuas_ib_qp *qp,
+					    struct cnuas_ib_swqe *sw)
+{
+	struct cnuas_ib_pd *pd = to_cpd(qp->ibqp.pd);
+	struct cnuas_send_wqe *w = &sw->wqe;
+	enum ib_wc_status status;
+
+	if (sw->status)
+		return sw->status;
+	if (qp->is_user || qp->type != IB_QPT_RC)
+		return IB_WC_LOC_QP_OP_ERR;
+	if (w->opcode == IB_WR_REG_MR) {
+		status = cnuas_ib_mr_fast_reg(pd, w->wr.reg.key,
+					      w->wr.reg.access);
+		if (!status)
+			cnuas_ib_stat_inc(qp->cdev, CNUAS_STAT_FAST_REG);
+		return status;
+	}
+	if (cnuas_ib_mr_fast_inv(pd, w->ex))
+		return IB_WC_LOC_PROT_ERR;
+	cnuas_ib_stat_inc(qp->cdev, CNUAS_STAT_LOCAL_INV);
 	return IB_WC_SUCCESS;
 }
 
@@ -396,6 +431,7 @@ int cnuas_ib_req_run(struct cnuas_ib_qp *qp, int budget)
 	struct cnuas_ib_tqp *t = &qp->t;
 	bool rc = qp->type == IB_QPT_RC;
 	u32 max_rd = max_t(u32, 1, t->max_rd_atomic);
+	bool local_done = false;
 	int sent = 0, err;
 
 	if (!t->swqe || t->rnr_wait)
@@ -416,6 +452,17 @@ int cnuas_ib_req_run(struct cnuas_ib_qp *qp, int budget)
 				break;
 			if (cnuas_is_rd_op(sw->wqe.opcode) && t->rd_out >= max_rd)
 				break;
+			if (cnuas_is_local_op(sw->wqe.opcode)) {
+				status = cnuas_req_local_op(qp, sw);
+				if (status) {
+					cnuas_req_local_error(qp, sw, status);
+					break;
+				}
+				sw->state = CNUAS_SW_DONE;
+				t->req_idx++;
+				local_done = true;
+				continue;
+			}
 			status = cnuas_req_start(qp, sw);
 			if (status) {
 				cnuas_req_local_error(qp, sw, status);
@@ -423,6 +470,10 @@ int cnuas_ib_req_run(struct cnuas_ib_qp *qp, int budget)
 			}
 			if (sw->rd)
 				t->rd_out++;
+		} else if (sw->state == CNUAS_SW_DONE &&
+			   cnuas_is_local_op(sw->wqe.opcode)) {
+			t->req_idx++;	/* met again after a rewind */
+			continue;
 		}
 		if (rc && cnuas_psn_diff(t->req_psn, t->una) >= t->cwnd)
 			break;
@@ -438,7 +489,8 @@ int cnuas_ib_req_run(struct cnuas_ib_qp *qp, int budget)
 	/* The timer runs while anything is unacknowledged (see comp.c). */
 	if (rc && t->una != t->psn_hi && !timer_pending(&t->retry_timer))
 		cnuas_ib_req_arm_timer(qp);
-	if (!rc)
+	/* UD completes once sent; a local op when it is the oldest. */
+	if (!rc || local_done)
 		cnuas_ib_comp_advance(qp);
 	return sent;
 }

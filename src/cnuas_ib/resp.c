@@ -273,11 +273,14 @@ static void cnuas_resp_send(struct cnuas_ib_qp *qp, struct cnuas_ib_rxp *p)
 		}
 		t->recv_off += p->paylen;
 	}
-	if ((flags & CNUAS_OPF_INV) && (flags & CNUAS_OPF_LAST)) {
+	if ((flags & CNUAS_OPF_INV) && (flags & CNUAS_OPF_LAST) &&
+	    cnuas_ib_mr_fast_inv(to_cpd(qp->ibqp.pd),
+				 cnuas_ieth_rkey(cnuas_eh_ptr(p->op, p->bth,
+							      CNUAS_EH_IETH)))) {
 		/*
-		 * No MR of ours can be invalidated remotely (no memory
-		 * windows, no fast-register MRs): IBA 10.6.7.2.2 makes that
-		 * an invalid request.
+		 * Only a fast-registration MR of the QP's PD can be
+		 * invalidated remotely (no memory windows): anything else
+		 * is an invalid request (IBA 10.6.7.2.2).
 		 */
 		cnuas_resp_recv_done(qp, NULL, IB_WC_REM_INV_REQ_ERR,
 				     IB_WC_RECV, t->recv_off);
@@ -285,6 +288,8 @@ static void cnuas_resp_send(struct cnuas_ib_qp *qp, struct cnuas_ib_rxp *p)
 				IB_EVENT_QP_REQ_ERR);
 		return;
 	}
+	if ((flags & CNUAS_OPF_INV) && (flags & CNUAS_OPF_LAST))
+		cnuas_ib_stat_inc(qp->cdev, CNUAS_STAT_REMOTE_INV);
 	t->epsn = cnuas_psn_add(t->epsn, 1);
 	if (flags & CNUAS_OPF_LAST) {
 		cnuas_resp_recv_done(qp, p, IB_WC_SUCCESS, IB_WC_RECV,

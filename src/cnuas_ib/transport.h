@@ -100,6 +100,9 @@ enum cnuas_ib_stat {
 	CNUAS_STAT_TX_ICRC_OFFLOAD,	/* ICRC left to the device */
 	CNUAS_STAT_RX_ICRC_OFFLOAD,	/* ICRC verdict from the device */
 	CNUAS_STAT_TX_ZERO_COPY,	/* payload sent from the MR's pages */
+	CNUAS_STAT_FAST_REG,		/* REG_MR work requests done */
+	CNUAS_STAT_LOCAL_INV,		/* LOCAL_INV work requests done */
+	CNUAS_STAT_REMOTE_INV,		/* MRs a SEND with Invalidate freed */
 	CNUAS_STAT_NUM
 };
 

@@ -42,7 +42,8 @@ int cnuas_ib_query_device(struct ib_device *ibdev,
 	/* Atomics are serialized by the device, not against the CPU. */
 	attr->atomic_cap = IB_ATOMIC_HCA;
 	attr->masked_atomic_cap = IB_ATOMIC_NONE;
-	/* No multicast, memory windows, fast registration, XRC or resize. */
+	attr->max_fast_reg_page_list_len = CNUAS_IB_MAX_FRMR_PAGES;
+	/* No multicast, memory windows, XRC or resize. */
 	attr->max_ah = CNUAS_IB_MAX_AH;
 	attr->max_srq = CNUAS_IB_MAX_SRQ;
 	attr->max_srq_wr = CNUAS_IB_MAX_SRQ_WR;

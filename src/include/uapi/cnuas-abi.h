@@ -103,6 +103,10 @@ struct cnuas_send_wqe {
 			__u32 remote_qkey;
 			__u32 reserved;
 		} ud;
+		struct {	/* kernel QPs only: IB_WR_REG_MR */
+			__u32 key;	/* the FRMR's new lkey == rkey */
+			__u32 access;	/* IB_ACCESS_* */
+		} reg;
 	} wr;
 	__u32 inline_len;
 	__u32 reserved;
