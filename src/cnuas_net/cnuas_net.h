@@ -37,6 +37,12 @@
 
 /* Room kept in RX buffers in front of the frame, and at their end. */
 #define CNUAS_RX_HEADROOM	(NET_SKB_PAD + NET_IP_ALIGN)
+/*
+ * Frames up to this size are copied into a small skb and their buffer
+ * goes straight back to the ring: an ACK or an atomic then costs no
+ * allocation of a max-size buffer and no DMA map/unmap.
+ */
+#define CNUAS_RX_COPYBREAK	256
 /* Worst case descriptors for one skb, and when to wake the queue. */
 #define CNUAS_TX_DESC_MAX	(MAX_SKB_FRAGS + 1)
 #define CNUAS_TX_WAKE_THRESH	(2 * CNUAS_TX_DESC_MAX)

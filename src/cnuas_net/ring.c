@@ -410,6 +410,21 @@ static u32 cnuas_rx_hw_prod(struct cnuas_net *cn)
 	return cnuas_rd(cn, CNUAS_VNIC_REG_RXQ + CNUAS_VNIC_Q_CONS);
 }
 
+/* A small frame in its own skb; the ring keeps buffer @b (mapped). */
+static struct sk_buff *cnuas_rx_copy(struct cnuas_net *cn,
+				     const struct cnuas_rx_buf *b, u32 len)
+{
+	struct device *dev = &cn->pdev->dev;
+	struct sk_buff *skb = napi_alloc_skb(&cn->napi, len);
+
+	if (!skb)
+		return NULL;
+	dma_sync_single_for_cpu(dev, b->dma, len, DMA_FROM_DEVICE);
+	skb_put_data(skb, b->data + CNUAS_RX_HEADROOM, len);
+	dma_sync_single_for_device(dev, b->dma, len, DMA_FROM_DEVICE);
+	return skb;
+}
+
 /* The device's ICRC verdict in @dflags as ops->rx flags. */
 static u32 cnuas_rx_aux_flags(u16 dflags)
 {
@@ -489,6 +504,18 @@ int cnuas_rx_poll(struct cnuas_net *cn, int budget)
 		    len > rx->buf_len) {
 			errors++;
 			cnuas_rx_post(rx, slot);	/* reuse the buffer */
+			continue;
+		}
+		if (len <= CNUAS_RX_COPYBREAK) {
+			skb = cnuas_rx_copy(cn, b, len);
+			cnuas_rx_post(rx, slot);	/* reuse the buffer */
+			if (!skb) {
+				dropped++;
+				continue;
+			}
+			pkts++;
+			bytes += len;
+			cnuas_rx_deliver(cn, skb, flags, &aux_pkts, &no_client);
 			continue;
 		}
 		if (cnuas_rx_buf_alloc(cn, &nb, true)) {
