@@ -43,6 +43,8 @@
  * allocation of a max-size buffer and no DMA map/unmap.
  */
 #define CNUAS_RX_COPYBREAK	256
+/* RX buffers refilled before the producer doorbell (a quarter ring at most). */
+#define CNUAS_RX_DB_BATCH	32
 /* Worst case descriptors for one skb, and when to wake the queue. */
 #define CNUAS_TX_DESC_MAX	(MAX_SKB_FRAGS + 1)
 #define CNUAS_TX_WAKE_THRESH	(2 * CNUAS_TX_DESC_MAX)
@@ -86,6 +88,7 @@ struct cnuas_rx_ring {
 	struct cnuas_rx_buf *buf;
 	u32 size;
 	u32 cons;		/* next descriptor to look at; prod = cons + size */
+	u32 db_prod;		/* the producer index the device was told */
 	u32 buf_len;		/* bytes the device may write per buffer */
 	u32 truesize;		/* fragment size: headroom + buf + shinfo */
 };
@@ -182,6 +185,8 @@ int cnuas_tx_post(struct cnuas_net *cn, struct sk_buff *skb, bool more,
 		  bool from_netdev, u16 dflags);
 void cnuas_tx_doorbell(struct cnuas_net *cn);
 bool cnuas_tx_reap(struct cnuas_net *cn, int budget);
+bool cnuas_tx_all_reaped(struct cnuas_net *cn, u32 *hw);
+u32 cnuas_tx_hw_cons(struct cnuas_net *cn);
 int cnuas_rx_poll(struct cnuas_net *cn, int budget);
 
 /* datapath.c */

@@ -28,6 +28,11 @@ static irqreturn_t cnuas_msix_rxtx(int irq, void *data)
 {
 	struct cnuas_net *cn = data;
 
+	/* The device masked RX and TX itself: no register to write. */
+	if (cn->features & CNUAS_VNIC_F_INT_AUTOMASK) {
+		napi_schedule(&cn->napi);
+		return IRQ_HANDLED;
+	}
 	/* INT_STATUS/INT_ACK only matter for INTx: one MMIO write here. */
 	cnuas_irq_napi(cn);
 	return IRQ_HANDLED;

@@ -96,7 +96,7 @@ static int cnuas_hw_init(struct cnuas_net *cn)
 
 	cn->features = cnuas_rd(cn, CNUAS_VNIC_REG_FEATURES) &
 		       (CNUAS_VNIC_F_TX_SG | CNUAS_VNIC_F_STATUS_BLOCK |
-			CNUAS_VNIC_F_INT_DELAY |
+			CNUAS_VNIC_F_INT_DELAY | CNUAS_VNIC_F_INT_AUTOMASK |
 			(rdma_offload ? CNUAS_VNIC_F_RDMA_ICRC : 0));
 	cnuas_wr(cn, CNUAS_VNIC_REG_DRV_FEATURES, cn->features);
 

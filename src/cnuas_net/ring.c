@@ -113,7 +113,7 @@ static u32 cnuas_tx_free(const struct cnuas_tx_ring *tx)
 	return tx->size - (tx->prod - tx->cons);
 }
 
-static u32 cnuas_tx_hw_cons(struct cnuas_net *cn)
+u32 cnuas_tx_hw_cons(struct cnuas_net *cn)
 {
 	if (cn->features & CNUAS_VNIC_F_STATUS_BLOCK)
 		return le32_to_cpu(READ_ONCE(cn->sb->tx_cons));
@@ -296,6 +296,19 @@ out:
 		netdev_completed_queue(nd, bql_pkts, bql_bytes);
 	spin_unlock(&cn->tx_lock);
 	return wake_aux;
+}
+
+/* Every descriptor posted is reaped; *@hw: the device's consumer seen. */
+bool cnuas_tx_all_reaped(struct cnuas_net *cn, u32 *hw)
+{
+	struct cnuas_tx_ring *tx = &cn->tx;
+	bool all;
+
+	spin_lock(&cn->tx_lock);
+	*hw = cnuas_tx_hw_cons(cn);
+	all = tx->cons == tx->prod && *hw == tx->prod;
+	spin_unlock(&cn->tx_lock);
+	return all;
 }
 
 /* Drop everything still on the ring; the device is reset (no DMA). */
@@ -546,9 +559,16 @@ int cnuas_rx_poll(struct cnuas_net *cn, int budget)
 	}
 	rcu_read_unlock();
 
-	if (done)
+	/*
+	 * Every slot is refilled at once, but the device hears of it only
+	 * every CNUAS_RX_DB_BATCH slots: it always keeps most of the ring.
+	 */
+	if (done && rx->cons + rx->size - rx->db_prod >=
+	    min_t(u32, CNUAS_RX_DB_BATCH, rx->size / 4)) {
+		rx->db_prod = rx->cons + rx->size;
 		cnuas_wr(cn, CNUAS_VNIC_REG_RXQ + CNUAS_VNIC_Q_PROD,
-			 rx->cons + rx->size);
+			 rx->db_prod);
+	}
 
 	if (done) {
 		u64_stats_update_begin(&cn->rx_stats.syncp);

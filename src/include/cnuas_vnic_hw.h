@@ -36,7 +36,7 @@
 
 #define CNUAS_VNIC_MAGIC_VALUE		0x41554e43	/* "CNUA" */
 #define CNUAS_VNIC_VERSION_MAJOR	1
-#define CNUAS_VNIC_VERSION_MINOR	1	/* 1: RDMA ICRC offload */
+#define CNUAS_VNIC_VERSION_MINOR	2	/* 1: ICRC offload, 2: automask */
 
 /* Frame size limits (whole Ethernet/IB frame, no FCS). */
 #define CNUAS_VNIC_MIN_FRAME		1
@@ -75,6 +75,7 @@
 #define CNUAS_VNIC_REG_INT_MASK_SET	0x04c	/* WO: mask causes */
 #define CNUAS_VNIC_REG_INT_MASK_CLR	0x050	/* WO: unmask causes */
 #define CNUAS_VNIC_REG_INT_DELAY	0x054	/* RW: moderation, microseconds */
+#define CNUAS_VNIC_REG_INT_REARM	0x058	/* WO: see F_INT_AUTOMASK */
 
 /* Status block: 64 bytes of guest memory the device keeps up to date. */
 #define CNUAS_VNIC_REG_SB_LO		0x060
@@ -111,6 +112,7 @@
 #define CNUAS_VNIC_F_TX_SG		(1u << 0)	/* TX chains (F_MORE) */
 #define CNUAS_VNIC_F_STATUS_BLOCK	(1u << 1)	/* status block writes */
 #define CNUAS_VNIC_F_INT_DELAY		(1u << 2)	/* interrupt moderation */
+#define CNUAS_VNIC_F_INT_AUTOMASK	(1u << 3)	/* see below (1.2) */
 #define CNUAS_VNIC_F_RDMA_ICRC		(1u << 8)	/* RoCEv2 ICRC, see below */
 /* Bits 9..15 reserved for further RDMA offloads (segmentation). */
 
@@ -132,6 +134,16 @@
 #define CNUAS_VNIC_INT_TX		(1u << 1)
 #define CNUAS_VNIC_INT_MISC		(1u << 2)	/* link change, error */
 #define CNUAS_VNIC_INT_ALL		0x7u
+
+/*
+ * F_INT_AUTOMASK: with MSI-X, delivering the RX or the TX vector also
+ * masks both causes, as an INT_MASK_SET of RX | TX would, so an interrupt
+ * handler that only schedules its poll writes no register. INT_REARM ends
+ * the poll in one write: the causes in bits 16..18 that wait behind the
+ * mask are forgotten (the poll handled them), then the causes in bits
+ * 0..2 are unmasked, and one still waiting fires at once.
+ */
+#define CNUAS_VNIC_INT_REARM_DROP_SHIFT	16
 
 /* Q_STATE */
 #define CNUAS_VNIC_QS_DISABLED		0
