@@ -97,8 +97,12 @@ static int cnuas_ib_send_wqe_fill(struct cnuas_ib_qp *qp,
 		break;
 	}
 	if (wr->opcode == IB_WR_REG_MR) {
-		/* The MR's table slot is in the key; mr-fast.c checks it. */
-		if (reg_wr(wr)->mr->device != qp->ibqp.device)
+		/*
+		 * The MR's table slot is in the key (mr-fast.c finds the MR
+		 * by it): a key that names another slot is refused here.
+		 */
+		if (reg_wr(wr)->mr->device != qp->ibqp.device ||
+		    reg_wr(wr)->key >> 8 != reg_wr(wr)->mr->lkey >> 8)
 			return -EINVAL;
 		wqe->wr.reg.key = reg_wr(wr)->key;
 		wqe->wr.reg.access = reg_wr(wr)->access;
