@@ -148,6 +148,15 @@ lower_vcpu_priority() {
 	done
 }
 
+# See raise_io_priority (common.sh); after wait_ready: the cnuas-vnic RX
+# thread starts with the device.
+raise_guest_io_priority() {
+	local n
+	for n in $(seq 0 $(($1 - 1))); do
+		raise_io_priority "$(pidfile_pid "$LAB_DIR/node$n.pid")"
+	done
+}
+
 # Ready = the agent runs commands and the lab interface has its address.
 node_ready() {
 	local n=$1 kind=$2 check=true
@@ -277,6 +286,7 @@ lab_up() {
 	done
 	wait_ready
 	lower_vcpu_priority "$total"
+	raise_guest_io_priority "$total"
 	trap - EXIT
 	say "lab up in $(elapsed) s: $nodes cnuas + $virtio virtio + $rxe rxe node(s), MTU $mtu; logs in $LAB_DIR"
 	echo "$LAB_DIR"

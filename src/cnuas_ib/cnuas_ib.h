@@ -138,6 +138,7 @@ struct cnuas_ib_dev {
 
 struct cnuas_ib_ucontext {
 	struct ib_ucontext ibuc;
+	struct rdma_user_mmap_entry *rx_poll;	/* or NULL */
 };
 
 struct cnuas_ib_pd {
@@ -509,6 +510,8 @@ int cnuas_ib_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
 
 /* queue.c: mmap of the rings */
 int cnuas_ib_mmap(struct ib_ucontext *ibuc, struct vm_area_struct *vma);
+bool cnuas_ib_rx_poll_entry(struct cnuas_ib_dev *cdev,
+			    struct cnuas_ib_ucontext *uctx, u64 *offset);
 void cnuas_ib_mmap_free(struct rdma_user_mmap_entry *entry);
 
 /* cq.c */

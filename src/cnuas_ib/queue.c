@@ -13,10 +13,14 @@
 
 #include "cnuas_ib.h"
 
-/* The mmap entry owns the buffer: it may outlive the queue's object. */
+/*
+ * The mmap entry owns the buffer: it may outlive the queue's object. An
+ * entry with io_addr instead maps the device's RX poll page.
+ */
 struct cnuas_ib_mmap_entry {
 	struct rdma_user_mmap_entry rdma;
 	void *buf;
+	phys_addr_t io_addr;
 };
 
 static struct cnuas_ib_mmap_entry *
@@ -105,8 +109,20 @@ int cnuas_ib_mmap(struct ib_ucontext *ibuc, struct vm_area_struct *vma)
 	if (!entry)
 		return -EINVAL;
 	me = to_cnuas_mmap_entry(entry);
-	/* Takes a reference on every page: they outlive the entry. */
-	err = remap_vmalloc_range(vma, me->buf, 0);
+	if (me->io_addr) {
+		/*
+		 * Reads are all the page is for (writes would be ignored);
+		 * ib_core zaps the mapping when the device goes away.
+		 */
+		err = vma->vm_flags & VM_WRITE ? -EPERM :
+		      rdma_user_mmap_io(ibuc, vma, PHYS_PFN(me->io_addr),
+					PAGE_SIZE,
+					pgprot_noncached(vma->vm_page_prot),
+					entry);
+	} else {
+		/* Takes a reference on every page: they outlive the entry. */
+		err = remap_vmalloc_range(vma, me->buf, 0);
+	}
 	rdma_user_mmap_entry_put(entry);
 	return err;
 }
@@ -115,8 +131,35 @@ void cnuas_ib_mmap_free(struct rdma_user_mmap_entry *entry)
 {
 	struct cnuas_ib_mmap_entry *me = to_cnuas_mmap_entry(entry);
 
-	vfree(me->buf);
+	vfree(me->buf);		/* NULL for the poll page */
 	kfree(me);
+}
+
+/*
+ * Offer the device's RX poll page (cnuas_net_aux_dev.rx_poll_page) to a
+ * user context: busy pollers read it when their CQ is empty, which moves
+ * waiting frames into the RX ring at once. False when there is no page to
+ * offer; else *offset is its mmap offset (which may be 0).
+ */
+bool cnuas_ib_rx_poll_entry(struct cnuas_ib_dev *cdev,
+			    struct cnuas_ib_ucontext *uctx, u64 *offset)
+{
+	struct cnuas_ib_mmap_entry *me;
+
+	/* A larger page would map more than the device's page. */
+	if (!cdev->adev->rx_poll_page || PAGE_SIZE != CNUAS_VNIC_POLL_SIZE)
+		return false;
+	me = kzalloc(sizeof(*me), GFP_KERNEL);
+	if (!me)
+		return false;
+	me->io_addr = cdev->adev->rx_poll_page;
+	if (rdma_user_mmap_entry_insert(&uctx->ibuc, &me->rdma, PAGE_SIZE)) {
+		kfree(me);
+		return false;
+	}
+	uctx->rx_poll = &me->rdma;
+	*offset = rdma_user_mmap_get_offset(&me->rdma);
+	return true;
 }
 
 u32 cnuas_ib_queue_avail(struct cnuas_ib_queue *q)

@@ -208,6 +208,8 @@ int cnuas_ib_query_gid(struct ib_device *ibdev, u32 port, int index,
 
 int cnuas_ib_alloc_ucontext(struct ib_ucontext *ibuc, struct ib_udata *udata)
 {
+	struct cnuas_ib_ucontext *uctx =
+		container_of(ibuc, struct cnuas_ib_ucontext, ibuc);
 	struct cnuas_alloc_ucontext_resp resp = {
 		.abi_version = CNUAS_UVERBS_ABI_VERSION,
 		.max_inline_data = CNUAS_IB_MAX_INLINE_DATA,
@@ -228,19 +230,33 @@ int cnuas_ib_alloc_ucontext(struct ib_ucontext *ibuc, struct ib_udata *udata)
 				       CNUAS_UVERBS_ABI_VERSION);
 		return -EPROTO;
 	}
-	return ib_copy_to_udata(udata, &resp,
-				min_t(size_t, sizeof(resp), udata->outlen));
+	if (cnuas_ib_rx_poll_entry(to_cdev(ibuc->device), uctx,
+				   &resp.rx_poll_mmap_offset))
+		resp.flags |= CNUAS_UCTX_RX_POLL;
+	err = ib_copy_to_udata(udata, &resp,
+			       min_t(size_t, sizeof(resp), udata->outlen));
+	if (err && uctx->rx_poll) {
+		rdma_user_mmap_entry_remove(uctx->rx_poll);
+		uctx->rx_poll = NULL;
+	}
+	return err;
 }
 
 void cnuas_ib_dealloc_ucontext(struct ib_ucontext *ibuc)
 {
+	struct cnuas_ib_ucontext *uctx =
+		container_of(ibuc, struct cnuas_ib_ucontext, ibuc);
+
+	if (uctx->rx_poll)
+		rdma_user_mmap_entry_remove(uctx->rx_poll);
 }
 
 /*
  * Device removal with processes still holding contexts: ib_core destroys
  * their objects and then calls this. The rings' pages stay valid in the
  * processes' mappings (remap_vmalloc_range() took a reference on each,
- * no vm_ops point into this module), so nothing is left to zap.
+ * no vm_ops point into this module), and ib_core itself zaps the RX poll
+ * page it mapped with rdma_user_mmap_io(), so nothing is left to zap.
  */
 void cnuas_ib_disassociate_ucontext(struct ib_ucontext *ibuc)
 {

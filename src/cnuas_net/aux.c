@@ -47,6 +47,9 @@ int cnuas_aux_create(struct cnuas_net *cn)
 	adev->dma_dev = &cn->pdev->dev;
 	if (cn->features & CNUAS_VNIC_F_RDMA_ICRC)
 		adev->offloads |= CNUAS_NET_AUX_OFF_ICRC;
+	if (cn->features & CNUAS_VNIC_F_RX_POLL)
+		adev->rx_poll_page = pci_resource_start(cn->pdev,
+							CNUAS_VNIC_BAR_POLL);
 	adev->cn = cn;
 
 	err = auxiliary_device_init(&adev->adev);

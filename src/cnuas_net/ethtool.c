@@ -22,7 +22,8 @@ static const char cnuas_drv_stat_names[][ETH_GSTRING_LEN] = {
 static const char cnuas_hw_stat_names[][ETH_GSTRING_LEN] = {
 	"hw_tx_frames", "hw_tx_bytes", "hw_rx_frames", "hw_rx_bytes",
 	"hw_tx_doorbells", "hw_irqs", "hw_rx_oversize", "hw_tx_link_down",
-	"hw_rx_stalls", "hw_tx_stalls", "hw_guest_errors",
+	"hw_rx_stalls", "hw_tx_stalls", "hw_guest_errors", "hw_rx_polls",
+	"hw_rx_poll_frames",
 };
 
 #define CNUAS_DRV_STATS	ARRAY_SIZE(cnuas_drv_stat_names)
@@ -168,7 +169,7 @@ static void cnuas_get_ethtool_stats(struct net_device *nd,
 	struct cnuas_net *cn = cnuas_from_netdev(nd);
 	struct cnuas_rx_stats *rs = &cn->rx_stats;
 	struct cnuas_tx_stats *ts = &cn->tx_stats;
-	unsigned int start, i;
+	unsigned int start, i, nhw;
 	u64 *p;
 
 	do {
@@ -199,8 +200,11 @@ static void cnuas_get_ethtool_stats(struct net_device *nd,
 	*p++ = atomic_read(&cn->resets);
 	*p++ = atomic_read(&cn->dead_events);
 
+	/* Devices before 1.3 have fewer counters: those read as 0. */
+	nhw = (cn->hw_version & 0xffff) >= 3 ? CNUAS_HW_STATS :
+	      CNUAS_VNIC_NUM_STATS_1_2;
 	for (i = 0; i < CNUAS_HW_STATS; i++)
-		*p++ = test_bit(CNUAS_F_GONE, &cn->flags) ? 0 :
+		*p++ = test_bit(CNUAS_F_GONE, &cn->flags) || i >= nhw ? 0 :
 		       cnuas_rd(cn, CNUAS_VNIC_REG_STATS + 4 * i);
 }
 

@@ -30,6 +30,11 @@ module_param(rdma_offload, bool, 0444);
 MODULE_PARM_DESC(rdma_offload,
 		 "Let the device compute and check RoCEv2 ICRCs if it can (0: cnuas_ib does it in software)");
 
+static bool rx_poll = true;
+module_param(rx_poll, bool, 0444);
+MODULE_PARM_DESC(rx_poll,
+		 "Let busy-polling RDMA user space map the device's RX poll page (device 1.3)");
+
 #define CNUAS_RESET_POLLS	100	/* x 1..2 ms */
 
 /* Reset the device (self-clearing CTRL.RESET); bounded, no spinning. */
@@ -97,7 +102,12 @@ static int cnuas_hw_init(struct cnuas_net *cn)
 	cn->features = cnuas_rd(cn, CNUAS_VNIC_REG_FEATURES) &
 		       (CNUAS_VNIC_F_TX_SG | CNUAS_VNIC_F_STATUS_BLOCK |
 			CNUAS_VNIC_F_INT_DELAY | CNUAS_VNIC_F_INT_AUTOMASK |
-			(rdma_offload ? CNUAS_VNIC_F_RDMA_ICRC : 0));
+			(rdma_offload ? CNUAS_VNIC_F_RDMA_ICRC : 0) |
+			(rx_poll ? CNUAS_VNIC_F_RX_POLL : 0));
+	/* The poll page is only worth offering where it can be mapped. */
+	if (!(pci_resource_flags(cn->pdev, CNUAS_VNIC_BAR_POLL) & IORESOURCE_MEM) ||
+	    pci_resource_len(cn->pdev, CNUAS_VNIC_BAR_POLL) < CNUAS_VNIC_POLL_SIZE)
+		cn->features &= ~CNUAS_VNIC_F_RX_POLL;
 	cnuas_wr(cn, CNUAS_VNIC_REG_DRV_FEATURES, cn->features);
 
 	cn->link_layer = cnuas_rd(cn, CNUAS_VNIC_REG_LINK_LAYER);

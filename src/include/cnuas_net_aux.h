@@ -50,6 +50,11 @@ struct cnuas_net_aux_dev {
 	struct net_device *netdev;	/* Ethernet mode only, else NULL */
 	struct device *dma_dev;		/* the PCI function, for DMA API use */
 	u32 offloads;			/* CNUAS_NET_AUX_OFF_*, fixed at probe */
+	/*
+	 * Bus address of the device's RX poll page (CNUAS_VNIC_POLL_SIZE,
+	 * safe to map into user space, see F_RX_POLL), or 0.
+	 */
+	phys_addr_t rx_poll_page;
 	struct cnuas_net *cn;		/* private to cnuas_net */
 };
 

@@ -8,8 +8,8 @@
  * QEMU patch series describes the same interface in prose.
  *
  * All registers are 32 bit, little endian, in BAR0 (4 KiB, MMIO). The
- * MSI-X table and PBA live in BAR1. All in-memory structures are little
- * endian.
+ * MSI-X table and PBA live in BAR1; BAR2 is the RX poll page (see
+ * F_RX_POLL). All in-memory structures are little endian.
  */
 #ifndef CNUAS_VNIC_HW_H
 #define CNUAS_VNIC_HW_H
@@ -32,11 +32,13 @@
 
 #define CNUAS_VNIC_BAR_REGS		0
 #define CNUAS_VNIC_BAR_MSIX		1
+#define CNUAS_VNIC_BAR_POLL		2
 #define CNUAS_VNIC_REGS_SIZE		0x1000
+#define CNUAS_VNIC_POLL_SIZE		0x1000
 
 #define CNUAS_VNIC_MAGIC_VALUE		0x41554e43	/* "CNUA" */
 #define CNUAS_VNIC_VERSION_MAJOR	1
-#define CNUAS_VNIC_VERSION_MINOR	2	/* 1: ICRC offload, 2: automask */
+#define CNUAS_VNIC_VERSION_MINOR	3	/* 1: ICRC, 2: automask, 3: RX poll */
 
 /* Frame size limits (whole Ethernet/IB frame, no FCS). */
 #define CNUAS_VNIC_MIN_FRAME		1
@@ -104,7 +106,10 @@
 #define CNUAS_VNIC_STAT_RX_STALLS	0x20	/* RX paused: no buffers */
 #define CNUAS_VNIC_STAT_TX_STALLS	0x24	/* TX paused: switch full */
 #define CNUAS_VNIC_STAT_GUEST_ERRORS	0x28
-#define CNUAS_VNIC_NUM_STATS		11
+#define CNUAS_VNIC_STAT_RX_POLLS	0x2c	/* RX poll page reads (1.3) */
+#define CNUAS_VNIC_STAT_RX_POLL_FRAMES	0x30	/* frames those reads moved */
+#define CNUAS_VNIC_NUM_STATS		13
+#define CNUAS_VNIC_NUM_STATS_1_2	11	/* devices before 1.3 */
 
 /* ---- Register bits ---- */
 
@@ -113,6 +118,7 @@
 #define CNUAS_VNIC_F_STATUS_BLOCK	(1u << 1)	/* status block writes */
 #define CNUAS_VNIC_F_INT_DELAY		(1u << 2)	/* interrupt moderation */
 #define CNUAS_VNIC_F_INT_AUTOMASK	(1u << 3)	/* see below (1.2) */
+#define CNUAS_VNIC_F_RX_POLL		(1u << 4)	/* see below (1.3) */
 #define CNUAS_VNIC_F_RDMA_ICRC		(1u << 8)	/* RoCEv2 ICRC, see below */
 /* Bits 9..15 reserved for further RDMA offloads (segmentation). */
 
@@ -144,6 +150,18 @@
  * 0..2 are unmasked, and one still waiting fires at once.
  */
 #define CNUAS_VNIC_INT_REARM_DROP_SHIFT	16
+
+/*
+ * F_RX_POLL: a 32-bit read at offset 0 of BAR2, while the driver enabled
+ * the feature, makes the device move the frames waiting on its link into
+ * posted RX buffers at once, in the reader's time, rather than whenever
+ * the device next services the link on its own; it returns how many it
+ * moved (0 when the feature is off). Delivery, status block and
+ * interrupts are exactly as for any other frame. The page holds nothing
+ * else and ignores writes, so a driver may map it into user space for
+ * busy-polling consumers.
+ */
+#define CNUAS_VNIC_POLL_RX		0x000
 
 /* Q_STATE */
 #define CNUAS_VNIC_QS_DISABLED		0

@@ -32,6 +32,8 @@
 #include "ring.h"
 
 #define CNUAS_PREFIX "libcnuas: "
+/* The kernel maps the RX poll page only where pages are this size. */
+#define CNUAS_RX_POLL_PAGE 4096
 
 struct cnuas_device {
 	struct verbs_device vdev;
@@ -40,7 +42,20 @@ struct cnuas_device {
 struct cnuas_context {
 	struct verbs_context vctx;
 	uint32_t max_inline;
+	/* The device's RX poll page (uapi CNUAS_UCTX_RX_POLL), or NULL. */
+	const volatile uint32_t *rx_poll;
 };
+
+/*
+ * A poller that found its CQ empty lends its CPU to the device: the load
+ * moves frames waiting on the link into the RX ring now (see the device's
+ * F_RX_POLL), rather than when the host next schedules the device.
+ */
+static inline void cnuas_rx_poll(const struct cnuas_context *ctx)
+{
+	if (ctx->rx_poll)
+		(void)*ctx->rx_poll;
+}
 
 /* A mapped ring and what protects our side of it. */
 struct cnuas_queue {

@@ -68,6 +68,8 @@ int cnuas_poll_cq(struct ibv_cq *ibcq, int num, struct ibv_wc *wc)
 	if (n)
 		cnuas_ring_consume(r, n);
 	pthread_spin_unlock(&cq->q.lock);
+	if (!n)
+		cnuas_rx_poll(to_cctx(ibcq->context));
 	return n;
 }
 
@@ -104,6 +106,7 @@ static int cq_start_poll(struct ibv_cq_ex *ibcq, struct ibv_poll_cq_attr *attr)
 	if (!cnuas_ring_avail(&cq->q.ring)) {
 		cq->cur = NULL;
 		pthread_spin_unlock(&cq->q.lock);
+		cnuas_rx_poll(to_cctx(ibcq->context));
 		return ENOENT;
 	}
 	load_cur(cq);

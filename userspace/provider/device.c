@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "cnuas.h"
 #include "cmd.h"
@@ -48,8 +50,30 @@ static void cnuas_free_context(struct ibv_context *ibctx)
 {
 	struct cnuas_context *ctx = to_cctx(ibctx);
 
+	if (ctx->rx_poll)
+		munmap((void *)ctx->rx_poll, CNUAS_RX_POLL_PAGE);
 	verbs_uninit_context(&ctx->vctx);
 	free(ctx);
+}
+
+/*
+ * Map the RX poll page the kernel offers, unless CNUAS_RX_POLL=0. Without
+ * it everything works the same, only frames wait for the host to
+ * schedule the device.
+ */
+static void map_rx_poll(struct cnuas_context *ctx,
+			const struct cnuas_alloc_ucontext_resp *drv)
+{
+	const char *env = getenv("CNUAS_RX_POLL");
+	void *p;
+
+	if (!(drv->flags & CNUAS_UCTX_RX_POLL) || (env && !strcmp(env, "0")) ||
+	    sysconf(_SC_PAGESIZE) != CNUAS_RX_POLL_PAGE)
+		return;
+	p = mmap(NULL, CNUAS_RX_POLL_PAGE, PROT_READ, MAP_SHARED,
+		 ctx->vctx.context.cmd_fd, drv->rx_poll_mmap_offset);
+	if (p != MAP_FAILED)
+		ctx->rx_poll = p;
 }
 
 static struct verbs_context *cnuas_alloc_context(struct ibv_device *ibdev,
@@ -87,6 +111,7 @@ static struct verbs_context *cnuas_alloc_context(struct ibv_device *ibdev,
 		goto err;
 	}
 	ctx->max_inline = resp.drv.max_inline_data;
+	map_rx_poll(ctx, &resp.drv);
 	verbs_set_ops(&ctx->vctx, &cnuas_ctx_ops);
 	return &ctx->vctx;
 

@@ -156,10 +156,21 @@ struct cnuas_alloc_ucontext_req {
 	__u32 reserved;
 };
 
+/* cnuas_alloc_ucontext_resp.flags */
+#define CNUAS_UCTX_RX_POLL	(1u << 0)	/* rx_poll_mmap_offset is valid */
+
+/*
+ * rx_poll_mmap_offset: one read-only page (the device's RX poll page);
+ * a 32-bit load at offset 0 moves frames waiting on the link into the
+ * device's RX ring now. Busy pollers do it when they find their CQ
+ * empty. Older kernels send a shorter response: flags 0, no page.
+ */
 struct cnuas_alloc_ucontext_resp {
 	__u32 abi_version;
 	__u32 max_inline_data;
-	__u32 reserved[2];
+	__u32 flags;			/* CNUAS_UCTX_* */
+	__u32 reserved;
+	__aligned_u64 rx_poll_mmap_offset;
 };
 
 struct cnuas_create_cq_resp {
