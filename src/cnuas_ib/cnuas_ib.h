@@ -518,6 +518,9 @@ void cnuas_ib_mmap_free(struct rdma_user_mmap_entry *entry);
 int cnuas_ib_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		       struct CNUAS_CREATE_CQ_ARG *arg);
 int cnuas_ib_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata);
+int cnuas_ib_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata);
+int cnuas_ib_resize_user_cq(struct ib_cq *ibcq, unsigned int cqe,
+			    struct ib_udata *udata);
 int cnuas_ib_poll_cq(struct ib_cq *ibcq, int num, struct ib_wc *wc);
 int cnuas_ib_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);
 

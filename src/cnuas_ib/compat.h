@@ -41,6 +41,16 @@
  * 7.x: user CQs are created through create_user_cq (create_cq only for
  * kernel CQs); cnuas_ib_create_cq serves both.
  */
+/*
+ * 7.x: only user CQs resize (resize_user_cq, unsigned count); before, any
+ * CQ through resize_cq.
+ */
+#ifdef CNUAS_HAVE_RESIZE_USER_CQ
+#define CNUAS_IB_OPS_RESIZE_CQ		.resize_user_cq = cnuas_ib_resize_user_cq,
+#else
+#define CNUAS_IB_OPS_RESIZE_CQ		.resize_cq = cnuas_ib_resize_cq,
+#endif
+
 #ifdef CNUAS_HAVE_CREATE_USER_CQ
 #define CNUAS_IB_OPS_CREATE_USER_CQ	.create_user_cq = cnuas_ib_create_cq,
 #else

@@ -78,6 +78,82 @@ int cnuas_ib_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 	return 0;
 }
 
+/*
+ * Move the CQ to a new ring of roundup_pow_of_two(@cqe) entries, the
+ * unpolled CQEs first. Fails with -EINVAL when they do not fit, as the
+ * verb requires, or when a user consumer index makes no sense; the CQ
+ * then stays as it was. The copy runs under the CQ lock, so no CQE is
+ * posted to the old ring meanwhile (at most CNUAS_IB_MAX_CQE entries).
+ */
+static int cnuas_ib_cq_resize(struct ib_cq *ibcq, u32 cqe,
+			      struct ib_udata *udata)
+{
+	struct cnuas_ib_dev *cdev = to_cdev(ibcq->device);
+	struct cnuas_ib_cq *cq = to_ccq(ibcq);
+	struct cnuas_resize_cq_resp resp = {};
+	struct cnuas_ib_queue nq, old;
+	unsigned long flags;
+	u32 num, cons, used, i;
+	int err;
+
+	if (cqe < 1 || cqe > CNUAS_IB_MAX_CQE || !!udata != cq->is_user)
+		return -EINVAL;
+	if (udata && udata->outlen < sizeof(resp))
+		return -EINVAL;
+	num = roundup_pow_of_two(cqe);
+	err = cnuas_ib_queue_init(cdev, &nq, num, sizeof(struct cnuas_cqe),
+				  udata, &resp.cq);
+	if (err)
+		return err;
+	/* Before the switch: the provider ignores it if we fail after. */
+	if (udata) {
+		err = ib_copy_to_udata(udata, &resp, sizeof(resp));
+		if (err)
+			goto err_free;
+	}
+
+	spin_lock_irqsave(&cq->lock, flags);
+	/* acquire: the provider is done with the CQEs before cons */
+	cons = cq->is_user ? smp_load_acquire(&cq->q.hdr->cons) :
+			     cq->kernel_cons;
+	used = cq->q.index - cons;
+	if (used > cq->q.num || used > num) {
+		spin_unlock_irqrestore(&cq->lock, flags);
+		err = -EINVAL;
+		goto err_free;
+	}
+	for (i = 0; i < used; i++)
+		memcpy(cnuas_ib_queue_slot(&nq, i),
+		       cnuas_ib_queue_slot(&cq->q, cons + i),
+		       sizeof(struct cnuas_cqe));
+	cnuas_ib_queue_produce(&nq, used);
+	old = cq->q;
+	cq->q = nq;
+	cq->kernel_cons = 0;
+	cq->overflow = false;
+	ibcq->cqe = num;
+	spin_unlock_irqrestore(&cq->lock, flags);
+
+	/* The old pages stay valid in the process until it unmaps them. */
+	cnuas_ib_queue_cleanup(&old);
+	return 0;
+
+err_free:
+	cnuas_ib_queue_cleanup(&nq);
+	return err;
+}
+
+int cnuas_ib_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
+{
+	return cqe < 1 ? -EINVAL : cnuas_ib_cq_resize(ibcq, cqe, udata);
+}
+
+int cnuas_ib_resize_user_cq(struct ib_cq *ibcq, unsigned int cqe,
+			    struct ib_udata *udata)
+{
+	return cnuas_ib_cq_resize(ibcq, cqe, udata);
+}
+
 static void cnuas_ib_cq_event(struct cnuas_ib_cq *cq, enum ib_event_type type)
 {
 	struct ib_event ev = {

@@ -47,6 +47,7 @@ const struct ib_device_ops cnuas_ib_dev_ops = {
 	.post_recv = cnuas_ib_post_recv,
 	.post_send = cnuas_ib_post_send,
 	.post_srq_recv = cnuas_ib_post_srq_recv,
+	CNUAS_IB_OPS_RESIZE_CQ
 	.query_ah = cnuas_ib_query_ah,
 	.query_device = cnuas_ib_query_device,
 	.query_gid = cnuas_ib_query_gid,

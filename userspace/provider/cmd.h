@@ -32,6 +32,11 @@ struct cnuas_create_cq_ex_cmd_resp {
 	struct cnuas_create_cq_resp drv;
 };
 
+struct cnuas_resize_cq_cmd_resp {
+	struct ib_uverbs_resize_cq_resp ibv_resp;
+	struct cnuas_resize_cq_resp drv;
+};
+
 struct cnuas_create_qp_cmd_resp {
 	struct ib_uverbs_create_qp_resp ibv_resp;
 	struct cnuas_create_qp_resp drv;
@@ -54,6 +59,7 @@ CNUAS_CMD_CHECK(cnuas_get_context_cmd, ibv_get_context, drv);
 CNUAS_CMD_CHECK(cnuas_get_context_cmd_resp, ib_uverbs_get_context_resp, drv);
 CNUAS_CMD_CHECK(cnuas_create_cq_cmd_resp, ib_uverbs_create_cq_resp, drv);
 CNUAS_CMD_CHECK(cnuas_create_cq_ex_cmd_resp, ib_uverbs_ex_create_cq_resp, drv);
+CNUAS_CMD_CHECK(cnuas_resize_cq_cmd_resp, ib_uverbs_resize_cq_resp, drv);
 CNUAS_CMD_CHECK(cnuas_create_qp_cmd_resp, ib_uverbs_create_qp_resp, drv);
 CNUAS_CMD_CHECK(cnuas_create_srq_cmd_resp, ib_uverbs_create_srq_resp, drv);
 CNUAS_CMD_CHECK(cnuas_create_ah_cmd_resp, ib_uverbs_create_ah_resp, drv);

@@ -5,8 +5,10 @@
  * polling (ibv_create_cq_ex) reads the same ring one CQE at a time.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "cnuas.h"
 #include "cmd.h"
@@ -78,11 +80,45 @@ int cnuas_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
 	return ibv_cmd_req_notify_cq(ibcq, solicited_only);
 }
 
+/*
+ * The kernel moves the CQ to a new ring holding the unpolled CQEs from
+ * index 0; our lock keeps every poller out until the new ring is ours.
+ */
 int cnuas_resize_cq(struct ibv_cq *ibcq, int cqe)
 {
-	(void)ibcq;
-	(void)cqe;
-	return EOPNOTSUPP;
+	struct cnuas_cq *cq = to_ccq(ibcq);
+	struct cnuas_resize_cq_cmd_resp resp = {};
+	struct ibv_resize_cq cmd;
+	struct cnuas_queue nq;
+	void *old_map;
+	size_t old_size;
+	int ret;
+
+	pthread_spin_lock(&cq->q.lock);
+	ret = ibv_cmd_resize_cq(ibcq, cqe, &cmd, sizeof(cmd), &resp.ibv_resp,
+				sizeof(resp));
+	if (ret) {
+		pthread_spin_unlock(&cq->q.lock);
+		return ret;
+	}
+	ret = cnuas_queue_map(ibcq->context, &nq, &resp.drv.cq,
+			      sizeof(struct cnuas_cqe), 0);
+	if (ret) {
+		/* The kernel posts to the new ring now: this CQ is lost. */
+		fprintf(stderr, CNUAS_PREFIX "resize_cq: cannot map the new ring: %s\n",
+			strerror(ret));
+		pthread_spin_unlock(&cq->q.lock);
+		return ret;
+	}
+	pthread_spin_destroy(&nq.lock);
+	old_map = cq->q.map;
+	old_size = cq->q.map_size;
+	cq->q.ring = nq.ring;
+	cq->q.map = nq.map;
+	cq->q.map_size = nq.map_size;
+	pthread_spin_unlock(&cq->q.lock);
+	munmap(old_map, old_size);
+	return 0;
 }
 
 /* ---- extended polling: the CQ lock is held from start to end ---- */

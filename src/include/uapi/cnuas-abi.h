@@ -177,6 +177,14 @@ struct cnuas_create_cq_resp {
 	struct cnuas_queue_info cq;
 };
 
+/*
+ * resize_cq: the CQ moves to a new ring (map it, unmap the old one) that
+ * starts with the unpolled CQEs of the old one at index 0.
+ */
+struct cnuas_resize_cq_resp {
+	struct cnuas_queue_info cq;
+};
+
 /* The provider asks for at least cap.max_inline_data in the common part. */
 struct cnuas_create_qp_resp {
 	struct cnuas_queue_info sq;	/* num_entries 0: no SQ */

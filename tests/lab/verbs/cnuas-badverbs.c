@@ -20,6 +20,10 @@
  *                8-byte aligned -> IBV_WC_REM_INV_REQ_ERR (IBA: the
  *                responder NAKs "invalid request"), then the QP is in ERR;
  *                or ibv_post_send refuses it with EINVAL (rxe's provider)
+ *  resize-cq     ibv_resize_cq below the CQEs waiting in it or above
+ *                max_cqe -> EINVAL, nothing lost; larger and smaller
+ *                resizes keep the waiting CQEs in order, and the CQ keeps
+ *                working
  * The RC cases run over a loopback pair of QPs on the same port.
  */
 #include "common.h"
@@ -357,11 +361,80 @@ static void case_atomic_align(void)
 	pair_free(&p);
 }
 
+/* Post n signaled 8-byte WRITEs a -> b with wr_id first..first+n-1. */
+static int post_writes(struct pair *p, int n, uint64_t first)
+{
+	struct ibv_sge sg = { .addr = (uintptr_t)p->mem, .length = 8, .lkey = p->la->lkey };
+	struct ibv_send_wr wr = { .sg_list = &sg, .num_sge = 1, .opcode = IBV_WR_RDMA_WRITE,
+				  .send_flags = IBV_SEND_SIGNALED }, *bad;
+	int i, r;
+
+	wr.wr.rdma.remote_addr = (uintptr_t)p->mem + 4096;
+	wr.wr.rdma.rkey = p->rb->rkey;
+	for (i = 0; i < n; i++) {
+		wr.wr_id = first + i;
+		r = ibv_post_send(p->a, &wr, &bad);
+		if (r)
+			return r;
+	}
+	return 0;
+}
+
+/* Poll n completions: wr_id first.. in order, all successful? */
+static bool poll_writes(struct pair *p, int n, uint64_t first)
+{
+	struct ibv_wc wc;
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (vt_poll_one(p->cq, &wc, 30) || wc.status != IBV_WC_SUCCESS || wc.wr_id != first + i)
+			return false;
+	return true;
+}
+
+static void case_resize_cq(void)
+{
+	struct ibv_device_attr da;
+	struct pair p;
+	bool ok;
+	int r;
+
+	if (ibv_query_device(C.ctx, &da))
+		vt_die("ibv_query_device: %s", strerror(errno));
+	pair_new(&p);		/* a 32-entry CQ, 8 send WRs */
+	r = post_writes(&p, 8, 100);
+	if (r) {
+		REPORT(0, "resize-cq", "posting 8 WRITEs: %s", strerror(r));
+		pair_free(&p);
+		return;
+	}
+	sleep(2);		/* loopback: all 8 CQEs are in by now */
+	r = ibv_resize_cq(p.cq, 4);
+	REPORT(r == EINVAL, "resize-cq", "to 4 with 8 CQEs waiting -> %s", r ? strerror(r) : "resized");
+	r = ibv_resize_cq(p.cq, da.max_cqe + 1);
+	REPORT(r == EINVAL, "resize-cq", "to max_cqe + 1 (%d) -> %s", da.max_cqe + 1,
+	       r ? strerror(r) : "resized");
+	r = ibv_resize_cq(p.cq, 100);
+	REPORT(!r && p.cq->cqe >= 100, "resize-cq", "to 100 with 8 waiting -> %s, cqe %d",
+	       r ? strerror(r) : "ok", p.cq->cqe);
+	ok = poll_writes(&p, 8, 100);	/* REPORT evaluates its test twice */
+	REPORT(ok, "resize-cq", "the 8 waiting CQEs after the resize, in order");
+	ok = !post_writes(&p, 8, 200) && poll_writes(&p, 8, 200);
+	REPORT(ok, "resize-cq", "8 more WRITEs complete on the larger CQ");
+	r = ibv_resize_cq(p.cq, 16);
+	REPORT(!r && p.cq->cqe >= 16 && p.cq->cqe < 100, "resize-cq", "empty, down to 16 -> %s, cqe %d",
+	       r ? strerror(r) : "ok", p.cq->cqe);
+	ok = !post_writes(&p, 8, 300) && poll_writes(&p, 8, 300);
+	REPORT(ok, "resize-cq", "8 more WRITEs complete on the smaller CQ");
+	pair_free(&p);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct { const char *name; void (*fn)(void); } cases[] = {
 		{ "caps", case_caps }, { "state", case_state }, { "access", case_access },
 		{ "zero-mr", case_zero_mr }, { "bad-rkey", case_bad_rkey }, { "atomic-align", case_atomic_align },
+		{ "resize-cq", case_resize_cq },
 	};
 	int opt;
 
