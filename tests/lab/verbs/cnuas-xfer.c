@@ -210,6 +210,16 @@ static int run_receiver(struct xfer *x, int fd, const struct vt_peer *peer)
 			break;
 		cred_out--;
 	}
+	/*
+	 * The ACKs of the last chunks may have been lost: our QP must stay
+	 * to answer the sender's resends until it has seen them all (it says
+	 * so, or goes away). Leaving early turns a lost ACK into a retry
+	 * failure on the sender.
+	 */
+	uint64_t bye;
+
+	if (vt_recv_word(fd, &bye, (int)(x->deadline - vt_now()) + 1))
+		vt_log("the sender left without its final word");
 	return bad_chunks ? 1 : 0;
 }
 
@@ -297,6 +307,8 @@ static int run_sender(struct xfer *x, int fd, const struct vt_peer *peer)
 	printf("cnuas-xfer: sent %" PRIu64 " chunks, %.1f MiB in %.2f s: %.1f MiB/s; receiver: %" PRIu64 " chunks, %" PRIu64 " bad\n",
 	       next, sent_bytes / 1048576.0, dt, sent_bytes / 1048576.0 / dt, w & 0xffffffffu, w >> 32);
 	free(pending);
+	/* all our WRs are complete: the receiver may now take its QP down */
+	vt_send_word(fd, 2);
 	if ((w >> 32) || (w & 0xffffffffu) != (next & 0xffffffffu)) {
 		vt_log("FAIL: the receiver saw %" PRIu64 " bad chunks of %" PRIu64, w >> 32, w & 0xffffffffu);
 		return 1;
