@@ -87,6 +87,40 @@ raise_io_priority() {
 	done
 }
 
+# The CPU the frame movers share (the switch, and every QEMU thread but the
+# vCPUs) when CNUAS_LAB_IO_CPU names one; nothing (no pinning) by default
+# and on a one-CPU host. A wake-up between threads on one CPU is a
+# run-queue insert; across CPUs it is an IPI, which on this nested host
+# costs some 10..20 us per frame hop (an RT thread's wake-up goes to the
+# CPU running the lowest priority, so our SCHED_FIFO movers wake each
+# other across CPUs). Pinned, ib_send_lat went from 80 to 60..65 us here,
+# but ib_read_bw and ib_send_bw fell by a fifth to a third: the switch
+# and the receiving RX thread then share one CPU. So it is a knob for
+# latency work, not the default.
+io_cpu() {
+	local c=${CNUAS_LAB_IO_CPU:-none} ncpu
+	ncpu=$(nproc)
+	[ "$c" != none ] && [ "$ncpu" -ge 2 ] || return 1
+	case $c in
+	*[!0-9]* | '') die "CNUAS_LAB_IO_CPU=$c: want a CPU number or none" ;;
+	esac
+	[ "$c" -lt "$ncpu" ] || die "CNUAS_LAB_IO_CPU=$c: this host has CPUs 0..$((ncpu - 1))"
+	echo "$c"
+}
+
+# Pin every thread of a process (not its vCPUs) to the I/O CPU; threads
+# it starts later (hot-plugged devices, QEMU's workers) inherit that.
+pin_io_threads() {
+	local pid=$1 cpu t
+	cpu=$(io_cpu) || return 0
+	for t in /proc/"$pid"/task/*; do
+		case $(cat "$t/comm" 2>/dev/null) in
+		"CPU "*) ;;
+		*) taskset -p -c "$cpu" "${t##*/}" >/dev/null 2>&1 || return 0 ;;
+		esac
+	done
+}
+
 switch_start() {
 	local pid args=()
 	pid=$(pidfile_pid "$LAB_DIR/switch.pid")
@@ -98,6 +132,7 @@ switch_start() {
 	for _ in $(seq 100); do
 		if [ -S "$LAB_DIR/switch.sock" ] && [ -S "$LAB_DIR/switch.ctl" ]; then
 			raise_io_priority "$(pidfile_pid "$LAB_DIR/switch.pid")"
+			pin_io_threads "$(pidfile_pid "$LAB_DIR/switch.pid")"
 			return 0
 		fi
 		pid_alive "$(pidfile_pid "$LAB_DIR/switch.pid")" || break

@@ -157,6 +157,29 @@ raise_guest_io_priority() {
 	done
 }
 
+# See io_cpu (common.sh): QEMU's other threads join the switch on the I/O
+# CPU. The vCPUs float over the other CPUs (all of them on a host of two
+# or three: pinning them halved ib_write_bw here, and two busy vCPUs on
+# one CPU halve both).
+pin_guest_threads() {
+	local io ncpu vcpus n pid t
+	io=$(io_cpu) || return 0
+	ncpu=$(nproc)
+	vcpus=0-$((ncpu - 1))
+	if [ "$ncpu" -ge 4 ]; then
+		vcpus=$(seq 0 $((ncpu - 1)) | grep -vx "$io" | paste -sd,)
+	fi
+	for n in $(seq 0 $(($1 - 1))); do
+		pid=$(pidfile_pid "$LAB_DIR/node$n.pid")
+		pin_io_threads "$pid"
+		for t in /proc/"$pid"/task/*; do
+			case $(cat "$t/comm" 2>/dev/null) in
+			"CPU "*) taskset -p -c "$vcpus" "${t##*/}" >/dev/null 2>&1 || true ;;
+			esac
+		done
+	done
+}
+
 # Ready = the agent runs commands and the lab interface has its address.
 node_ready() {
 	local n=$1 kind=$2 check=true
@@ -235,6 +258,7 @@ lab_up() {
 	# 68 = IPv4 minimum; 9000 leaves room in the 9216-byte switch frames.
 	[ "$mtu" -ge 68 ] && [ "$mtu" -le 9000 ] || die "up: --mtu 68..9000"
 	[ "$ll" = eth ] || [ "$rxe" = 0 ] || die "up: --rxe-nodes needs --link-layer eth"
+	io_cpu >/dev/null || true	# a bad CNUAS_LAB_IO_CPU stops us here
 	if [ -f "$LAB_DIR/lab.env" ]; then
 		(. "$LAB_DIR/lab.env"; pid_alive "$(pidfile_pid "$LAB_DIR/switch.pid")") &&
 			die "a lab is already up in $LAB_DIR (scripts/lab down first)"
@@ -287,6 +311,7 @@ lab_up() {
 	wait_ready
 	lower_vcpu_priority "$total"
 	raise_guest_io_priority "$total"
+	pin_guest_threads "$total"
 	trap - EXIT
 	say "lab up in $(elapsed) s: $nodes cnuas + $virtio virtio + $rxe rxe node(s), MTU $mtu; logs in $LAB_DIR"
 	echo "$LAB_DIR"
