@@ -82,6 +82,9 @@
 #define CNUAS_IB_MAX_SRQ_WR		16384
 #define CNUAS_IB_MAX_SRQ_SGE		32
 #define CNUAS_IB_MAX_AH			65536
+#define CNUAS_IB_MAX_MCAST_GRP		256
+#define CNUAS_IB_MAX_MCAST_QP_ATTACH	16
+#define CNUAS_IB_MCAST_QPN		0xffffff
 #define CNUAS_IB_LOCAL_CA_ACK_DELAY	15
 #define CNUAS_IB_MAX_MSG_SZ		0x80000000u	/* 2 GiB (IBA) */
 #define CNUAS_IB_NUM_PORTS		1
@@ -132,6 +135,11 @@ struct cnuas_ib_dev {
 	 */
 
 	spinlock_t atomic_lock;		/* every MR atomic of the device */
+
+	/* Multicast groups (mcast.c). */
+	spinlock_t mcg_lock;		/* mcg_list, num_mcg; BH */
+	struct list_head mcg_list;
+	u32 num_mcg;
 
 	struct cnuas_ib_tdev tdev;	/* transport state (transport.h) */
 };
@@ -406,6 +414,7 @@ struct cnuas_ib_qp {
 	enum ib_qp_type type;		/* IB_QPT_RC, _UD, _GSI */
 	bool is_user;
 	bool sig_all;
+	atomic_t mcast_attached;	/* groups it is in (mcast.c) */
 	struct mutex modify_lock;	/* serializes modify_qp */
 
 	/* state_lock: state and attr; held briefly, any context. */
@@ -437,6 +446,16 @@ struct cnuas_ib_qp {
 
 /* qp.c: referenced QP by number for the receive path, or NULL. */
 struct cnuas_ib_qp *cnuas_ib_qp_get(struct cnuas_ib_dev *cdev, u32 qpn);
+
+/* mcast.c */
+struct cnuas_ib_rxp;
+void cnuas_ib_mcast_init(struct cnuas_ib_dev *cdev);
+void cnuas_ib_mcast_cleanup(struct cnuas_ib_dev *cdev);
+int cnuas_ib_attach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid);
+int cnuas_ib_detach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid);
+void cnuas_ib_mcast_qp_destroy(struct cnuas_ib_qp *qp);
+u32 cnuas_ib_mcast_qpns(struct cnuas_ib_dev *cdev,
+			const struct cnuas_ib_rxp *p, u32 *qpn);
 void cnuas_ib_qp_put(struct cnuas_ib_qp *qp);
 /*
  * Move @qp to IB_QPS_ERR from the transport (fatal error, retries

@@ -19,6 +19,7 @@ const struct ib_device_ops cnuas_ib_dev_ops = {
 	.alloc_hw_port_stats = cnuas_ib_alloc_hw_port_stats,
 	.alloc_pd = cnuas_ib_alloc_pd,
 	.alloc_ucontext = cnuas_ib_alloc_ucontext,
+	.attach_mcast = cnuas_ib_attach_mcast,
 	.create_ah = cnuas_ib_create_ah,
 	.create_cq = cnuas_ib_create_cq,
 	.create_qp = cnuas_ib_create_qp,
@@ -34,6 +35,7 @@ const struct ib_device_ops cnuas_ib_dev_ops = {
 	.destroy_cq = cnuas_ib_destroy_cq,
 	.destroy_qp = cnuas_ib_destroy_qp,
 	.destroy_srq = cnuas_ib_destroy_srq,
+	.detach_mcast = cnuas_ib_detach_mcast,
 	.disassociate_ucontext = cnuas_ib_disassociate_ucontext,
 	.get_dma_mr = cnuas_ib_get_dma_mr,
 	.get_hw_stats = cnuas_ib_get_hw_stats,
@@ -154,6 +156,7 @@ static int cnuas_ib_probe(struct auxiliary_device *aux,
 	xa_init_flags(&cdev->ah_xa, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_IRQ);
 	xa_init_flags(&cdev->srq_xa, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_IRQ);
 	spin_lock_init(&cdev->atomic_lock);
+	cnuas_ib_mcast_init(cdev);
 	auxiliary_set_drvdata(aux, cdev);
 	err = cnuas_ib_transport_dev_init(cdev);
 	if (err)
@@ -228,6 +231,7 @@ static void cnuas_ib_remove(struct auxiliary_device *aux)
 	xa_destroy(&cdev->mr_xa);
 	xa_destroy(&cdev->ah_xa);
 	xa_destroy(&cdev->srq_xa);
+	cnuas_ib_mcast_cleanup(cdev);
 	mutex_destroy(&cdev->link_lock);
 	ib_dealloc_device(&cdev->ibdev);
 	auxiliary_set_drvdata(aux, NULL);

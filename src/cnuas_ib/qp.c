@@ -193,6 +193,7 @@ int cnuas_ib_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	struct cnuas_ib_qp *qp = to_cqp(ibqp);
 	struct cnuas_ib_dev *cdev = qp->cdev;
 
+	cnuas_ib_mcast_qp_destroy(qp);
 	xa_erase_irq(&cdev->qp_xa, ibqp->qp_num);
 	/* No new lookup finds it; wait for those in flight. */
 	cnuas_ib_qp_put(qp);

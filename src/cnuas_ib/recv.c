@@ -32,47 +32,87 @@ static int cnuas_rx_check(struct cnuas_ib_qp *qp, struct cnuas_ib_rxp *p)
 	}
 	gsi = qp->type == IB_QPT_GSI;
 	to_gsi = p->qpn == CNUAS_IB_GSI_QPN;
+	/* Multicast: only for a UD QP (mcast.c attached no other). */
+	if (p->qpn == CNUAS_IB_MCAST_QPN && qp->type != IB_QPT_UD)
+		return CNUAS_STAT_DROP_QPN;
 	if (!(flags & CNUAS_OPF_UD) || gsi != to_gsi)
 		return CNUAS_STAT_DROP_OPCODE;
 	return s == IB_QPS_RTR || s == IB_QPS_RTS || s == IB_QPS_SQD ||
 	       s == IB_QPS_SQE ? 0 : CNUAS_STAT_DROP_STATE;
 }
 
-void cnuas_ib_rx(struct cnuas_ib_dev *cdev, struct sk_buff *skb, u32 flags)
+/* Hand @p to the QP numbered @qpn: 0, or the CNUAS_STAT_* drop reason. */
+static int cnuas_rx_qp(struct cnuas_ib_dev *cdev, u32 qpn,
+		       struct cnuas_ib_rxp *p)
 {
-	struct cnuas_ib_rxp p;
 	struct cnuas_ib_qp *qp;
 	bool runner;
 	int why;
 
-	cnuas_ib_stat_inc(cdev, CNUAS_STAT_RCVD_PKTS);
-	why = cnuas_ib_parse(cdev, skb, flags, &p);
-	if (why)
-		goto drop;
 	/* QP0 does not exist on RoCE; QPN 1 is the GSI QP. */
-	qp = p.qpn ? cnuas_ib_qp_get(cdev, p.qpn) : NULL;
-	if (!qp) {
-		why = CNUAS_STAT_DROP_QPN;
-		goto drop;
-	}
+	qp = qpn ? cnuas_ib_qp_get(cdev, qpn) : NULL;
+	if (!qp)
+		return CNUAS_STAT_DROP_QPN;
 	/*
 	 * Send what the packets call for (ACKs, READ responses, more
 	 * requests) at the end of the batch, not from the worker.
 	 */
 	runner = cnuas_ib_tqp_runner_begin(qp);
 	spin_lock(&qp->t.lock);
-	why = cnuas_rx_check(qp, &p);
+	why = cnuas_rx_check(qp, p);
 	if (!why) {
-		if (p.op->flags & CNUAS_OPF_REQ)
-			cnuas_ib_resp_rx(qp, &p);
+		if (p->op->flags & CNUAS_OPF_REQ)
+			cnuas_ib_resp_rx(qp, p);
 		else
-			cnuas_ib_comp_rx(qp, &p);
+			cnuas_ib_comp_rx(qp, p);
 	}
 	cnuas_ib_tqp_unlock(qp);
 	if (runner)
 		cnuas_ib_rx_defer(qp);	/* keeps the reference */
 	else
 		cnuas_ib_qp_put(qp);
+	return why;
+}
+
+/*
+ * A multicast packet: a UD SEND to every QP attached to its destination
+ * address. Delivered if one of them took it; else dropped for the first
+ * reason (no group: a QPN drop).
+ */
+static int cnuas_rx_mcast(struct cnuas_ib_dev *cdev, struct cnuas_ib_rxp *p)
+{
+	u32 qpn[CNUAS_IB_MAX_MCAST_QP_ATTACH], n, i;
+	int why = CNUAS_STAT_DROP_QPN, w;
+	bool taken = false;
+
+	if (!(p->op->flags & CNUAS_OPF_UD))
+		return CNUAS_STAT_DROP_OPCODE;
+	n = cnuas_ib_mcast_qpns(cdev, p, qpn);
+	for (i = 0; i < n; i++) {
+		w = cnuas_rx_qp(cdev, qpn[i], p);
+		if (!w)
+			taken = true;
+		else if (!i)
+			why = w;
+	}
+	if (n)
+		cnuas_ib_stat_inc(cdev, CNUAS_STAT_MCAST_RCVD);
+	return taken ? 0 : why;
+}
+
+void cnuas_ib_rx(struct cnuas_ib_dev *cdev, struct sk_buff *skb, u32 flags)
+{
+	struct cnuas_ib_rxp p;
+	int why;
+
+	cnuas_ib_stat_inc(cdev, CNUAS_STAT_RCVD_PKTS);
+	why = cnuas_ib_parse(cdev, skb, flags, &p);
+	if (why)
+		goto drop;
+	if (p.qpn == CNUAS_IB_MCAST_QPN)
+		why = cnuas_rx_mcast(cdev, &p);
+	else
+		why = cnuas_rx_qp(cdev, p.qpn, &p);
 	if (why)
 		goto drop;
 	consume_skb(skb);

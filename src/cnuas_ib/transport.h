@@ -103,6 +103,7 @@ enum cnuas_ib_stat {
 	CNUAS_STAT_FAST_REG,		/* REG_MR work requests done */
 	CNUAS_STAT_LOCAL_INV,		/* LOCAL_INV work requests done */
 	CNUAS_STAT_REMOTE_INV,		/* MRs a SEND with Invalidate freed */
+	CNUAS_STAT_MCAST_RCVD,		/* multicast packets for a group */
 	CNUAS_STAT_NUM
 };
 

@@ -43,8 +43,12 @@ int cnuas_ib_query_device(struct ib_device *ibdev,
 	attr->atomic_cap = IB_ATOMIC_HCA;
 	attr->masked_atomic_cap = IB_ATOMIC_NONE;
 	attr->max_fast_reg_page_list_len = CNUAS_IB_MAX_FRMR_PAGES;
-	/* No multicast, memory windows, XRC or resize. */
+	/* No memory windows or XRC. */
 	attr->max_ah = CNUAS_IB_MAX_AH;
+	attr->max_mcast_grp = CNUAS_IB_MAX_MCAST_GRP;
+	attr->max_mcast_qp_attach = CNUAS_IB_MAX_MCAST_QP_ATTACH;
+	attr->max_total_mcast_qp_attach = CNUAS_IB_MAX_MCAST_GRP *
+					  CNUAS_IB_MAX_MCAST_QP_ATTACH;
 	attr->max_srq = CNUAS_IB_MAX_SRQ;
 	attr->max_srq_wr = CNUAS_IB_MAX_SRQ_WR;
 	attr->max_srq_sge = CNUAS_IB_MAX_SRQ_SGE;

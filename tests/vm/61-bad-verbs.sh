@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0-or-later OR MIT
 # Bad verbs arguments on cnuas_0 (cnuas-badverbs, loopback QP pairs): caps
 # over the limits, bad state transitions, wrong access flags, zero-length
-# MR, bad rkeys, unaligned atomics, CQ resizes below the waiting CQEs give
+# MR, bad rkeys, unaligned atomics, CQ resizes below the waiting CQEs, multicast
+# attaches of RC QPs and unicast GIDs give
 # the errno / completion status of a real HCA, good resizes keep the CQEs;
 # the guest keeps working (a transfer to node 1 afterwards).
 . "$(dirname "$0")/lib.sh"

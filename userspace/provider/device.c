@@ -17,6 +17,8 @@ static void cnuas_free_context(struct ibv_context *ibctx);
 
 static const struct verbs_context_ops cnuas_ctx_ops = {
 	.alloc_pd = cnuas_alloc_pd,
+	/* The kernel keeps the groups: nothing of ours to add. */
+	.attach_mcast = ibv_cmd_attach_mcast,
 	.create_ah = cnuas_create_ah,
 	.create_cq = cnuas_create_cq,
 	.create_cq_ex = cnuas_create_cq_ex,
@@ -30,6 +32,7 @@ static const struct verbs_context_ops cnuas_ctx_ops = {
 	.destroy_cq = cnuas_destroy_cq,
 	.destroy_qp = cnuas_destroy_qp,
 	.destroy_srq = cnuas_destroy_srq,
+	.detach_mcast = ibv_cmd_detach_mcast,
 	.modify_qp = cnuas_modify_qp,
 	.modify_srq = cnuas_modify_srq,
 	.poll_cq = cnuas_poll_cq,

@@ -24,6 +24,11 @@
  *                max_cqe -> EINVAL, nothing lost; larger and smaller
  *                resizes keep the waiting CQEs in order, and the CQ keeps
  *                working
+ *  mcast         ibv_attach_mcast with a unicast GID, or on an RC QP ->
+ *                EINVAL (ib_attach_mcast's checks; rxe agrees); attaching a UD
+ *                QP twice is no error (uverbs dedups), detaching a group
+ *                it is not in -> EINVAL; destroying an attached QP ->
+ *                EBUSY (uverbs), after the detach it goes
  * The RC cases run over a loopback pair of QPs on the same port.
  */
 #include "common.h"
@@ -429,12 +434,74 @@ static void case_resize_cq(void)
 	pair_free(&p);
 }
 
+static void mcast_gid(union ibv_gid *g, uint8_t a, uint8_t b, uint8_t c, uint8_t d)
+{
+	memset(g, 0, sizeof(*g));
+	g->raw[10] = 0xff;
+	g->raw[11] = 0xff;
+	g->raw[12] = a;
+	g->raw[13] = b;
+	g->raw[14] = c;
+	g->raw[15] = d;
+}
+
+static struct ibv_qp *ud_qp(struct ibv_cq *cq)
+{
+	struct ibv_qp_init_attr a = { .send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_UD,
+				      .cap = { .max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 1,
+					       .max_recv_sge = 1 } };
+
+	return ibv_create_qp(C.pd, &a);
+}
+
+static void case_mcast(void)
+{
+	union ibv_gid grp, uni;
+	struct ibv_qp *ud;
+	struct pair p;
+	int r;
+
+	mcast_gid(&grp, 239, 1, 2, 61);
+	mcast_gid(&uni, 198, 18, 0, 1);
+	pair_new(&p);
+	ud = ud_qp(p.cq);
+	if (!ud) {
+		REPORT(0, "mcast", "ibv_create_qp(UD): %s", strerror(errno));
+		pair_free(&p);
+		return;
+	}
+	r = ibv_attach_mcast(ud, &uni, 0);
+	REPORT(r == EINVAL, "mcast", "attach UD QP to unicast ::ffff:198.18.0.1 -> %s", r ? strerror(r) : "attached");
+	if (!r)
+		ibv_detach_mcast(ud, &uni, 0);
+	r = ibv_attach_mcast(p.a, &grp, 0);
+	REPORT(r == EINVAL, "mcast", "attach RC QP -> %s", r ? strerror(r) : "attached");
+	if (!r)
+		ibv_detach_mcast(p.a, &grp, 0);
+	r = ibv_detach_mcast(ud, &grp, 0);
+	REPORT(r == EINVAL, "mcast", "detach from a group not joined -> %s", r ? strerror(r) : "detached");
+	r = ibv_attach_mcast(ud, &grp, 0);
+	REPORT(!r, "mcast", "attach UD QP to 239.1.2.61 -> %s", r ? strerror(r) : "ok");
+	r = ibv_attach_mcast(ud, &grp, 0);
+	REPORT(!r, "mcast", "the same attach again -> %s", r ? strerror(r) : "ok");
+	r = ibv_destroy_qp(ud);
+	REPORT(r == EBUSY, "mcast", "destroy while attached -> %s (uverbs wants a detach first)",
+	       r ? strerror(r) : "destroyed");
+	if (!r)
+		ud = ud_qp(p.cq);
+	r = ud ? ibv_detach_mcast(ud, &grp, 0) : errno;
+	REPORT(!r, "mcast", "detach -> %s", r ? strerror(r) : "ok");
+	r = ud ? ibv_destroy_qp(ud) : errno;
+	REPORT(!r, "mcast", "then destroy -> %s", r ? strerror(r) : "ok");
+	pair_free(&p);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct { const char *name; void (*fn)(void); } cases[] = {
 		{ "caps", case_caps }, { "state", case_state }, { "access", case_access },
 		{ "zero-mr", case_zero_mr }, { "bad-rkey", case_bad_rkey }, { "atomic-align", case_atomic_align },
-		{ "resize-cq", case_resize_cq },
+		{ "resize-cq", case_resize_cq }, { "mcast", case_mcast },
 	};
 	int opt;
 

@@ -1,0 +1,67 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later OR MIT
+# RoCEv2 multicast with stock rdmacm-utils' mckey (RDMA CM joins, UD QPs
+# attached to the group, ibv_attach_mcast underneath): cnuas node 0 sends
+# to a group node 1 joined; with rxe nodes also cnuas -> rxe, rxe -> cnuas,
+# and one send to two receivers at once (cnuas and rxe). Every receiver
+# gets every message (the switch is lossless here) and a cnuas receiver's
+# mcast_rcvd counter moves by at least as many. IPv4 groups only: RDMA CM
+# refuses IPv6 multicast on RoCEv2 (ENOTSUPP, rxe alike).
+# timeout: 600
+. "$(dirname "$0")/lib.sh"
+need_cnuas_nodes 2
+need_eth
+N=${MCAST_MSGS:-50}
+for n in 0 1; do
+	lsh -t 30 "$n" "modprobe -q cnuas_ib; modprobe -q ib_uverbs; modprobe -q rdma_ucm; i=0; while [ ! -e /sys/class/infiniband/cnuas_0 ] && [ \$i -lt 50 ]; do sleep 0.2; i=\$((i+1)); done; [ -e /sys/class/infiniband/cnuas_0 ]" ||
+		skip "node$n has no cnuas_0 (cnuas_ib not loaded)"
+done
+lsh -t 30 0 "command -v mckey" >/dev/null || skip "no mckey in the guest image (rdmacm-utils)"
+
+mcast_rcvd() {
+	[ "$(node_kind "$1")" = cnuas ] || { echo 0; return; }
+	lsh -t 30 "$1" 'cat /sys/class/infiniband/cnuas_0/ports/1/hw_counters/mcast_rcvd'
+}
+
+# mc GROUP TX RX...: the receivers join GROUP, then TX sends N messages.
+mc() {
+	local grp=$1 tx=$2 r pids=() out=() before=() i ok=0
+	shift 2
+	for r in "$@"; do
+		before+=("$(mcast_rcvd "$r")") || fail "cannot read node$r's counters"
+		out+=("$(mktemp)")
+		lsh -t 120 "$r" "stdbuf -oL mckey -m $grp -b $(ip_of "$r") -C $N" >"${out[-1]}" 2>&1 &
+		pids+=($!)
+	done
+	for i in $(seq 300); do
+		ok=0
+		for r in "${out[@]}"; do grep -q 'receiving data transfers' "$r" && ok=$((ok + 1)); done
+		[ $ok = $# ] && break
+		sleep 0.2
+	done
+	[ $ok = $# ] || { cat "${out[@]}"; fail "$grp: the receivers did not join"; }
+	lsh -t 120 "$tx" "mckey -m $grp -b $(ip_of "$tx") -s -C $N" || fail "$grp: sender on node$tx failed"
+	i=0
+	for r in "$@"; do
+		wait "${pids[i]}" || { cat "${out[i]}"; fail "$grp: receiver node$r failed"; }
+		grep -q 'data transfers complete' "${out[i]}" || { cat "${out[i]}"; fail "$grp: node$r did not get all $N messages"; }
+		a=$(mcast_rcvd "$r")
+		if [ "$(node_kind "$r")" = cnuas ]; then
+			[ $((a - before[i])) -ge "$N" ] || fail "$grp: node$r's mcast_rcvd moved by $((a - before[i])), want >= $N"
+		fi
+		echo "PASS $grp node$tx -> node$r ($(rdma_dev "$r")): $N messages, mcast_rcvd +$((a - before[i]))"
+		rm -f "${out[i]}"
+		i=$((i + 1))
+	done
+}
+
+mc 239.1.66.1 0 1
+if [ "$RXE_NODES" -ge 1 ]; then
+	x=$(first_rxe_node)
+	lsh -t 30 "$x" "modprobe -q rdma_ucm" || true
+	mc 239.1.66.2 0 "$x"
+	mc 239.1.66.3 "$x" 1
+	mc 239.1.66.4 0 1 "$x"
+else
+	note "no rxe node: cnuas <-> rxe multicast not run"
+fi
