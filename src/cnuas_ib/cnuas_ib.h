@@ -456,6 +456,7 @@ int cnuas_ib_detach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid);
 void cnuas_ib_mcast_qp_destroy(struct cnuas_ib_qp *qp);
 u32 cnuas_ib_mcast_qpns(struct cnuas_ib_dev *cdev,
 			const struct cnuas_ib_rxp *p, u32 *qpn);
+bool cnuas_ib_mcast_local(struct cnuas_ib_dev *cdev, const struct sk_buff *skb);
 void cnuas_ib_qp_put(struct cnuas_ib_qp *qp);
 /*
  * Move @qp to IB_QPS_ERR from the transport (fatal error, retries

@@ -5,6 +5,8 @@
  * 0xFFFFFF goes to every QP attached to its destination address, each
  * with its own Q_Key check and receive WQE. The frames themselves come
  * from the switch's flooding; RDMA CM joins the IP group on the netdev.
+ * What we send to a group our own QPs joined is looped back to them too
+ * (net.c), as an HCA does.
  *
  * A group is small (at most CNUAS_IB_MAX_MCAST_QP_ATTACH QPNs) and there
  * are few, so a list under one spinlock does; the receive path copies a
@@ -85,7 +87,7 @@ int cnuas_ib_attach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid)
 		fresh = NULL;
 		g->mgid = *gid;
 		list_add_tail(&g->node, &cdev->mcg_list);
-		cdev->num_mcg++;
+		WRITE_ONCE(cdev->num_mcg, cdev->num_mcg + 1);
 	}
 	if (cnuas_mcg_index(g, ibqp->qp_num) >= 0)
 		goto out;		/* attached already: nothing to do */
@@ -109,7 +111,7 @@ static void cnuas_mcg_remove(struct cnuas_ib_dev *cdev,
 	if (g->nqp)
 		return;
 	list_del(&g->node);
-	cdev->num_mcg--;
+	WRITE_ONCE(cdev->num_mcg, cdev->num_mcg - 1);
 	kfree(g);
 }
 
@@ -151,6 +153,36 @@ void cnuas_ib_mcast_qp_destroy(struct cnuas_ib_qp *qp)
 	atomic_set(&qp->mcast_attached, 0);
 }
 
+/* The GID of an IP header's destination (IPv4: v4-mapped). */
+static void cnuas_mcg_daddr(bool v4, const void *iph, union ib_gid *mgid)
+{
+	if (v4) {
+		const struct iphdr *ip4 = iph;
+
+		ipv6_addr_set_v4mapped(ip4->daddr, (struct in6_addr *)mgid->raw);
+	} else {
+		const struct ipv6hdr *ip6 = iph;
+
+		memcpy(mgid->raw, &ip6->daddr, sizeof(mgid->raw));
+	}
+}
+
+/* Has a QP of ours joined the group @skb (a frame we send) goes to? */
+bool cnuas_ib_mcast_local(struct cnuas_ib_dev *cdev, const struct sk_buff *skb)
+{
+	union ib_gid mgid;
+	bool found;
+
+	if (!READ_ONCE(cdev->num_mcg))	/* the common case, lock-free */
+		return false;
+	cnuas_mcg_daddr(skb->protocol == htons(ETH_P_IP),
+			skb_network_header(skb), &mgid);
+	spin_lock_bh(&cdev->mcg_lock);
+	found = cnuas_mcg_find(cdev, &mgid) != NULL;
+	spin_unlock_bh(&cdev->mcg_lock);
+	return found;
+}
+
 /*
  * The QPNs attached to the packet's destination address, copied into
  * @qpn (CNUAS_IB_MAX_MCAST_QP_ATTACH of them at most); 0: no group.
@@ -162,15 +194,7 @@ u32 cnuas_ib_mcast_qpns(struct cnuas_ib_dev *cdev,
 	struct cnuas_ib_mcg *g;
 	u32 n = 0;
 
-	if (p->net_type == RDMA_NETWORK_IPV4) {
-		const struct iphdr *ip4 = p->iph;
-
-		ipv6_addr_set_v4mapped(ip4->daddr, (struct in6_addr *)mgid.raw);
-	} else {
-		const struct ipv6hdr *ip6 = p->iph;
-
-		memcpy(mgid.raw, &ip6->daddr, sizeof(mgid.raw));
-	}
+	cnuas_mcg_daddr(p->net_type == RDMA_NETWORK_IPV4, p->iph, &mgid);
 	spin_lock(&cdev->mcg_lock);
 	g = cnuas_mcg_find(cdev, &mgid);
 	if (g) {

@@ -207,14 +207,11 @@ struct sk_buff *cnuas_ib_pkt_from_mr(struct cnuas_ib_dev *cdev,
 	return skb;
 }
 
+static void cnuas_pkt_seal_sw(struct sk_buff *skb);
+
 /* Called once BTH, extension headers and payload are in place. */
 void cnuas_ib_pkt_seal(struct cnuas_ib_dev *cdev, struct sk_buff *skb)
 {
-	u8 *ip = skb_network_header(skb);
-	u8 *icrcp = skb_tail_pointer(skb) - CNUAS_ICRC_LEN;
-	struct udphdr *udp = udp_hdr(skb);
-	u32 icrc = 0;
-
 	if ((cdev->adev->offloads & CNUAS_NET_AUX_OFF_ICRC) &&
 	    !cnuas_ib_loop_is_local(cdev, skb)) {
 		/*
@@ -222,10 +219,22 @@ void cnuas_ib_pkt_seal(struct cnuas_ib_dev *cdev, struct sk_buff *skb)
 		 * zero-copy frame's trailer is zero already.
 		 */
 		if (!skb_is_nonlinear(skb))
-			put_unaligned_le32(0, icrcp);
+			put_unaligned_le32(0, skb_tail_pointer(skb) -
+					      CNUAS_ICRC_LEN);
 		cnuas_ib_skb_cb(skb)->hw_icrc = true;
 		return;
 	}
+	cnuas_pkt_seal_sw(skb);
+}
+
+/* ICRC and, for IPv6, the UDP checksum, computed here. */
+static void cnuas_pkt_seal_sw(struct sk_buff *skb)
+{
+	u8 *ip = skb_network_header(skb);
+	u8 *icrcp = skb_tail_pointer(skb) - CNUAS_ICRC_LEN;
+	struct udphdr *udp = udp_hdr(skb);
+	u32 icrc = 0;
+
 	/* Only the device can seal a frame whose payload is not linear. */
 	if (WARN_ON_ONCE(skb_is_nonlinear(skb)))
 		return;
@@ -247,16 +256,39 @@ void cnuas_ib_pkt_seal(struct cnuas_ib_dev *cdev, struct sk_buff *skb)
 	}
 }
 
+/*
+ * A multicast frame also goes to this device's own QPs in its group, as
+ * an HCA loops it back (the switch never returns a frame to its ingress
+ * port). The copy is linear and sealed here: it never meets the device.
+ * Like the wire, multicast may lose it when the loop is full.
+ */
+static void cnuas_mcast_loop(struct cnuas_ib_dev *cdev, struct sk_buff *skb)
+{
+	struct sk_buff *copy;
+
+	if (!is_multicast_ether_addr(skb_mac_header(skb)) ||
+	    !cnuas_ib_mcast_local(cdev, skb))
+		return;
+	copy = skb_copy(skb, GFP_ATOMIC);
+	if (!copy)
+		return;
+	cnuas_pkt_seal_sw(copy);
+	if (cnuas_ib_loop_xmit(cdev, copy))
+		kfree_skb(copy);
+}
+
 int cnuas_ib_xmit(struct cnuas_ib_dev *cdev, struct sk_buff *skb, bool more)
 {
 	u32 flags = more ? CNUAS_NET_AUX_TX_MORE : 0;
+	bool local = cnuas_ib_loop_is_local(cdev, skb);
 	int err;
 
 	if (cnuas_ib_skb_cb(skb)->hw_icrc)
 		flags |= CNUAS_NET_AUX_TX_ICRC;
-	err = cnuas_ib_loop_is_local(cdev, skb) ?
-	      cnuas_ib_loop_xmit(cdev, skb) :
-	      cnuas_net_aux_xmit(cdev->adev, skb, flags);
+	if (!local)
+		cnuas_mcast_loop(cdev, skb);
+	err = local ? cnuas_ib_loop_xmit(cdev, skb) :
+		      cnuas_net_aux_xmit(cdev->adev, skb, flags);
 
 	if (!err) {
 		cnuas_ib_stat_inc(cdev, CNUAS_STAT_SENT_PKTS);

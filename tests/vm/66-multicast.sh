@@ -2,8 +2,10 @@
 # SPDX-License-Identifier: GPL-2.0-or-later OR MIT
 # RoCEv2 multicast with stock rdmacm-utils' mckey (RDMA CM joins, UD QPs
 # attached to the group, ibv_attach_mcast underneath): cnuas node 0 sends
-# to a group node 1 joined; with rxe nodes also cnuas -> rxe, rxe -> cnuas,
-# and one send to two receivers at once (cnuas and rxe). Every receiver
+# to a group node 1 joined, and to one that a receiver on node 0 itself
+# joined too (an HCA loops multicast back to its own QPs); with rxe nodes
+# also cnuas -> rxe, rxe -> cnuas, and one send to two receivers at once
+# (cnuas and rxe). Every receiver
 # gets every message (the switch is lossless here) and a cnuas receiver's
 # mcast_rcvd counter moves by at least as many. IPv4 groups only: RDMA CM
 # refuses IPv6 multicast on RoCEv2 (ENOTSUPP, rxe alike).
@@ -56,6 +58,7 @@ mc() {
 }
 
 mc 239.1.66.1 0 1
+mc 239.1.66.5 0 0 1
 if [ "$RXE_NODES" -ge 1 ]; then
 	x=$(first_rxe_node)
 	lsh -t 30 "$x" "modprobe -q rdma_ucm" || true
