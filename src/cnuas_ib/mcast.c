@@ -178,7 +178,7 @@ bool cnuas_ib_mcast_local(struct cnuas_ib_dev *cdev, const struct sk_buff *skb)
 	cnuas_mcg_daddr(skb->protocol == htons(ETH_P_IP),
 			skb_network_header(skb), &mgid);
 	spin_lock_bh(&cdev->mcg_lock);
-	found = cnuas_mcg_find(cdev, &mgid) != NULL;
+	found = !!cnuas_mcg_find(cdev, &mgid);
 	spin_unlock_bh(&cdev->mcg_lock);
 	return found;
 }
