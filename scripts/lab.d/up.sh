@@ -34,14 +34,23 @@ build_image() {
 		kdir=$("$ROOT/scripts/guest-image" --kdir | tail -1) || die "guest-image --kdir failed"
 		# Build in a copy: the tree stays clean (its .o files would end
 		# up in the packages) and other builds in src/ do not race us.
+		# Files are compared by content and written with the time of the
+		# copy, not the source's; and a build from another checkout
+		# starts from clean (its objects may be newer than our older
+		# sources, and make would keep them).
 		mods=${CNUAS_CACHE:-$HOME/.cache/cnuas}/work/dev-src
 		mkdir -p "$mods"
-		rsync -a --delete --exclude='*.o' --exclude='*.ko' --exclude='*.mod*' --exclude='.*.cmd' \
+		if [ "$(cat "$mods/.cnuas-src-root" 2>/dev/null)" != "$ROOT" ]; then
+			make -s -C "$mods" KDIR="$kdir" clean >/dev/null 2>&1 || true
+			rm -f "$mods/.cnuas-src-root"
+		fi
+		rsync -rlpD --checksum --delete --exclude=.cnuas-src-root --exclude='*.o' --exclude='*.ko' --exclude='*.mod*' --exclude='.*.cmd' \
 			--exclude='Module.symvers' --exclude='modules.order' --filter='P *.o' --filter='P *.ko' \
 			--filter='P *.mod*' --filter='P .*.cmd' --filter='P Module.symvers' --filter='P modules.order' \
 			"$ROOT/src/" "$mods/"
 		say "--dev: make -C src KDIR=$kdir (in $mods)"
 		nice make -s -j2 -C "$mods" KDIR="$kdir" >&2 || die "make -C src failed"
+		echo "$ROOT" >"$mods/.cnuas-src-root"
 		# The provider goes in too (build/provider/); exit 3: cannot
 		# be built here, the image then has no libcnuas.
 		local prc=0

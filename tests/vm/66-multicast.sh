@@ -7,8 +7,10 @@
 # also cnuas -> rxe, rxe -> cnuas, and one send to two receivers at once
 # (cnuas and rxe). Every receiver
 # gets every message (the switch is lossless here) and a cnuas receiver's
-# mcast_rcvd counter moves by at least as many. IPv4 groups only: RDMA CM
-# refuses IPv6 multicast on RoCEv2 (ENOTSUPP, rxe alike).
+# mcast_rcvd counter moves by at least as many. RDMA CM refuses IPv6
+# multicast on RoCEv2 (ENOTSUPP, rxe alike), so mckey runs IPv4 groups and
+# IPv6 is perftest's: ib_send_bw -c UD -g over the IPv6 GIDs (its own MGID
+# ff01:0:0:2:c985::, attached with ibv_attach_mcast), node 0 -> node 1.
 # timeout: 600
 . "$(dirname "$0")/lib.sh"
 need_cnuas_nodes 2
@@ -58,6 +60,29 @@ mc() {
 }
 
 mc 239.1.66.1 0 1
+
+# The RoCE v2 GID index of node $1's IPv6 address (fd00:198:18::/64).
+gid6() {
+	lsh -t 30 "$1" 'cd /sys/class/infiniband/cnuas_0/ports/1 && for t in gid_attrs/types/*; do
+		i=${t##*/}; [ "$(cat $t 2>/dev/null)" = "RoCE v2" ] || continue
+		case $(cat gids/$i) in fd00:0198:0018:*) echo $i; exit 0 ;; esac
+	done; exit 1'
+}
+g0=$(gid6 0) && g1=$(gid6 1) || fail "no IPv6 RoCE v2 GID on the cnuas nodes"
+b=$(mcast_rcvd 1)
+srv=$(mktemp)
+lsh -t 120 1 "ib_send_bw -d cnuas_0 -c UD -g -x $g1 -p 18766 -n $N" >"$srv" 2>&1 &
+spid=$!
+sleep 2
+cli=$(lsh -t 120 0 "for i in 1 2 3; do ib_send_bw -d cnuas_0 -c UD -g -x $g0 -p 18766 -n $N $(ip_of 1) && exit 0; sleep 1; done; exit 1" 2>&1) ||
+	{ echo "$cli"; cat "$srv"; fail "ib_send_bw -c UD -g (IPv6) client failed"; }
+wait $spid || { cat "$srv"; fail "ib_send_bw -c UD -g (IPv6) server failed"; }
+grep -q 'MGID: 255:01' "$srv" || { cat "$srv"; fail "perftest did not use its IPv6 MGID"; }
+rm -f "$srv"
+a=$(mcast_rcvd 1)
+[ $((a - b)) -ge "$N" ] || fail "IPv6 group: node1's mcast_rcvd moved by $((a - b)), want >= $N"
+echo "PASS ff01:0:0:2:c985:: (IPv6) node0 -> node1: ib_send_bw -c UD -g, mcast_rcvd +$((a - b))"
+
 mc 239.1.66.5 0 0 1
 if [ "$RXE_NODES" -ge 1 ]; then
 	x=$(first_rxe_node)
