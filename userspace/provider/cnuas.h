@@ -11,6 +11,7 @@
  *   qp.c      QPs: create/query/modify/destroy
  *   srq.c     SRQs: create/modify/query/destroy
  *   post.c    post_send (ring + one doorbell), post_recv, post_srq_recv
+ *   wr.c      the extended send API (ibv_wr_start .. ibv_wr_complete)
  *   wqe.c     work requests to ring slots (no device needed: unit test)
  *
  * Locking: one spinlock per ring side we own (SQ, RQ, SRQ producer; CQ
@@ -72,11 +73,24 @@ struct cnuas_cq {
 	const struct cnuas_cqe *cur;	/* extended polling: current CQE */
 };
 
+/* The ibv_wr_* batch of a QP: ibv_wr_start to ibv_wr_complete/abort. */
+struct cnuas_wr_batch {
+	struct ibv_send_wr wr;		/* the request being built */
+	struct ibv_sge *sge;		/* its SGEs: max(max_sge, 1) of them */
+	uint8_t *inl;			/* its inline bytes: max_inline */
+	uint32_t ah_num;		/* UD: wr.wr.ud.ah's */
+	uint32_t n;			/* slots written since ibv_wr_start */
+	uint32_t space;			/* free slots at ibv_wr_start */
+	int err;			/* first error since ibv_wr_start */
+	int open;			/* wr is being built */
+};
+
 struct cnuas_qp {
 	struct verbs_qp vqp;
 	struct cnuas_queue sq;
 	struct cnuas_queue rq;		/* unmapped with an SRQ */
 	uint32_t max_inline;
+	struct cnuas_wr_batch *batch;	/* created with send_ops_flags */
 };
 
 struct cnuas_srq {
@@ -182,5 +196,14 @@ int cnuas_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr,
 		    struct ibv_recv_wr **bad);
 int cnuas_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr,
 			struct ibv_recv_wr **bad);
+struct cnuas_wqe_limits;
+void cnuas_sq_limits(struct cnuas_qp *qp, struct cnuas_wqe_limits *lim);
+int cnuas_sq_ready(const struct cnuas_qp *qp);
+int cnuas_sq_doorbell(struct cnuas_qp *qp, uint32_t n);
+
+/* wr.c */
+uint64_t cnuas_wr_ops(enum ibv_qp_type type);
+int cnuas_wr_init(struct cnuas_qp *qp, uint64_t send_ops_flags);
+void cnuas_wr_free(struct cnuas_qp *qp);
 
 #endif /* CNUAS_H */

@@ -20,27 +20,44 @@ static void limits(struct cnuas_wqe_limits *lim, const struct ibv_qp *qp,
 	lim->max_inline = max_inline;
 }
 
+void cnuas_sq_limits(struct cnuas_qp *qp, struct cnuas_wqe_limits *lim)
+{
+	limits(lim, &qp->vqp.qp, &qp->sq, qp->max_inline);
+}
+
+/* A real HCA refuses sends before RTS; ERR still takes them (flush). */
+int cnuas_sq_ready(const struct cnuas_qp *qp)
+{
+	enum ibv_qp_state s = qp->vqp.qp.state;
+
+	return qp->sq.map && s != IBV_QPS_RESET && s != IBV_QPS_INIT &&
+	       s != IBV_QPS_RTR;
+}
+
+/* After n new WQEs: 0, or the error of the doorbell they needed. */
+int cnuas_sq_doorbell(struct cnuas_qp *qp, uint32_t n)
+{
+	struct ibv_send_wr *dummy;
+
+	if (!n || !cnuas_ring_needs_doorbell(&qp->sq.ring))
+		return 0;
+	return ibv_cmd_post_send(&qp->vqp.qp, NULL, &dummy);
+}
+
 int cnuas_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 		    struct ibv_send_wr **bad)
 {
 	struct cnuas_qp *qp = to_cqp(ibqp);
 	struct cnuas_ring *r = &qp->sq.ring;
 	struct cnuas_wqe_limits lim;
-	struct ibv_send_wr *dummy;
 	uint32_t space, n = 0;
-	int ret = 0;
+	int ret = 0, db;
 
-	if (!qp->sq.map) {
+	if (!cnuas_sq_ready(qp)) {
 		*bad = wr;
 		return EINVAL;
 	}
-	/* A real HCA refuses sends before RTS; ERR still takes them (flush). */
-	if (ibqp->state == IBV_QPS_RESET || ibqp->state == IBV_QPS_INIT ||
-	    ibqp->state == IBV_QPS_RTR) {
-		*bad = wr;
-		return EINVAL;
-	}
-	limits(&lim, ibqp, &qp->sq, qp->max_inline);
+	cnuas_sq_limits(qp, &lim);
 
 	pthread_spin_lock(&qp->sq.lock);
 	space = cnuas_ring_space(r);
@@ -69,13 +86,10 @@ int cnuas_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 
 	if (ret)
 		*bad = wr;
-	if (n && cnuas_ring_needs_doorbell(r)) {
-		int db = ibv_cmd_post_send(ibqp, NULL, &dummy);
-
-		if (db && !ret) {
-			ret = db;
-			*bad = NULL;	/* the WQEs are in the ring already */
-		}
+	db = cnuas_sq_doorbell(qp, n);
+	if (db && !ret) {
+		ret = db;
+		*bad = NULL;	/* the WQEs are in the ring already */
 	}
 	return ret;
 }

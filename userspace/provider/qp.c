@@ -2,7 +2,7 @@
 /*
  * Queue pairs (RC, UD): the kernel answers create_qp with the geometry
  * of the SQ and RQ rings, which are mapped here and unmapped after the
- * QP is destroyed.
+ * QP is destroyed. send_ops_flags add the ibv_wr_* API (wr.c).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -52,6 +52,7 @@ struct ibv_qp *cnuas_create_qp_ex(struct ibv_context *ibctx,
 {
 	struct ibv_create_qp cmd = {};
 	struct cnuas_create_qp_cmd_resp resp = {};
+	struct ibv_qp_init_attr_ex kattr;
 	struct cnuas_qp *qp;
 	int ret;
 
@@ -59,23 +60,40 @@ struct ibv_qp *cnuas_create_qp_ex(struct ibv_context *ibctx,
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
-	if (!check_comp_mask(attr->comp_mask, IBV_QP_INIT_ATTR_PD) ||
+	if (!check_comp_mask(attr->comp_mask, IBV_QP_INIT_ATTR_PD |
+			     IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) ||
 	    !attr->pd) {
 		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	if ((attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) &&
+	    (attr->send_ops_flags & ~cnuas_wr_ops(attr->qp_type))) {
+		errno = EOPNOTSUPP;	/* as mlx5 for operations it lacks */
 		return NULL;
 	}
 	qp = calloc(1, sizeof(*qp));
 	if (!qp)
 		return NULL;
-	ret = ibv_cmd_create_qp_ex(ibctx, &qp->vqp, attr, &cmd, sizeof(cmd),
+	/* The send ops are ours alone: the kernel command does not take them. */
+	kattr = *attr;
+	kattr.comp_mask &= ~IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
+	ret = ibv_cmd_create_qp_ex(ibctx, &qp->vqp, &kattr, &cmd, sizeof(cmd),
 				   &resp.ibv_resp, sizeof(resp));
 	if (ret)
 		goto err_free;
+	attr->cap = kattr.cap;
 	ret = map_qp(ibctx, qp, &resp.drv, &attr->cap, attr->srq != NULL);
 	if (ret)
 		goto err_destroy;
+	if (attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) {
+		ret = cnuas_wr_init(qp, attr->send_ops_flags);
+		if (ret)
+			goto err_unmap;
+	}
 	return &qp->vqp.qp;
 
+err_unmap:
+	unmap_qp(qp);
 err_destroy:
 	ibv_cmd_destroy_qp(&qp->vqp.qp);
 err_free:
@@ -140,6 +158,7 @@ int cnuas_destroy_qp(struct ibv_qp *ibqp)
 	if (ret)
 		return ret;
 	unmap_qp(qp);
+	cnuas_wr_free(qp);
 	free(qp);
 	return 0;
 }

@@ -498,38 +498,18 @@ static void case_mcast(void)
 
 int main(int argc, char **argv)
 {
-	static const struct { const char *name; void (*fn)(void); } cases[] = {
+	static const struct vt_case cases[] = {
 		{ "caps", case_caps }, { "state", case_state }, { "access", case_access },
 		{ "zero-mr", case_zero_mr }, { "bad-rkey", case_bad_rkey }, { "atomic-align", case_atomic_align },
 		{ "resize-cq", case_resize_cq }, { "mcast", case_mcast },
 	};
-	int opt;
 
 	vt_prog = "cnuas-badverbs";
 	vt_opts_default(&O);
 	O.timeout = 12;
 	O.retry_cnt = 3;
 	O.rnr_retry = 3;
-	while ((opt = getopt(argc, argv, VT_COMMON_OPTS "h")) != -1) {
-		if (vt_common_opt(&O, opt, optarg))
-			continue;
-		printf("Usage: cnuas-badverbs [options] [CASE...]\nCases:");
-		for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
-			printf(" %s", cases[i].name);
-		printf("\n");
-		vt_usage_common(stdout);
-		return opt == 'h' ? 0 : 2;
-	}
-	vt_open(&C, &O);
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		bool want = optind == argc;
-
-		for (int k = optind; k < argc; k++)
-			want |= !strcmp(argv[k], cases[i].name);
-		if (want)
-			cases[i].fn();
-	}
-	vt_close(&C);
+	vt_run_cases(argc, argv, &C, &O, cases, sizeof(cases) / sizeof(cases[0]));
 	printf("cnuas-badverbs: %d passed, %d failed, %d skipped\n", npass, nfail, nskip);
 	return nfail ? 1 : 0;
 }

@@ -433,3 +433,30 @@ double vt_now(void)
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
+
+void vt_run_cases(int argc, char **argv, struct vt_ctx *c, struct vt_opts *o,
+		  const struct vt_case *cases, size_t ncases)
+{
+	int opt;
+
+	while ((opt = getopt(argc, argv, VT_COMMON_OPTS "h")) != -1) {
+		if (vt_common_opt(o, opt, optarg))
+			continue;
+		printf("Usage: %s [options] [CASE...]\nCases:", vt_prog);
+		for (size_t i = 0; i < ncases; i++)
+			printf(" %s", cases[i].name);
+		printf("\n");
+		vt_usage_common(stdout);
+		exit(opt == 'h' ? 0 : 2);
+	}
+	vt_open(c, o);
+	for (size_t i = 0; i < ncases; i++) {
+		bool want = optind == argc;
+
+		for (int k = optind; k < argc; k++)
+			want |= !strcmp(argv[k], cases[i].name);
+		if (want)
+			cases[i].fn();
+	}
+	vt_close(c);
+}

@@ -82,4 +82,16 @@ void vt_usage_common(FILE *f);
 int vt_common_opt(struct vt_opts *o, int opt, const char *arg);
 #define VT_COMMON_OPTS "d:i:g:m:t:r:R:p:v"
 
+/* A test program made of named cases (cnuas-badverbs, cnuas-wrapi). */
+struct vt_case {
+	const char *name;
+	void (*fn)(void);
+};
+/*
+ * Parse the common options (-h or a bad one: usage, exit), open the
+ * device into c and run the cases named on the command line, or all.
+ */
+void vt_run_cases(int argc, char **argv, struct vt_ctx *c, struct vt_opts *o,
+		  const struct vt_case *cases, size_t ncases);
+
 #endif

@@ -1,0 +1,21 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later OR MIT
+# The extended send API (ibv_wr_start .. ibv_wr_complete) through the
+# provider on cnuas_0 (cnuas-wrapi, loopback QP pairs): every RC opcode
+# with SGEs, SGE lists and inline data in one batch, UD with
+# ibv_wr_set_ud_addr, ibv_wr_abort, and batches that must fail whole
+# (too many SGEs or inline bytes, more requests than the SQ holds); bytes,
+# immediates, atomic results and completion order are checked.
+. "$(dirname "$0")/lib.sh"
+need_cnuas_nodes 1
+need_eth
+# VERBS_DEV / VERBS_NODES="A" run it on another device/node
+DEV=${VERBS_DEV:-cnuas_0}
+read -r N0 <<<"${VERBS_NODES:-0}"
+lsh -t 30 "$N0" "modprobe -q cnuas_ib 2>/dev/null; modprobe -q ib_uverbs 2>/dev/null; i=0; while [ ! -e /sys/class/infiniband/$DEV ] && [ \$i -lt 50 ]; do sleep 0.2; i=\$((i+1)); done; [ -e /sys/class/infiniband/$DEV ]" || skip "node$N0 has no $DEV (cnuas_ib not loaded)"
+out=$(lsh -t 300 "$N0" "cnuas-wrapi -d $DEV" 2>&1)
+rc=$?
+echo "$out"
+[ $rc = 0 ] || fail "cnuas-wrapi: $(echo "$out" | grep -c '^FAIL') case(s) failed (rc $rc)"
+n=$(echo "$out" | grep -c '^PASS')
+[ "$n" -ge 15 ] || fail "cnuas-wrapi ran only $n checks"
