@@ -220,7 +220,7 @@ static void wr_atomic_fetch_add(struct ibv_qp_ex *qpx, uint32_t rkey,
 	atomic(qpx, IBV_WR_ATOMIC_FETCH_AND_ADD, rkey, raddr, add, 0);
 }
 
-/* A setter with no request started, or a request we do not offer. */
+/* The batch a setter works on; NULL (and EINVAL) before any request. */
 static struct cnuas_wr_batch *open_batch(struct ibv_qp_ex *qpx)
 {
 	struct cnuas_wr_batch *b = qpx_to_cqp(qpx)->batch;
@@ -342,15 +342,13 @@ int cnuas_wr_init(struct cnuas_qp *qp, uint64_t send_ops_flags)
 	b = calloc(1, sizeof(*b));
 	if (!b)
 		return ENOMEM;
+	qp->batch = b;
 	b->sge = calloc(qp->sq.max_sge ? qp->sq.max_sge : 1, sizeof(*b->sge));
 	b->inl = malloc(qp->max_inline ? qp->max_inline : 1);
 	if (!b->sge || !b->inl) {
-		free(b->sge);
-		free(b->inl);
-		free(b);
+		cnuas_wr_free(qp);
 		return ENOMEM;
 	}
-	qp->batch = b;
 
 	qpx->wr_start = wr_start;
 	qpx->wr_complete = wr_complete;
