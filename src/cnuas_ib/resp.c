@@ -75,6 +75,7 @@ void cnuas_ib_resp_reset(struct cnuas_ib_qp *qp)
 	t->wr_left = 0;
 	t->wr_len = 0;
 	t->ack_unsent = 0;
+	t->ack_pkts = 0;
 	t->res_next = 0;
 	t->res_cur = 0;
 	t->res_num = clamp_t(u32, t->max_dest_rd_atomic, 1,
@@ -142,16 +143,20 @@ bool cnuas_ib_resp_send_ack(struct cnuas_ib_qp *qp, bool more)
 		return false;
 	}
 	t->ack_unsent = 0;
+	t->ack_pkts = 0;
 	return true;
 }
 
 /*
- * The QP's runner sends the ACK (cnuas_ib_resp_run()): at the end of the
- * RX batch, so one ACK covers all the batch's packets, and behind queued
- * READ responses, which carry PSN order.
+ * The QP's runner sends the ACK (cnuas_ib_resp_ack_run()): at the end of
+ * the RX batch, so one ACK covers all the batch's packets, and behind
+ * queued READ responses, which carry PSN order. @may_hold: it may wait
+ * for the QP's next request (see cnuas_ib_resp_ack_run()).
  */
-static void cnuas_resp_ack_now(struct cnuas_ib_qp *qp)
+static void cnuas_resp_ack_now(struct cnuas_ib_qp *qp, bool may_hold)
 {
+	if (!may_hold)
+		set_bit(CNUAS_TQP_ACK_NOW, &qp->t.flags);
 	set_bit(CNUAS_TQP_SEND_ACK, &qp->t.flags);
 	cnuas_ib_tqp_schedule(qp);
 }
@@ -161,12 +166,13 @@ static void cnuas_resp_ack_maybe(struct cnuas_ib_qp *qp,
 {
 	struct cnuas_ib_tqp *t = &qp->t;
 
+	t->ack_pkts++;
 	if (!cnuas_bth_ackreq(p->bth) && ++t->ack_unsent < CNUAS_IB_ACK_EVERY) {
 		cnuas_ib_stat_inc(qp->cdev, CNUAS_STAT_ACK_DEFERRED);
 		return;
 	}
 	t->ack_unsent = 0;
-	cnuas_resp_ack_now(qp);
+	cnuas_resp_ack_now(qp, cnuas_bth_ackreq(p->bth));
 }
 
 /* NAK the expected PSN with @syn; fatal ones move the QP to error. */
@@ -507,7 +513,7 @@ static void cnuas_resp_dup(struct cnuas_ib_qp *qp, struct cnuas_ib_rxp *p)
 	cnuas_ib_stat_inc(qp->cdev, CNUAS_STAT_DUP_REQ);
 	if (flags & (CNUAS_OPF_SEND | CNUAS_OPF_WRITE)) {
 		if (cnuas_bth_ackreq(p->bth))
-			cnuas_resp_ack_now(qp);
+			cnuas_resp_ack_now(qp, false);	/* it retries */
 		return;
 	}
 	for (k = 0; k < t->res_num && k < t->res_next; k++) {
@@ -749,12 +755,70 @@ int cnuas_ib_resp_run(struct cnuas_ib_qp *qp, int budget)
 		if (t->pending || t->state == IB_QPS_ERR)
 			return sent;
 	}
-	if (!cnuas_resp_busy(t) && test_and_clear_bit(CNUAS_TQP_SEND_ACK,
-						      &t->flags)) {
-		cnuas_ib_resp_send_ack(qp, true);
-		sent++;
-	}
 	return sent;
+}
+
+static bool ack_hold = true;
+module_param(ack_hold, bool, 0644);
+MODULE_PARM_DESC(ack_hold,
+		 "Let the ACK of a one-packet message wait for the QP's next request, up to a timer tick");
+
+/* A held ACK that waited this long found no request coming. */
+#define CNUAS_IB_ACK_HOLD_MISS_NS	(1000 * NSEC_PER_USEC)
+/* ... and after such a miss the QP's ACKs go at once for a while. */
+#define CNUAS_IB_ACK_NOHOLD_MS		100
+
+/*
+ * Ping-pong traffic answers a one-packet message with one: its ACK can go
+ * out behind the answer, in the same doorbell, as one more frame of a
+ * batch the device, the switch and the peer handle anyway, rather than
+ * as a batch of its own (on TCG guests each costs the host a wake-up or
+ * two). So it may wait for a request of the QP, until the next timer
+ * tick at most: a timer-wheel timer, which costs no clock event
+ * reprogramming (an hrtimer per message cost more than the ACK did).
+ * More packets, a duplicate, or a QP that cannot send, and it goes at
+ * once; so do the QP's ACKs for a while after one waited in vain. The
+ * requester's timeout is many times longer.
+ */
+static bool cnuas_resp_ack_may_hold(struct cnuas_ib_qp *qp)
+{
+	struct cnuas_ib_tqp *t = &qp->t;
+
+	if (!READ_ONCE(ack_hold) || test_bit(CNUAS_TQP_ACK_NOW, &t->flags) ||
+	    t->ack_pkts > 1 || t->state != IB_QPS_RTS ||
+	    time_before(jiffies, t->ack_nohold_j))
+		return false;
+	if (!timer_pending(&t->ack_timer)) {
+		t->ack_hold_ns = ktime_get_ns();
+		mod_timer(&t->ack_timer, jiffies + 1);
+	}
+	return true;
+}
+
+/* The owed ACK, after the run's requests (@req_sent: it sent some). */
+int cnuas_ib_resp_ack_run(struct cnuas_ib_qp *qp, bool req_sent)
+{
+	struct cnuas_ib_tqp *t = &qp->t;
+
+	if (cnuas_resp_busy(t) || !test_bit(CNUAS_TQP_SEND_ACK, &t->flags))
+		return 0;
+	if (!req_sent && cnuas_resp_ack_may_hold(qp))
+		return 0;
+	if (!req_sent && t->ack_hold_ns && !timer_pending(&t->ack_timer) &&
+	    ktime_get_ns() - t->ack_hold_ns >= CNUAS_IB_ACK_HOLD_MISS_NS) {
+		t->ack_nohold_j = jiffies +
+				  msecs_to_jiffies(CNUAS_IB_ACK_NOHOLD_MS);
+		cnuas_ib_stat_inc(qp->cdev, CNUAS_STAT_ACK_HOLD_EXPIRED);
+	}
+	t->ack_hold_ns = 0;
+	clear_bit(CNUAS_TQP_SEND_ACK, &t->flags);
+	clear_bit(CNUAS_TQP_ACK_NOW, &t->flags);
+	timer_delete(&t->ack_timer);
+	if (!cnuas_ib_resp_send_ack(qp, true))
+		return 0;
+	if (req_sent)
+		cnuas_ib_stat_inc(qp->cdev, CNUAS_STAT_ACK_WITH_REQ);
+	return 1;
 }
 
 /* ERR: the receive WQEs of the QP (not of its SRQ) complete flushed. */

@@ -194,6 +194,7 @@ static void cnuas_tqp_flush(struct cnuas_ib_qp *qp)
 
 	timer_delete(&t->retry_timer);
 	timer_delete(&t->rnr_timer);
+	timer_delete(&t->ack_timer);
 	if (t->pending) {
 		kfree_skb(t->pending);
 		t->pending = NULL;
@@ -208,7 +209,7 @@ static void cnuas_tqp_flush(struct cnuas_ib_qp *qp)
 static bool cnuas_tqp_run(struct cnuas_ib_qp *qp)
 {
 	struct cnuas_ib_tqp *t = &qp->t;
-	int budget = CNUAS_IB_TX_BUDGET;
+	int budget = CNUAS_IB_TX_BUDGET, req_sent = 0;
 	bool again = false;
 
 	spin_lock_bh(&t->lock);
@@ -238,7 +239,10 @@ static bool cnuas_tqp_run(struct cnuas_ib_qp *qp)
 	if (test_and_clear_bit(CNUAS_TQP_RETRY, &t->flags))
 		cnuas_ib_req_retry_timeout(qp);
 	if (budget > 0)
-		budget -= cnuas_ib_req_run(qp, budget);
+		req_sent = cnuas_ib_req_run(qp, budget);
+	budget -= req_sent;
+	if (!t->pending)
+		budget -= cnuas_ib_resp_ack_run(qp, req_sent > 0);
 	again = budget <= 0 && !t->pending;
 out:
 	if (cnuas_ib_req_doorbell_hint(qp))
@@ -293,6 +297,15 @@ static void cnuas_tqp_rnr_timer(struct timer_list *tl)
 	cnuas_ib_tqp_schedule(container_of(t, struct cnuas_ib_qp, t));
 }
 
+/* A held ACK waited long enough (resp.c): the worker sends it. */
+static void cnuas_tqp_ack_timer(struct timer_list *tl)
+{
+	struct cnuas_ib_tqp *t = timer_container_of(t, tl, ack_timer);
+
+	set_bit(CNUAS_TQP_ACK_NOW, &t->flags);
+	cnuas_ib_tqp_schedule(container_of(t, struct cnuas_ib_qp, t));
+}
+
 int cnuas_ib_transport_qp_init(struct cnuas_ib_qp *qp)
 {
 	struct cnuas_ib_tqp *t = &qp->t;
@@ -303,6 +316,8 @@ int cnuas_ib_transport_qp_init(struct cnuas_ib_qp *qp)
 	INIT_WORK(&t->work, cnuas_tqp_work);
 	timer_setup(&t->retry_timer, cnuas_tqp_retry_timer, 0);
 	timer_setup(&t->rnr_timer, cnuas_tqp_rnr_timer, 0);
+	timer_setup(&t->ack_timer, cnuas_tqp_ack_timer, 0);
+	t->ack_nohold_j = jiffies;
 	INIT_LIST_HEAD(&t->park);
 	INIT_LIST_HEAD(&t->rx_run);
 	t->state = IB_QPS_RESET;
@@ -379,6 +394,7 @@ void cnuas_ib_transport_qp_modify_locked(struct cnuas_ib_qp *qp, int mask)
 		clear_bit(CNUAS_TQP_RETRY, &t->flags);
 		clear_bit(CNUAS_TQP_RNR, &t->flags);
 		clear_bit(CNUAS_TQP_SEND_ACK, &t->flags);
+		clear_bit(CNUAS_TQP_ACK_NOW, &t->flags);
 		cnuas_ib_req_reset(qp);
 		cnuas_ib_resp_reset(qp);
 		t->flushed = false;
@@ -420,6 +436,7 @@ void cnuas_ib_transport_qp_destroy(struct cnuas_ib_qp *qp)
 	spin_unlock_bh(&t->lock);
 	timer_delete_sync(&t->retry_timer);
 	timer_delete_sync(&t->rnr_timer);
+	timer_delete_sync(&t->ack_timer);
 	cancel_work_sync(&t->work);
 	spin_lock_irqsave(&td->park_lock, fl);
 	list_del_init(&t->park);

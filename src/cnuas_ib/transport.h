@@ -104,6 +104,8 @@ enum cnuas_ib_stat {
 	CNUAS_STAT_LOCAL_INV,		/* LOCAL_INV work requests done */
 	CNUAS_STAT_REMOTE_INV,		/* MRs a SEND with Invalidate freed */
 	CNUAS_STAT_MCAST_RCVD,		/* multicast packets for a group */
+	CNUAS_STAT_ACK_WITH_REQ,	/* ACK sent behind the QP's requests */
+	CNUAS_STAT_ACK_HOLD_EXPIRED,	/* a held ACK waited in vain */
 	CNUAS_STAT_NUM
 };
 
@@ -127,7 +129,8 @@ struct cnuas_ib_tdev {
 enum {
 	CNUAS_TQP_RETRY,		/* ACK timeout expired */
 	CNUAS_TQP_RNR,			/* RNR wait over: resend */
-	CNUAS_TQP_SEND_ACK,		/* responder owes an ACK */
+	CNUAS_TQP_SEND_ACK,		/* responder owes an ACK ... */
+	CNUAS_TQP_ACK_NOW,		/* ... that may not be held */
 	CNUAS_TQP_DYING,		/* destroy: no new work, no timers */
 	CNUAS_TQP_MODIFIED,		/* state changed in atomic context */
 	CNUAS_TQP_RUN,			/* the QP has work for a runner */
@@ -165,6 +168,7 @@ struct cnuas_ib_tqp {
 	struct work_struct work;	/* requester, READ responses, flush */
 	struct timer_list retry_timer;	/* ACK timeout */
 	struct timer_list rnr_timer;	/* RNR NAK wait */
+	struct timer_list ack_timer;	/* end of a held ACK's wait */
 	struct list_head park;		/* on tdev.parked (park_lock) */
 	struct list_head rx_run;	/* on tdev.rx_run (rx_run_lock) */
 	unsigned long flags;		/* CNUAS_TQP_* */
@@ -228,6 +232,9 @@ struct cnuas_ib_tqp {
 	u32 wr_left;
 	u32 wr_len;
 	u32 ack_unsent;			/* packets received since the ACK */
+	u32 ack_pkts;			/* ... counted for holding it */
+	u64 ack_hold_ns;		/* when the ACK began to wait */
+	unsigned long ack_nohold_j;	/* no holding until then */
 	struct cnuas_ib_res *res;	/* history, CNUAS_IB_MAX_QP_RD_ATOM */
 	u32 res_next;			/* next history slot to use */
 	u32 res_cur;			/* slot READ responses come from */
@@ -409,5 +416,6 @@ void cnuas_ib_resp_rx(struct cnuas_ib_qp *qp, struct cnuas_ib_rxp *p);
 int cnuas_ib_resp_run(struct cnuas_ib_qp *qp, int budget);
 void cnuas_ib_resp_flush(struct cnuas_ib_qp *qp);
 bool cnuas_ib_resp_send_ack(struct cnuas_ib_qp *qp, bool more);
+int cnuas_ib_resp_ack_run(struct cnuas_ib_qp *qp, bool req_sent);
 
 #endif /* CNUAS_IB_TRANSPORT_H */

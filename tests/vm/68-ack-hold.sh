@@ -1,0 +1,61 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later OR MIT
+# Held ACKs (cnuas_ib parameter ack_hold): the ACK of a one-packet message
+# waits for the QP's next request and leaves behind it, in the same
+# doorbell. In ib_send_lat and ib_write_lat ping-pongs (3000 round trips)
+# nearly every ACK of both nodes must go that way (hw counter
+# ack_with_request), none with ack_hold=0; the tools pass either way, and
+# their last message, which nothing answers, still completes (its ACK
+# waits for a timer tick at most).
+# timeout: 300
+. "$(dirname "$0")/lib.sh"
+need_cnuas_nodes 2
+rdma_pair CNUAS_PAIR "0 1"
+rdma_prep "$A" "$B"
+
+# hwc NODE NAME: a cnuas_0 hw counter.
+hwc() {
+	lsh -t 30 "$1" "cat /sys/class/infiniband/cnuas_0/ports/1/hw_counters/$2"
+}
+hold() {
+	local n
+	for n in "$A" "$B"; do
+		lsh -t 30 "$n" "echo $1 > /sys/module/cnuas_ib/parameters/ack_hold" ||
+			fail "node$n: cannot set ack_hold=$1"
+	done
+}
+for n in "$A" "$B"; do
+	[ -n "$(hwc "$n" ack_with_request 2>/dev/null)" ] || fail "node$n: no ack_with_request counter"
+done
+trap 'hold 1 >/dev/null 2>&1' EXIT
+
+port=18680
+# pingpong TOOL HOLD MIN MAX: run TOOL with ack_hold=HOLD; each node's
+# ack_with_request must move by MIN..MAX.
+pingpong() {
+	local tool=$1 args="-d cnuas_0 -s 2 -n 3000 -x 1" n d
+	local -A c0
+	hold "$2"
+	for n in "$A" "$B"; do c0[$n]=$(hwc "$n" ack_with_request); done
+	if ! pair_run "$tool-hold$2" 120 "$A" "$B" "$(listening $port)" \
+		"$tool $args -p $port" "$tool $args -p $port $(ip_of "$A")" ||
+		! grep -q 't_typical' "$PR_CLI"; then
+		pair_show 10
+		fail "$tool with ack_hold=$2 failed"
+	fi
+	port=$((port + 1))
+	for n in "$A" "$B"; do
+		d=$(($(hwc "$n" ack_with_request) - c0[$n]))
+		[ "$d" -ge "$3" ] && [ "$d" -le "$4" ] ||
+			fail "$tool ack_hold=$2: node$n sent $d ACKs behind a request (want $3..$4)"
+		echo "PASS $tool ack_hold=$2: node$n +$d ACKs behind a request," \
+			"$(grep -A1 t_typical "$PR_CLI" | tail -1 | awk '{ print "t_avg " $6 " us" }')"
+	done
+}
+
+# Each node owes 3000 ACKs; allow for a few that a timer tick sent alone.
+pingpong ib_send_lat 1 2700 3000
+pingpong ib_write_lat 1 2700 3000
+pingpong ib_send_lat 0 0 0
+pingpong ib_write_lat 0 0 0
+echo "ping-pong ACKs leave behind the answer; ack_hold=0 sends them alone"
