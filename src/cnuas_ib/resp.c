@@ -74,7 +74,6 @@ void cnuas_ib_resp_reset(struct cnuas_ib_qp *qp)
 	t->recv_off = 0;
 	t->wr_left = 0;
 	t->wr_len = 0;
-	t->ack_unsent = 0;
 	t->ack_pkts = 0;
 	t->res_next = 0;
 	t->res_cur = 0;
@@ -142,7 +141,6 @@ bool cnuas_ib_resp_send_ack(struct cnuas_ib_qp *qp, bool more)
 		set_bit(CNUAS_TQP_SEND_ACK, &t->flags);
 		return false;
 	}
-	t->ack_unsent = 0;
 	t->ack_pkts = 0;
 	return true;
 }
@@ -164,15 +162,13 @@ static void cnuas_resp_ack_now(struct cnuas_ib_qp *qp, bool may_hold)
 static void cnuas_resp_ack_maybe(struct cnuas_ib_qp *qp,
 				 struct cnuas_ib_rxp *p)
 {
-	struct cnuas_ib_tqp *t = &qp->t;
+	bool ackreq = cnuas_bth_ackreq(p->bth);
 
-	t->ack_pkts++;
-	if (!cnuas_bth_ackreq(p->bth) && ++t->ack_unsent < CNUAS_IB_ACK_EVERY) {
+	if (++qp->t.ack_pkts < CNUAS_IB_ACK_EVERY && !ackreq) {
 		cnuas_ib_stat_inc(qp->cdev, CNUAS_STAT_ACK_DEFERRED);
 		return;
 	}
-	t->ack_unsent = 0;
-	cnuas_resp_ack_now(qp, cnuas_bth_ackreq(p->bth));
+	cnuas_resp_ack_now(qp, ackreq);
 }
 
 /* NAK the expected PSN with @syn; fatal ones move the QP to error. */
@@ -437,7 +433,7 @@ static void cnuas_resp_read(struct cnuas_ib_qp *qp, struct cnuas_ib_rxp *p)
 	r->active = true;
 	t->epsn = cnuas_psn_add(r->last_psn, 1);
 	t->msn = cnuas_psn_add(t->msn, 1);
-	t->ack_unsent = 0;
+	t->ack_pkts = 0;	/* the response ACKs them */
 	cnuas_ib_stat_inc(qp->cdev, CNUAS_STAT_RDMA_RECVS);
 	cnuas_ib_tqp_schedule(qp);
 }
@@ -494,7 +490,7 @@ static void cnuas_resp_atomic(struct cnuas_ib_qp *qp, struct cnuas_ib_rxp *p)
 	r->orig = orig;
 	t->epsn = cnuas_psn_add(p->psn, 1);
 	t->msn = cnuas_psn_add(t->msn, 1);
-	t->ack_unsent = 0;
+	t->ack_pkts = 0;	/* the response ACKs them */
 	if (queued || cnuas_resp_ack_pkt(qp, CNUAS_OP_RC_ATOMIC_ACK,
 					 CNUAS_ACK_SYNDROME, r->psn, &r->orig)) {
 		r->active = true;

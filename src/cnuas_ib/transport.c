@@ -241,8 +241,7 @@ static bool cnuas_tqp_run(struct cnuas_ib_qp *qp)
 	if (budget > 0)
 		req_sent = cnuas_ib_req_run(qp, budget);
 	budget -= req_sent;
-	if (!t->pending)
-		budget -= cnuas_ib_resp_ack_run(qp, req_sent > 0);
+	budget -= cnuas_ib_resp_ack_run(qp, req_sent > 0);
 	again = budget <= 0 && !t->pending;
 out:
 	if (cnuas_ib_req_doorbell_hint(qp))

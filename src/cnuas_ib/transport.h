@@ -231,8 +231,7 @@ struct cnuas_ib_tqp {
 	u64 wr_va;
 	u32 wr_left;
 	u32 wr_len;
-	u32 ack_unsent;			/* packets received since the ACK */
-	u32 ack_pkts;			/* ... counted for holding it */
+	u32 ack_pkts;			/* requests received since the ACK */
 	u64 ack_hold_ns;		/* when the ACK began to wait */
 	unsigned long ack_nohold_j;	/* no holding until then */
 	struct cnuas_ib_res *res;	/* history, CNUAS_IB_MAX_QP_RD_ATOM */
