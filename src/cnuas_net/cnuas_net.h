@@ -120,6 +120,14 @@ struct cnuas_net {
 	struct net_device *netdev;	/* Ethernet mode, else NULL */
 	struct net_device *napi_dev;	/* netdev, or a dummy in IB mode */
 	struct napi_struct napi;
+	/* Adaptive threaded NAPI (napi_thread.c) */
+	struct delayed_work napi_mode_work;
+	unsigned long napi_busy_j;	/* last poll that left work behind */
+	unsigned long napi_check_j;	/* last run of napi_mode_work */
+	u32 napi_polls;			/* RX poll page reads then */
+	bool napi_threaded;		/* we turned it on (under RTNL) */
+	atomic_long_t napi_full_polls;	/* polls that left work behind */
+	atomic_t napi_thread_on;	/* times we turned it on */
 	unsigned long flags;
 
 	u32 link_layer;
@@ -194,6 +202,12 @@ int cnuas_dp_start(struct cnuas_net *cn);
 void cnuas_dp_stop(struct cnuas_net *cn);
 int cnuas_napi_poll(struct napi_struct *napi, int budget);
 u32 cnuas_cur_max_frame(struct cnuas_net *cn);
+
+/* napi_thread.c */
+void cnuas_napi_load(struct cnuas_net *cn, int done, int budget);
+bool cnuas_napi_handover(struct cnuas_net *cn);
+void cnuas_napi_mode_init(struct cnuas_net *cn);
+void cnuas_napi_mode_stop(struct cnuas_net *cn);
 
 /* link.c */
 void cnuas_misc_kick(struct cnuas_net *cn);

@@ -15,6 +15,15 @@
 #define PCI_IRQ_INTX	PCI_IRQ_LEGACY
 #endif
 
+/* dev_set_threaded() takes a mode instead of a bool on newer kernels. */
+#ifdef CNUAS_HAVE_NAPI_THREADED_ENUM
+#define CNUAS_NAPI_THREADED_ON	NETDEV_NAPI_THREADED_ENABLED
+#define CNUAS_NAPI_THREADED_OFF	NETDEV_NAPI_THREADED_DISABLED
+#else
+#define CNUAS_NAPI_THREADED_ON	true
+#define CNUAS_NAPI_THREADED_OFF	false
+#endif
+
 /* A net_device that only hosts NAPI (IB mode). */
 static inline struct net_device *cnuas_alloc_dummy_netdev(void)
 {

@@ -173,12 +173,18 @@ static void cnuas_napi_rearm(struct cnuas_net *cn, int budget)
 int cnuas_napi_poll(struct napi_struct *napi, int budget)
 {
 	struct cnuas_net *cn = container_of(napi, struct cnuas_net, napi);
+	bool handover = budget > 1 && cnuas_napi_handover(cn);
 	int done = 0;
 
 	cnuas_napi_tx(cn, budget);
 	if (budget)
-		done = cnuas_rx_poll(cn, budget);
+		done = cnuas_rx_poll(cn, handover ? budget - 1 : budget);
+	cnuas_napi_load(cn, done, budget);
 
+	if (handover && napi_complete_done(napi, done)) {
+		napi_schedule(napi);	/* now in the thread, still masked */
+		return done;
+	}
 	if (done < budget && napi_complete_done(napi, done))
 		cnuas_napi_rearm(cn, budget);
 	return done;

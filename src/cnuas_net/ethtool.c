@@ -16,6 +16,7 @@ static const char cnuas_drv_stat_names[][ETH_GSTRING_LEN] = {
 	"tx_packets", "tx_bytes", "tx_dropped", "tx_linearized",
 	"tx_queue_stops", "tx_aux_packets", "tx_aux_busy",
 	"misc_irqs", "resets", "queue_dead_events",
+	"napi_full_polls", "napi_thread_switches",
 };
 
 /* Device counters, in REG_STATS order. */
@@ -199,6 +200,8 @@ static void cnuas_get_ethtool_stats(struct net_device *nd,
 	*p++ = atomic_read(&cn->misc_irqs);
 	*p++ = atomic_read(&cn->resets);
 	*p++ = atomic_read(&cn->dead_events);
+	*p++ = atomic_long_read(&cn->napi_full_polls);
+	*p++ = atomic_read(&cn->napi_thread_on);
 
 	/* Devices before 1.3 have fewer counters: those read as 0. */
 	nhw = (cn->hw_version & 0xffff) >= 3 ? CNUAS_HW_STATS :

@@ -143,6 +143,7 @@ int cnuas_netdev_create(struct cnuas_net *cn)
 {
 	struct net_device *nd;
 
+	cnuas_napi_mode_init(cn);
 	if (!cnuas_is_eth(cn)) {
 		/* netif_napi_add needs a net_device even without a netdev. */
 		cn->napi_dev = cnuas_alloc_dummy_netdev();
@@ -194,6 +195,7 @@ void cnuas_netdev_destroy(struct cnuas_net *cn)
 {
 	if (!cn->napi_dev)
 		return;
+	cnuas_napi_mode_stop(cn);
 	netif_napi_del(&cn->napi);
 	if (cn->netdev)
 		free_netdev(cn->netdev);
