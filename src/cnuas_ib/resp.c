@@ -163,12 +163,15 @@ static void cnuas_resp_ack_maybe(struct cnuas_ib_qp *qp,
 				 struct cnuas_ib_rxp *p)
 {
 	bool ackreq = cnuas_bth_ackreq(p->bth);
+	bool only = (p->op->flags & CNUAS_OPF_MIDDLE_MASK) ==
+		    CNUAS_OPF_MIDDLE_MASK;
 
 	if (++qp->t.ack_pkts < CNUAS_IB_ACK_EVERY && !ackreq) {
 		cnuas_ib_stat_inc(qp->cdev, CNUAS_STAT_ACK_DEFERRED);
 		return;
 	}
-	cnuas_resp_ack_now(qp, ackreq);
+	/* Only the ACK of a one-packet message may wait (ack_hold). */
+	cnuas_resp_ack_now(qp, ackreq && only);
 }
 
 /* NAK the expected PSN with @syn; fatal ones move the QP to error. */
@@ -791,6 +794,18 @@ static bool cnuas_resp_ack_may_hold(struct cnuas_ib_qp *qp)
 	return true;
 }
 
+/* Send the owed ACK now; whatever held it is over. */
+static bool cnuas_resp_ack_out(struct cnuas_ib_qp *qp, bool more)
+{
+	struct cnuas_ib_tqp *t = &qp->t;
+
+	t->ack_hold_ns = 0;
+	clear_bit(CNUAS_TQP_SEND_ACK, &t->flags);
+	clear_bit(CNUAS_TQP_ACK_NOW, &t->flags);
+	timer_delete(&t->ack_timer);
+	return cnuas_ib_resp_send_ack(qp, more);
+}
+
 /* The owed ACK, after the run's requests (@req_sent: it sent some). */
 int cnuas_ib_resp_ack_run(struct cnuas_ib_qp *qp, bool req_sent)
 {
@@ -806,15 +821,29 @@ int cnuas_ib_resp_ack_run(struct cnuas_ib_qp *qp, bool req_sent)
 				  msecs_to_jiffies(CNUAS_IB_ACK_NOHOLD_MS);
 		cnuas_ib_stat_inc(qp->cdev, CNUAS_STAT_ACK_HOLD_EXPIRED);
 	}
-	t->ack_hold_ns = 0;
-	clear_bit(CNUAS_TQP_SEND_ACK, &t->flags);
-	clear_bit(CNUAS_TQP_ACK_NOW, &t->flags);
-	timer_delete(&t->ack_timer);
-	if (!cnuas_ib_resp_send_ack(qp, true))
+	if (!cnuas_resp_ack_out(qp, true))
 		return 0;
 	if (req_sent)
 		cnuas_ib_stat_inc(qp->cdev, CNUAS_STAT_ACK_WITH_REQ);
 	return 1;
+}
+
+/*
+ * The QP stops sending (destroyed, or moved to ERR or RESET): an ACK it
+ * holds or coalesces goes now. The packets it owes for were taken and
+ * may have completed, and the peer would otherwise retry them into a QP
+ * that no longer answers (a client that exits on its last completion
+ * used to leave its peer with RETRY_EXC_ERR). Under the QP's lock; the
+ * caller rings the doorbell (cnuas_net_aux_flush()) after unlocking.
+ */
+void cnuas_ib_resp_ack_release(struct cnuas_ib_qp *qp)
+{
+	struct cnuas_ib_tqp *t = &qp->t;
+
+	if ((t->state != IB_QPS_RTS && t->state != IB_QPS_SQD) ||
+	    cnuas_resp_busy(t) || !test_bit(CNUAS_TQP_SEND_ACK, &t->flags))
+		return;
+	cnuas_resp_ack_out(qp, false);
 }
 
 /* ERR: the receive WQEs of the QP (not of its SRQ) complete flushed. */

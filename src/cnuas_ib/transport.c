@@ -353,6 +353,8 @@ void cnuas_ib_transport_qp_modify_locked(struct cnuas_ib_qp *qp, int mask)
 	enum ib_qp_state new = READ_ONCE(qp->state);
 	struct cnuas_ib_tqp *t = &qp->t;
 
+	if (new == IB_QPS_ERR || new == IB_QPS_RESET)
+		cnuas_ib_resp_ack_release(qp);
 	if (mask & IB_QP_PATH_MTU)
 		t->mtu = clamp_t(u32, a->mtu, 256, 4096);
 	if (mask & IB_QP_DEST_QPN)
@@ -422,6 +424,7 @@ void cnuas_ib_transport_qp_modify(struct cnuas_ib_qp *qp, int mask,
 	spin_lock_bh(&t->lock);
 	cnuas_ib_transport_qp_modify_locked(qp, mask);
 	spin_unlock_bh(&t->lock);
+	cnuas_net_aux_flush(qp->cdev->adev);	/* a released ACK */
 }
 
 void cnuas_ib_transport_qp_destroy(struct cnuas_ib_qp *qp)
@@ -431,8 +434,10 @@ void cnuas_ib_transport_qp_destroy(struct cnuas_ib_qp *qp)
 	unsigned long fl;
 
 	spin_lock_bh(&t->lock);
+	cnuas_ib_resp_ack_release(qp);
 	set_bit(CNUAS_TQP_DYING, &t->flags);
 	spin_unlock_bh(&t->lock);
+	cnuas_net_aux_flush(qp->cdev->adev);
 	timer_delete_sync(&t->retry_timer);
 	timer_delete_sync(&t->rnr_timer);
 	timer_delete_sync(&t->ack_timer);

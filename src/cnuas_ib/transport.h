@@ -416,5 +416,6 @@ int cnuas_ib_resp_run(struct cnuas_ib_qp *qp, int budget);
 void cnuas_ib_resp_flush(struct cnuas_ib_qp *qp);
 bool cnuas_ib_resp_send_ack(struct cnuas_ib_qp *qp, bool more);
 int cnuas_ib_resp_ack_run(struct cnuas_ib_qp *qp, bool req_sent);
+void cnuas_ib_resp_ack_release(struct cnuas_ib_qp *qp);
 
 #endif /* CNUAS_IB_TRANSPORT_H */

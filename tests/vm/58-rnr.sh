@@ -3,7 +3,10 @@
 # RNR and a vanished peer between cnuas nodes 0 and 1 (cnuas-rnr): a
 # receiver with no buffers ends the sender's SEND in RNR_RETRY_EXC_ERR
 # (rnr_retry 2), a destroyed peer QP ends it in RETRY_EXC_ERR (timeout 10,
-# retry_cnt 2); fresh QPs work afterwards, the guests and the switch too.
+# retry_cnt 2), and a receiver that destroys its QP right after taking a
+# SEND still ACKs it (the sender's SEND succeeds, and on cnuas without a
+# retransmission: completer_retry_err stays); fresh QPs work
+# afterwards, the guests and the switch too.
 . "$(dirname "$0")/lib.sh"
 need_cnuas_nodes 2
 need_eth
@@ -15,7 +18,12 @@ for n in $N0 $N1; do
 	lsh -t 30 "$n" "modprobe -q cnuas_ib 2>/dev/null; modprobe -q ib_uverbs 2>/dev/null; i=0; while [ ! -e /sys/class/infiniband/$DEV ] && [ \$i -lt 50 ]; do sleep 0.2; i=\$((i+1)); done; [ -e /sys/class/infiniband/$DEV ]" || skip "node$n has no $DEV (cnuas_ib not loaded)"
 done
 wait_ping "$N0" "$(ip_of "$N1")" 30 || fail "node0 cannot reach node1"
-for mode in rnr vanish; do
+# retries NODE: the device's retransmission counter, if it has one.
+retries() {
+	lsh -t 30 "$1" "cat /sys/class/infiniband/$DEV/ports/1/hw_counters/completer_retry_err 2>/dev/null"
+}
+for mode in rnr vanish lastack; do
+	r0=$(retries "$N0")
 	srv=$(mktemp)
 	lsh -t 200 "$N1" "cnuas-rnr -d $DEV -M $mode -T 120" >"$srv" 2>&1 &
 	spid=$!
@@ -29,6 +37,11 @@ for mode in rnr vanish; do
 	rm -f "$srv"
 	[ $crc = 0 ] && [ $src = 0 ] || fail "$mode: client rc $crc, server rc $src"
 	echo "$out" | grep -q "PASS $mode" || fail "$mode: no PASS line"
+	# lastack: the ACK came with the receiver's QP, not for a retransmission.
+	if [ "$mode" = lastack ] && [ -n "$r0" ]; then
+		r1=$(retries "$N0")
+		[ "$r1" = "$r0" ] || fail "lastack: the sender retransmitted $((r1 - r0)) time(s): the receiver's ACK did not leave with its QP"
+	fi
 done
 wait_ping "$N0" "$(ip_of "$N1")" 30 || fail "node0 cannot reach node1 afterwards"
 "$LAB" switch -- show >/dev/null || fail "the switch does not answer"

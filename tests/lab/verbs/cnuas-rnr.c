@@ -2,14 +2,18 @@
 /*
  * cnuas-rnr: RC error paths that must end in the right completion status.
  *
- *   server:  cnuas-rnr -M rnr|vanish [options]
- *   client:  cnuas-rnr -M rnr|vanish [options] SERVER
+ *   server:  cnuas-rnr -M rnr|vanish|lastack [options]
+ *   client:  cnuas-rnr -M rnr|vanish|lastack [options] SERVER
  *
  * rnr:    the server posts no receive buffer; the client SENDs with
  *         rnr_retry N < 7 and must get IBV_WC_RNR_RETRY_EXC_ERR.
  * vanish: the server destroys its QP once both are at RTS; the client
  *         SENDs with a short timeout and retry_cnt and must get
  *         IBV_WC_RETRY_EXC_ERR.
+ * lastack: the server takes one SEND and destroys its QP as soon as the
+ *         receive completes; the client's SEND must still complete with
+ *         IBV_WC_SUCCESS: the ACK the server owed (and may have held for
+ *         a reply) leaves before its QP goes.
  * Then both sides build fresh QPs and exchange one SEND each way: the
  * device keeps working. Exit 0 only when all that happened within -T s.
  */
@@ -154,7 +158,7 @@ int main(int argc, char **argv)
 		case 'h':
 		default:
 			fprintf(opt == 'h' ? stdout : stderr,
-				"Usage: cnuas-rnr -M rnr|vanish [-T SEC] [options] [SERVER]\n"
+				"Usage: cnuas-rnr -M rnr|vanish|lastack [-T SEC] [options] [SERVER]\n"
 				"  defaults here: -R 2 (rnr_retry), -t 10, -r 2\n");
 			vt_usage_common(opt == 'h' ? stdout : stderr);
 			return opt == 'h' ? 0 : 2;
@@ -162,9 +166,11 @@ int main(int argc, char **argv)
 	}
 	if (optind < argc)
 		o.server = argv[optind++];
-	if (optind < argc || !mode || (strcmp(mode, "rnr") && strcmp(mode, "vanish")))
-		vt_die("usage: cnuas-rnr -M rnr|vanish [options] [SERVER]");
+	if (optind < argc || !mode ||
+	    (strcmp(mode, "rnr") && strcmp(mode, "vanish") && strcmp(mode, "lastack")))
+		vt_die("usage: cnuas-rnr -M rnr|vanish|lastack [options] [SERVER]");
 	bool rnr = !strcmp(mode, "rnr");
+	bool lastack = !strcmp(mode, "lastack");
 
 	if (rnr && o.rnr_retry >= 7)
 		vt_die("rnr_retry 7 retries forever: use -R 0..6");
@@ -175,19 +181,32 @@ int main(int argc, char **argv)
 	side_connect(&c, &s, &o, fd);
 	sync_word(fd, "both at RTS");
 	if (!o.server) {
-		/* server: no receive buffer (rnr), or no QP at all (vanish) */
-		if (!rnr) {
+		/* server: no receive buffer (rnr), no QP at all (vanish) */
+		if (lastack)
+			post_recv(&s);
+		else if (!rnr) {
 			ibv_destroy_qp(s.qp);
 			s.qp = NULL;
 		}
 		sync_word(fd, "server side set up");
 		uint64_t verdict;
 
+		if (lastack) {
+			struct ibv_wc wc;
+
+			/* one receive, then the QP goes at once */
+			if (vt_poll_one(s.cq, &wc, limit) || wc.status != IBV_WC_SUCCESS)
+				vt_die("lastack: the SEND did not arrive");
+			ibv_destroy_qp(s.qp);
+			s.qp = NULL;
+		}
+
 		if (vt_recv_word(fd, &verdict, (int)limit))
 			vt_die("no verdict from the client");
 		rc = verdict ? 1 : 0;
 	} else {
-		enum ibv_wc_status want = rnr ? IBV_WC_RNR_RETRY_EXC_ERR : IBV_WC_RETRY_EXC_ERR;
+		enum ibv_wc_status want = rnr ? IBV_WC_RNR_RETRY_EXC_ERR :
+					  lastack ? IBV_WC_SUCCESS : IBV_WC_RETRY_EXC_ERR;
 		struct ibv_wc wc;
 		double t0;
 
@@ -208,7 +227,8 @@ int main(int argc, char **argv)
 			printf("cnuas-rnr: PASS %s: %s after %.2f s (rnr_retry %d, min_rnr_timer %d, timeout %d, retry_cnt %d)\n",
 			       mode, ibv_wc_status_str(wc.status), vt_now() - t0, o.rnr_retry, o.min_rnr_timer,
 			       o.timeout, o.retry_cnt);
-			if (ibv_query_qp(s.qp, &a, IBV_QP_STATE, &ia) || a.qp_state != IBV_QPS_ERR) {
+			if (!lastack &&
+			    (ibv_query_qp(s.qp, &a, IBV_QP_STATE, &ia) || a.qp_state != IBV_QPS_ERR)) {
 				vt_log("FAIL: the QP is not in the error state after the error completion");
 				rc = 1;
 			}
