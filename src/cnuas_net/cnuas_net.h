@@ -127,7 +127,7 @@ struct cnuas_net {
 	u32 napi_polls;			/* RX poll page reads then */
 	bool napi_threaded;		/* we turned it on (under RTNL) */
 	atomic_long_t napi_full_polls;	/* polls that left work behind */
-	atomic_t napi_thread_on;	/* times we turned it on */
+	atomic_t napi_thread_switches;	/* times we turned it on */
 	unsigned long flags;
 
 	u32 link_layer;

@@ -201,7 +201,7 @@ static void cnuas_get_ethtool_stats(struct net_device *nd,
 	*p++ = atomic_read(&cn->resets);
 	*p++ = atomic_read(&cn->dead_events);
 	*p++ = atomic_long_read(&cn->napi_full_polls);
-	*p++ = atomic_read(&cn->napi_thread_on);
+	*p++ = atomic_read(&cn->napi_thread_switches);
 
 	/* Devices before 1.3 have fewer counters: those read as 0. */
 	nhw = (cn->hw_version & 0xffff) >= 3 ? CNUAS_HW_STATS :

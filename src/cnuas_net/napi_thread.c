@@ -75,6 +75,7 @@ static void cnuas_napi_mode_work(struct work_struct *work)
 	struct net_device *nd = cn->napi_dev;
 
 	rtnl_lock();
+	/* Sample the poll reads on every run, so the next check sees fresh. */
 	busy = cnuas_napi_poller_seen(cn) && busy;
 	WRITE_ONCE(cn->napi_check_j, jiffies);
 	if (busy && !cn->napi_threaded && !nd->threaded) {
@@ -82,7 +83,7 @@ static void cnuas_napi_mode_work(struct work_struct *work)
 			cn->napi_threaded = true;
 			if (cn->napi.thread)
 				set_user_nice(cn->napi.thread, MIN_NICE);
-			atomic_inc(&cn->napi_thread_on);
+			atomic_inc(&cn->napi_thread_switches);
 		}
 	} else if (!busy && cn->napi_threaded) {
 		/* Unless the administrator took it over meanwhile. */
@@ -111,10 +112,11 @@ bool cnuas_napi_handover(struct cnuas_net *cn)
 /*
  * After each poll that moved @done of @budget frames. A full poll left
  * frames behind: NAPI goes to its thread if a busy poller competes for
- * the CPU (checked at most every CNUAS_NAPI_IDLE_MS). There it rarely fills a poll
- * (it runs as soon as frames come), so while it is there a quarter of
- * the budget counts as load too; otherwise a steady load would send it
- * back to softirq, fill polls there and bring it back, over and over.
+ * the CPU (checked at most every CNUAS_NAPI_IDLE_MS). There it rarely
+ * fills a poll (it runs as soon as frames come), so while it is there a
+ * quarter of the budget counts as load too; otherwise a steady load
+ * would send it back to softirq, fill polls there and bring it back,
+ * over and over.
  */
 void cnuas_napi_load(struct cnuas_net *cn, int done, int budget)
 {
