@@ -45,6 +45,8 @@ struct cnuas_context {
 	uint32_t max_inline;
 	/* The device's RX poll page (uapi CNUAS_UCTX_RX_POLL), or NULL. */
 	const volatile uint32_t *rx_poll;
+	/* The kernel refused the SQ doorbell by write(): use ioctl. */
+	int kick_ioctl;
 };
 
 /*

@@ -7,6 +7,7 @@
  * in ERR, whose receives the kernel flushes when kicked.
  */
 #include <errno.h>
+#include <unistd.h>
 
 #include "cnuas.h"
 #include "wqe.h"
@@ -34,14 +35,46 @@ int cnuas_sq_ready(const struct cnuas_qp *qp)
 	       s != IBV_QPS_RTR;
 }
 
+/*
+ * Kick the kernel to read the SQ: the POST_SEND command with no work
+ * requests, written to the command fd. libibverbs would carry it in the
+ * ioctl interface (UVERBS_METHOD_INVOKE_WRITE), whose attribute parsing
+ * costs the guest kernel more than the kick itself, on the path of every
+ * message. A kernel without the write() interface gets the ioctl from
+ * then on (the kick is idempotent: trying both is harmless).
+ */
+static int cnuas_kick_sq(struct ibv_qp *ibqp)
+{
+	struct cnuas_context *ctx = to_cctx(ibqp->context);
+	struct ib_uverbs_post_send_resp resp;
+	struct ibv_post_send cmd = {
+		.hdr.command = IB_USER_VERBS_CMD_POST_SEND,
+		.hdr.in_words = sizeof(cmd) / 4,
+		.hdr.out_words = sizeof(resp) / 4,
+	};
+	struct ibv_send_wr *dummy;
+	int ret;
+
+	if (!ctx->kick_ioctl) {
+		cmd.response = (uintptr_t)&resp;
+		cmd.qp_handle = ibqp->handle;
+		cmd.wqe_size = sizeof(struct ib_uverbs_send_wr);
+		if (write(ibqp->context->cmd_fd, &cmd, sizeof(cmd)) ==
+		    sizeof(cmd))
+			return 0;
+	}
+	ret = ibv_cmd_post_send(ibqp, NULL, &dummy);
+	if (!ret)
+		ctx->kick_ioctl = 1;
+	return ret;
+}
+
 /* After n new WQEs: 0, or the error of the doorbell they needed. */
 int cnuas_sq_doorbell(struct cnuas_qp *qp, uint32_t n)
 {
-	struct ibv_send_wr *dummy;
-
 	if (!n || !cnuas_ring_needs_doorbell(&qp->sq.ring))
 		return 0;
-	return ibv_cmd_post_send(&qp->vqp.qp, NULL, &dummy);
+	return cnuas_kick_sq(&qp->vqp.qp);
 }
 
 int cnuas_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
@@ -138,8 +171,7 @@ int cnuas_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 	 * learns its marker completed): the one case with a syscall.
 	 */
 	if (ibqp->state == IBV_QPS_ERR) {
-		struct ibv_send_wr *dummy;
-		int db = ibv_cmd_post_send(ibqp, NULL, &dummy);
+		int db = cnuas_kick_sq(ibqp);
 
 		if (db && !ret)
 			ret = db;
