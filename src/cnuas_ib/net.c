@@ -38,11 +38,62 @@ static bool cnuas_av_tagged(const struct cnuas_ib_av *av)
 	return av->vlan_id < VLAN_VID_MASK;
 }
 
+/* A frame this small may reuse its QP's last one (cnuas_pkt_get()). */
+#define CNUAS_IB_SMALL_FRAME	256
+/* Below this, copying the payload costs less than mapping MR pages. */
+#define CNUAS_IB_ZC_MIN		256
+
+/*
+ * An skb for a frame of @head linear bytes. Small frames of a QP (@cache:
+ * one of its skb_cache slots) reuse one skb: a fresh one per frame,
+ * allocated and zeroed, was a tenth of the guest kernel's instructions in
+ * a ping-pong. The slot keeps a reference; once the device and everyone
+ * else let go (users back to 1), the skb is rewound and sent again, as
+ * pktgen resends one. While the last one is still out, or for a frame to
+ * ourselves (whose receiver may change it), a fresh skb it is.
+ */
+static struct sk_buff *cnuas_pkt_get(struct cnuas_ib_dev *cdev,
+				     struct sk_buff **cache,
+				     const struct cnuas_ib_av *av, u32 head)
+{
+	const struct net_device *nd = cdev->adev->netdev;
+	struct sk_buff *skb = cache ? *cache : NULL;
+
+	if (!cache || head > CNUAS_IB_SMALL_FRAME || !nd ||
+	    ether_addr_equal(av->dmac, nd->dev_addr))
+		return alloc_skb(head, GFP_ATOMIC);
+	if (skb) {
+		if (refcount_read(&skb->users) != 1 || skb_cloned(skb) ||
+		    skb_is_nonlinear(skb))
+			return alloc_skb(head, GFP_ATOMIC);
+		skb->data = skb->head;
+		skb->len = 0;
+		skb_reset_tail_pointer(skb);
+		memset(skb->cb, 0, sizeof(skb->cb));
+		return skb_get(skb);
+	}
+	skb = alloc_skb(CNUAS_IB_SMALL_FRAME, GFP_ATOMIC);
+	if (skb)
+		*cache = skb_get(skb);
+	return skb;
+}
+
+/* The QP is gone: its reusable frames go when their last user lets go. */
+void cnuas_ib_pkt_cache_free(struct sk_buff **cache, int n)
+{
+	while (n--) {
+		kfree_skb(cache[n]);
+		cache[n] = NULL;
+	}
+}
+
 /*
  * A frame with every header up to the transport's; @linear: the payload,
  * pad and ICRC are in the head too, else they come as fragments.
  */
-static struct sk_buff *cnuas_pkt_new(const struct cnuas_ib_av *av,
+static struct sk_buff *cnuas_pkt_new(struct cnuas_ib_dev *cdev,
+				     struct sk_buff **cache,
+				     const struct cnuas_ib_av *av,
 				     u32 hdr_len, u32 paylen, bool linear,
 				     void **bth)
 {
@@ -59,7 +110,7 @@ static struct sk_buff *cnuas_pkt_new(const struct cnuas_ib_av *av,
 	struct ethhdr *eth;
 	u8 *p;
 
-	skb = alloc_skb(head, GFP_ATOMIC);
+	skb = cnuas_pkt_get(cdev, linear ? cache : NULL, av, head);
 	if (!skb)
 		return NULL;
 	p = skb_put(skb, head);
@@ -119,11 +170,14 @@ static struct sk_buff *cnuas_pkt_new(const struct cnuas_ib_av *av,
 	return skb;
 }
 
-struct sk_buff *cnuas_ib_pkt_alloc(const struct cnuas_ib_av *av,
+struct sk_buff *cnuas_ib_pkt_alloc(struct cnuas_ib_dev *cdev,
+				   struct sk_buff **cache,
+				   const struct cnuas_ib_av *av,
 				   u32 hdr_len, u32 paylen, void **bth,
 				   void **payload)
 {
-	struct sk_buff *skb = cnuas_pkt_new(av, hdr_len, paylen, true, bth);
+	struct sk_buff *skb = cnuas_pkt_new(cdev, cache, av, hdr_len, paylen,
+					    true, bth);
 
 	if (!skb)
 		return NULL;
@@ -152,7 +206,8 @@ static int cnuas_pkt_add_trailer(struct cnuas_ib_dev *cdev,
 /*
  * Zero copy needs the device's ICRC: with the payload left in the MR's
  * pages, nothing in the guest reads it (and a frame to ourselves never
- * meets the device).
+ * meets the device). A short payload is copied: mapping its pages and a
+ * trailer as more descriptors costs more than the copy.
  */
 static struct sk_buff *cnuas_pkt_new_zc(struct cnuas_ib_dev *cdev,
 					const struct cnuas_ib_av *av,
@@ -161,9 +216,9 @@ static struct sk_buff *cnuas_pkt_new_zc(struct cnuas_ib_dev *cdev,
 	struct sk_buff *skb;
 
 	if (!(cdev->adev->offloads & CNUAS_NET_AUX_OFF_ICRC) ||
-	    !cdev->tdev.zero_page || !zero_copy)
+	    !cdev->tdev.zero_page || !zero_copy || paylen < CNUAS_IB_ZC_MIN)
 		return NULL;
-	skb = cnuas_pkt_new(av, hdr_len, paylen, false, bth);
+	skb = cnuas_pkt_new(cdev, NULL, av, hdr_len, paylen, false, bth);
 	if (skb && cnuas_ib_loop_is_local(cdev, skb)) {
 		kfree_skb(skb);
 		skb = NULL;
@@ -172,6 +227,7 @@ static struct sk_buff *cnuas_pkt_new_zc(struct cnuas_ib_dev *cdev,
 }
 
 struct sk_buff *cnuas_ib_pkt_from_mr(struct cnuas_ib_dev *cdev,
+				     struct sk_buff **cache,
 				     const struct cnuas_ib_av *av, u32 hdr_len,
 				     void **bth, struct cnuas_ib_pd *pd,
 				     const struct cnuas_sge *sge, u32 num_sge,
@@ -195,7 +251,8 @@ struct sk_buff *cnuas_ib_pkt_from_mr(struct cnuas_ib_dev *cdev,
 		if (err != -EOPNOTSUPP)
 			return ERR_PTR(err);
 	}
-	skb = cnuas_ib_pkt_alloc(av, hdr_len, paylen, bth, &payload);
+	skb = cnuas_ib_pkt_alloc(cdev, cache, av, hdr_len, paylen, bth,
+				 &payload);
 	if (!skb)
 		return ERR_PTR(-ENOMEM);
 	err = cnuas_ib_sge_copy(pd, sge, num_sge, offset, payload, paylen,
@@ -287,8 +344,19 @@ int cnuas_ib_xmit(struct cnuas_ib_dev *cdev, struct sk_buff *skb, bool more)
 		flags |= CNUAS_NET_AUX_TX_ICRC;
 	if (!local)
 		cnuas_mcast_loop(cdev, skb);
-	err = local ? cnuas_ib_loop_xmit(cdev, skb) :
-		      cnuas_net_aux_xmit(cdev->adev, skb, flags);
+	if (local && skb_shared(skb)) {
+		/* A QP's reused frame (our MAC changed since): loop a copy. */
+		struct sk_buff *copy = skb_copy(skb, GFP_ATOMIC);
+
+		err = copy ? cnuas_ib_loop_xmit(cdev, copy) : -ENOMEM;
+		if (err)
+			kfree_skb(copy);
+		else
+			consume_skb(skb);
+	} else {
+		err = local ? cnuas_ib_loop_xmit(cdev, skb) :
+			      cnuas_net_aux_xmit(cdev->adev, skb, flags);
+	}
 
 	if (!err) {
 		cnuas_ib_stat_inc(cdev, CNUAS_STAT_SENT_PKTS);

@@ -348,7 +348,9 @@ static int cnuas_req_packet(struct cnuas_ib_qp *qp, struct cnuas_ib_swqe *sw)
 		av = &ah->av;
 	}
 	if (plen && !(w->send_flags & CNUAS_SEND_INLINE)) {
-		skb = cnuas_ib_pkt_from_mr(qp->cdev, av, op->hdr_len, &bth, pd,
+		skb = cnuas_ib_pkt_from_mr(qp->cdev,
+					   &qp->t.skb_cache[CNUAS_SKB_REQ], av,
+					   op->hdr_len, &bth, pd,
 					   (const struct cnuas_sge *)sw->data,
 					   w->num_sge, off, plen, 0);
 		err = IS_ERR(skb) ? PTR_ERR(skb) : 0;
@@ -363,7 +365,9 @@ static int cnuas_req_packet(struct cnuas_ib_qp *qp, struct cnuas_ib_swqe *sw)
 		if (err)
 			skb = NULL;
 	} else {
-		skb = cnuas_ib_pkt_alloc(av, op->hdr_len, plen, &bth, &payload);
+		skb = cnuas_ib_pkt_alloc(qp->cdev,
+					 &qp->t.skb_cache[CNUAS_SKB_REQ], av,
+					 op->hdr_len, plen, &bth, &payload);
 		if (skb && plen)	/* inline data */
 			memcpy(payload, sw->data + off, plen);
 	}

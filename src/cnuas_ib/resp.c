@@ -116,8 +116,8 @@ static int cnuas_resp_ack_pkt(struct cnuas_ib_qp *qp, u8 opc, u8 syn,
 
 	if (t->pending)
 		return -EAGAIN;
-	skb = cnuas_ib_pkt_alloc(&qp->attr.av, op->hdr_len, 0, &bth,
-				 &payload);
+	skb = cnuas_ib_pkt_alloc(qp->cdev, &t->skb_cache[CNUAS_SKB_RESP],
+				 &qp->attr.av, op->hdr_len, 0, &bth, &payload);
 	if (!skb)
 		return -EAGAIN;
 	cnuas_bth_build(bth, opc, false, 0, CNUAS_IB_DEFAULT_PKEY, t->dest_qpn,
@@ -694,11 +694,15 @@ static int cnuas_resp_read_pkt(struct cnuas_ib_qp *qp, struct cnuas_ib_res *r)
 			.addr = r->va + off, .length = plen, .lkey = r->rkey,
 		};
 
-		skb = cnuas_ib_pkt_from_mr(qp->cdev, &qp->attr.av, op->hdr_len,
-					   &bth, to_cpd(qp->ibqp.pd), &sge, 1,
-					   0, plen, IB_ACCESS_REMOTE_READ);
+		skb = cnuas_ib_pkt_from_mr(qp->cdev,
+					   &qp->t.skb_cache[CNUAS_SKB_RESP],
+					   &qp->attr.av, op->hdr_len, &bth,
+					   to_cpd(qp->ibqp.pd), &sge, 1, 0,
+					   plen, IB_ACCESS_REMOTE_READ);
 	} else {
-		skb = cnuas_ib_pkt_alloc(&qp->attr.av, op->hdr_len, 0, &bth,
+		skb = cnuas_ib_pkt_alloc(qp->cdev,
+					 &qp->t.skb_cache[CNUAS_SKB_RESP],
+					 &qp->attr.av, op->hdr_len, 0, &bth,
 					 &payload);
 		if (!skb)
 			skb = ERR_PTR(-ENOMEM);

@@ -162,6 +162,13 @@ struct cnuas_ib_swqe {
 
 struct cnuas_ib_res;			/* resp.c: READ/atomic history */
 
+/* A QP's reusable small frames: its requests, and its ACKs and responses. */
+enum cnuas_skb_cache {
+	CNUAS_SKB_REQ,
+	CNUAS_SKB_RESP,
+	CNUAS_SKB_CACHES
+};
+
 /* Per-QP transport state (embedded in struct cnuas_ib_qp). */
 struct cnuas_ib_tqp {
 	spinlock_t lock;		/* everything below but flags/park */
@@ -173,6 +180,8 @@ struct cnuas_ib_tqp {
 	struct list_head rx_run;	/* on tdev.rx_run (rx_run_lock) */
 	unsigned long flags;		/* CNUAS_TQP_* */
 	struct sk_buff *pending;	/* built frame TX refused (-EBUSY) */
+	/* Small frames sent again once the device let go (net.c). */
+	struct sk_buff *skb_cache[CNUAS_SKB_CACHES];
 
 	/* Snapshot of the verbs state and attributes (qp_modify). */
 	enum ib_qp_state state;
@@ -324,18 +333,23 @@ int cnuas_ib_parse(struct cnuas_ib_dev *cdev, struct sk_buff *skb, u32 flags,
  * the device does the ICRC and the checksum when it offers to (not for
  * frames to our own MAC, which never reach it).
  */
-struct sk_buff *cnuas_ib_pkt_alloc(const struct cnuas_ib_av *av,
+struct sk_buff *cnuas_ib_pkt_alloc(struct cnuas_ib_dev *cdev,
+				   struct sk_buff **cache,
+				   const struct cnuas_ib_av *av,
 				   u32 hdr_len, u32 paylen, void **bth,
 				   void **payload);
 void cnuas_ib_pkt_seal(struct cnuas_ib_dev *cdev, struct sk_buff *skb);
+void cnuas_ib_pkt_cache_free(struct sk_buff **cache, int n);
 /*
  * A frame with @paylen payload bytes taken from MRs through @sge (at
  * @offset, checked for @access): the MRs' pages become fragments when the
  * device computes the ICRC and they are user MRs, else the bytes are
  * copied into the head. Fill the headers at *bth, then seal. ERR_PTR:
  * -ENOMEM, -EINVAL (key, bounds, access), -EMSGSIZE (SGEs too short).
+ * @cache (or NULL): the QP's skb_cache slot a small copied frame reuses.
  */
 struct sk_buff *cnuas_ib_pkt_from_mr(struct cnuas_ib_dev *cdev,
+				     struct sk_buff **cache,
 				     const struct cnuas_ib_av *av, u32 hdr_len,
 				     void **bth, struct cnuas_ib_pd *pd,
 				     const struct cnuas_sge *sge, u32 num_sge,

@@ -43,6 +43,8 @@
  * allocation of a max-size buffer and no DMA map/unmap.
  */
 #define CNUAS_RX_COPYBREAK	256
+/* Reused skbs for small frames to the RDMA client (ring.c). */
+#define CNUAS_RX_POOL		8
 /* RX buffers refilled before the producer doorbell (a quarter ring at most). */
 #define CNUAS_RX_DB_BATCH	32
 /* Worst case descriptors for one skb, and when to wake the queue. */
@@ -91,6 +93,8 @@ struct cnuas_rx_ring {
 	u32 db_prod;		/* the producer index the device was told */
 	u32 buf_len;		/* bytes the device may write per buffer */
 	u32 truesize;		/* fragment size: headroom + buf + shinfo */
+	struct sk_buff *pool[CNUAS_RX_POOL];
+	u32 pool_next;
 };
 
 struct cnuas_rx_stats {

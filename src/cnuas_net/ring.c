@@ -414,6 +414,11 @@ void cnuas_rx_drain(struct cnuas_net *cn)
 		cnuas_rx_buf_free(cn, &rx->buf[i]);
 	memset(rx->desc, 0, cnuas_ring_bytes(rx->size));
 	rx->cons = 0;
+	/* A client still holding one frees it when it lets go. */
+	for (i = 0; i < CNUAS_RX_POOL; i++) {
+		dev_kfree_skb_any(rx->pool[i]);
+		rx->pool[i] = NULL;
+	}
 }
 
 static u32 cnuas_rx_hw_prod(struct cnuas_net *cn)
@@ -423,12 +428,70 @@ static u32 cnuas_rx_hw_prod(struct cnuas_net *cn)
 	return cnuas_rd(cn, CNUAS_VNIC_REG_RXQ + CNUAS_VNIC_Q_CONS);
 }
 
+/*
+ * Small frames get skbs of a little pool, used again once their last
+ * user let go (users back to 1): a fresh skb per frame cost a page
+ * allocation, zeroed (init_on_alloc), every few frames, on the path of
+ * every RDMA message. A pool skb is only lent to the RDMA client, which
+ * frees what it is given; one for the stack leaves the pool (see
+ * cnuas_rx_deliver()). NULL: none free, allocate.
+ */
+static struct sk_buff *cnuas_rx_pool_get(struct cnuas_net *cn)
+{
+	struct cnuas_rx_ring *rx = &cn->rx;
+	u32 i, n;
+
+	for (i = 0; i < CNUAS_RX_POOL; i++) {
+		struct sk_buff *skb;
+
+		n = (rx->pool_next + i) % CNUAS_RX_POOL;
+		skb = rx->pool[n];
+		if (!skb) {
+			skb = napi_alloc_skb(&cn->napi, CNUAS_RX_COPYBREAK);
+			if (!skb)
+				return NULL;
+			rx->pool[n] = skb;
+		} else if (refcount_read(&skb->users) != 1 ||
+			   skb_cloned(skb) || skb_is_nonlinear(skb)) {
+			continue;
+		} else {
+			skb->data = skb->head + CNUAS_RX_HEADROOM;
+			skb->len = 0;
+			skb_reset_tail_pointer(skb);
+			memset(skb->cb, 0, sizeof(skb->cb));
+		}
+		rx->pool_next = n + 1;
+		return skb_get(skb);
+	}
+	return NULL;
+}
+
+/* The stack may keep or change @skb: a pool skb becomes its own. */
+static void cnuas_rx_pool_leave(struct cnuas_net *cn, struct sk_buff *skb)
+{
+	u32 i;
+
+	if (!skb_shared(skb))
+		return;
+	for (i = 0; i < CNUAS_RX_POOL; i++) {
+		if (cn->rx.pool[i] == skb) {
+			cn->rx.pool[i] = NULL;
+			napi_consume_skb(skb, 1);	/* the pool's reference */
+			return;
+		}
+	}
+}
+
 /* A small frame in its own skb; the ring keeps buffer @b (mapped). */
 static struct sk_buff *cnuas_rx_copy(struct cnuas_net *cn,
 				     const struct cnuas_rx_buf *b, u32 len)
 {
 	struct device *dev = &cn->pdev->dev;
-	struct sk_buff *skb = napi_alloc_skb(&cn->napi, len);
+	struct sk_buff *skb = len <= CNUAS_RX_COPYBREAK ?
+			      cnuas_rx_pool_get(cn) : NULL;
+
+	if (!skb)
+		skb = napi_alloc_skb(&cn->napi, len);
 
 	if (!skb)
 		return NULL;
@@ -472,6 +535,7 @@ static void cnuas_rx_deliver(struct cnuas_net *cn, struct sk_buff *skb,
 		(*no_client)++;
 		return;
 	}
+	cnuas_rx_pool_leave(cn, skb);
 	skb->protocol = eth_type_trans(skb, cn->netdev);
 	napi_gro_receive(&cn->napi, skb);
 }
