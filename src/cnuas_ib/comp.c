@@ -157,9 +157,8 @@ static void cnuas_comp_progress(struct cnuas_ib_qp *qp, u32 una)
 		cnuas_ib_req_rewind(qp, una);
 		was_full = true;
 	}
-	if (t->una == t->psn_hi)
-		timer_delete(&t->retry_timer);
-	else
+	/* Idle: the timer stays; firing, it finds nothing to resend. */
+	if (t->una != t->psn_hi)
 		cnuas_ib_req_arm_timer(qp);
 	/*
 	 * Send more: the window has room again, or the provider left out

@@ -791,10 +791,11 @@ static bool cnuas_resp_ack_may_hold(struct cnuas_ib_qp *qp)
 	    t->ack_pkts > 1 || t->state != IB_QPS_RTS ||
 	    time_before(jiffies, t->ack_nohold_j))
 		return false;
-	if (!timer_pending(&t->ack_timer)) {
+	/* Left armed by an earlier hold, the timer ends this one too. */
+	if (!t->ack_hold_ns)
 		t->ack_hold_ns = ktime_get_ns();
+	if (!timer_pending(&t->ack_timer))
 		mod_timer(&t->ack_timer, jiffies + 1);
-	}
 	return true;
 }
 
@@ -806,7 +807,7 @@ static bool cnuas_resp_ack_out(struct cnuas_ib_qp *qp, bool more)
 	t->ack_hold_ns = 0;
 	clear_bit(CNUAS_TQP_SEND_ACK, &t->flags);
 	clear_bit(CNUAS_TQP_ACK_NOW, &t->flags);
-	timer_delete(&t->ack_timer);
+	/* The timer stays armed for the next hold (see the ack_timer). */
 	return cnuas_ib_resp_send_ack(qp, more);
 }
 

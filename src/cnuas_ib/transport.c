@@ -296,11 +296,17 @@ static void cnuas_tqp_rnr_timer(struct timer_list *tl)
 	cnuas_ib_tqp_schedule(container_of(t, struct cnuas_ib_qp, t));
 }
 
-/* A held ACK waited long enough (resp.c): the worker sends it. */
+/*
+ * A held ACK waited long enough (resp.c): the worker sends it. The timer
+ * is not deleted when the ACK leaves with a request, so it mostly finds
+ * none owed; then ACK_NOW would only stop the next hold.
+ */
 static void cnuas_tqp_ack_timer(struct timer_list *tl)
 {
 	struct cnuas_ib_tqp *t = timer_container_of(t, tl, ack_timer);
 
+	if (!test_bit(CNUAS_TQP_SEND_ACK, &t->flags))
+		return;
 	set_bit(CNUAS_TQP_ACK_NOW, &t->flags);
 	cnuas_ib_tqp_schedule(container_of(t, struct cnuas_ib_qp, t));
 }

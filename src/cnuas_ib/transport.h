@@ -217,6 +217,7 @@ struct cnuas_ib_tqp {
 	 */
 	unsigned long rto_j;		/* resend timer, 0: not measured */
 	unsigned long progress_j;	/* when una last moved */
+	unsigned long retry_due;	/* resend deadline (see req.c) */
 	unsigned long rtt_start;	/* when rtt_psn was sent */
 	u32 srtt8;			/* smoothed RTT, jiffies * 8 */
 	u32 rttvar4;			/* its mean deviation, jiffies * 4 */
