@@ -19,6 +19,7 @@
 #include <rdma/ib_verbs.h>
 
 #include "cnuas_ib.h"
+#include "cnuas_skb.h"
 #include "wire.h"
 
 #define CNUAS_TTL_DEFAULT	64
@@ -62,16 +63,10 @@ static struct sk_buff *cnuas_pkt_get(struct cnuas_ib_dev *cdev,
 	if (!cache || head > CNUAS_IB_SMALL_FRAME || !nd ||
 	    ether_addr_equal(av->dmac, nd->dev_addr))
 		return alloc_skb(head, GFP_ATOMIC);
-	if (skb) {
-		if (refcount_read(&skb->users) != 1 || skb_cloned(skb) ||
-		    skb_is_nonlinear(skb))
-			return alloc_skb(head, GFP_ATOMIC);
-		skb->data = skb->head;
-		skb->len = 0;
-		skb_reset_tail_pointer(skb);
-		memset(skb->cb, 0, sizeof(skb->cb));
+	if (skb && cnuas_skb_rewind(skb, 0))
 		return skb_get(skb);
-	}
+	if (skb)
+		return alloc_skb(head, GFP_ATOMIC);
 	skb = alloc_skb(CNUAS_IB_SMALL_FRAME, GFP_ATOMIC);
 	if (skb)
 		*cache = skb_get(skb);

@@ -10,6 +10,7 @@
 #include <linux/skbuff.h>
 
 #include "cnuas_net.h"
+#include "cnuas_skb.h"
 
 static size_t cnuas_ring_bytes(u32 size)
 {
@@ -451,14 +452,8 @@ static struct sk_buff *cnuas_rx_pool_get(struct cnuas_net *cn)
 			if (!skb)
 				return NULL;
 			rx->pool[n] = skb;
-		} else if (refcount_read(&skb->users) != 1 ||
-			   skb_cloned(skb) || skb_is_nonlinear(skb)) {
+		} else if (!cnuas_skb_rewind(skb, CNUAS_RX_HEADROOM)) {
 			continue;
-		} else {
-			skb->data = skb->head + CNUAS_RX_HEADROOM;
-			skb->len = 0;
-			skb_reset_tail_pointer(skb);
-			memset(skb->cb, 0, sizeof(skb->cb));
 		}
 		rx->pool_next = n + 1;
 		return skb_get(skb);
