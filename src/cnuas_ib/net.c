@@ -39,46 +39,64 @@ static bool cnuas_av_tagged(const struct cnuas_ib_av *av)
 	return av->vlan_id < VLAN_VID_MASK;
 }
 
-/* A frame this small may reuse its QP's last one (cnuas_pkt_get()). */
+/* A frame this small may reuse one of its QP's (cnuas_pkt_get()). */
 #define CNUAS_IB_SMALL_FRAME	256
 /* Below this, copying the payload costs less than mapping MR pages. */
 #define CNUAS_IB_ZC_MIN		256
 
 /*
- * An skb for a frame of @head linear bytes. Small frames of a QP (@cache:
- * one of its skb_cache slots) reuse one skb: a fresh one per frame,
+ * An skb for a frame of @head linear bytes. Small frames of a QP (@pool:
+ * one of its skb_cache pools) reuse skbs: a fresh one per frame,
  * allocated and zeroed, was a tenth of the guest kernel's instructions in
- * a ping-pong. The slot keeps a reference; once the device and everyone
- * else let go (users back to 1), the skb is rewound and sent again, as
- * pktgen resends one. While the last one is still out, or for a frame to
- * ourselves (whose receiver may change it), a fresh skb it is.
+ * a ping-pong and a quarter of an atomic responder's. The pool keeps a
+ * reference; once the device and everyone else let go (users back to 1),
+ * the skb is rewound and sent again, as pktgen resends one. The slots go
+ * round, so the one tried is the oldest out: if it is still out, so are
+ * the others, and a fresh skb it is. An empty slot is filled only when
+ * the last one used is still out, so a ping-pong keeps one. Frames to
+ * ourselves (whose receiver may change them) get a fresh skb too.
  */
 static struct sk_buff *cnuas_pkt_get(struct cnuas_ib_dev *cdev,
-				     struct sk_buff **cache,
+				     struct cnuas_skb_pool *pool,
 				     const struct cnuas_ib_av *av, u32 head)
 {
 	const struct net_device *nd = cdev->adev->netdev;
-	struct sk_buff *skb = cache ? *cache : NULL;
+	struct sk_buff *skb, *last;
+	u8 i;
 
-	if (!cache || head > CNUAS_IB_SMALL_FRAME || !nd ||
+	if (!pool || head > CNUAS_IB_SMALL_FRAME || !nd ||
 	    ether_addr_equal(av->dmac, nd->dev_addr))
 		return alloc_skb(head, GFP_ATOMIC);
-	if (skb && cnuas_skb_rewind(skb, 0))
-		return skb_get(skb);
-	if (skb)
-		return alloc_skb(head, GFP_ATOMIC);
-	skb = alloc_skb(CNUAS_IB_SMALL_FRAME, GFP_ATOMIC);
-	if (skb)
-		*cache = skb_get(skb);
-	return skb;
+	i = pool->next;
+	skb = pool->skb[i];
+	if (skb) {
+		if (!cnuas_skb_rewind(skb, 0))
+			return alloc_skb(head, GFP_ATOMIC);
+	} else {
+		last = pool->skb[(i + CNUAS_SKB_POOL - 1) % CNUAS_SKB_POOL];
+		if (last && cnuas_skb_rewind(last, 0))
+			return skb_get(last);
+		skb = alloc_skb(CNUAS_IB_SMALL_FRAME, GFP_ATOMIC);
+		if (!skb)
+			return NULL;
+		pool->skb[i] = skb;
+	}
+	pool->next = (i + 1) % CNUAS_SKB_POOL;
+	return skb_get(skb);
 }
 
 /* The QP is gone: its reusable frames go when their last user lets go. */
-void cnuas_ib_pkt_cache_free(struct sk_buff **cache, int n)
+void cnuas_ib_pkt_cache_free(struct cnuas_skb_pool *pools, int n)
 {
-	while (n--) {
-		kfree_skb(cache[n]);
-		cache[n] = NULL;
+	struct cnuas_skb_pool *pool;
+	int i;
+
+	for (pool = pools; pool < pools + n; pool++) {
+		for (i = 0; i < CNUAS_SKB_POOL; i++) {
+			kfree_skb(pool->skb[i]);
+			pool->skb[i] = NULL;
+		}
+		pool->next = 0;
 	}
 }
 
@@ -87,7 +105,7 @@ void cnuas_ib_pkt_cache_free(struct sk_buff **cache, int n)
  * pad and ICRC are in the head too, else they come as fragments.
  */
 static struct sk_buff *cnuas_pkt_new(struct cnuas_ib_dev *cdev,
-				     struct sk_buff **cache,
+				     struct cnuas_skb_pool *cache,
 				     const struct cnuas_ib_av *av,
 				     u32 hdr_len, u32 paylen, bool linear,
 				     void **bth)
@@ -166,7 +184,7 @@ static struct sk_buff *cnuas_pkt_new(struct cnuas_ib_dev *cdev,
 }
 
 struct sk_buff *cnuas_ib_pkt_alloc(struct cnuas_ib_dev *cdev,
-				   struct sk_buff **cache,
+				   struct cnuas_skb_pool *cache,
 				   const struct cnuas_ib_av *av,
 				   u32 hdr_len, u32 paylen, void **bth,
 				   void **payload)
@@ -222,7 +240,7 @@ static struct sk_buff *cnuas_pkt_new_zc(struct cnuas_ib_dev *cdev,
 }
 
 struct sk_buff *cnuas_ib_pkt_from_mr(struct cnuas_ib_dev *cdev,
-				     struct sk_buff **cache,
+				     struct cnuas_skb_pool *cache,
 				     const struct cnuas_ib_av *av, u32 hdr_len,
 				     void **bth, struct cnuas_ib_pd *pd,
 				     const struct cnuas_sge *sge, u32 num_sge,

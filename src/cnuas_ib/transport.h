@@ -169,6 +169,17 @@ enum cnuas_skb_cache {
 	CNUAS_SKB_CACHES
 };
 
+/*
+ * Up to CNUAS_SKB_POOL of them per kind, filled as a burst needs them (a
+ * ping-pong uses one): a requester's window of small atomics or a
+ * responder's batch of their responses is out at once (see net.c).
+ */
+#define CNUAS_SKB_POOL	16
+struct cnuas_skb_pool {
+	struct sk_buff *skb[CNUAS_SKB_POOL];
+	u8 next;			/* the oldest one: tried first */
+};
+
 /* Per-QP transport state (embedded in struct cnuas_ib_qp). */
 struct cnuas_ib_tqp {
 	spinlock_t lock;		/* everything below but flags/park */
@@ -181,7 +192,7 @@ struct cnuas_ib_tqp {
 	unsigned long flags;		/* CNUAS_TQP_* */
 	struct sk_buff *pending;	/* built frame TX refused (-EBUSY) */
 	/* Small frames sent again once the device let go (net.c). */
-	struct sk_buff *skb_cache[CNUAS_SKB_CACHES];
+	struct cnuas_skb_pool skb_cache[CNUAS_SKB_CACHES];
 
 	/* Snapshot of the verbs state and attributes (qp_modify). */
 	enum ib_qp_state state;
@@ -335,22 +346,22 @@ int cnuas_ib_parse(struct cnuas_ib_dev *cdev, struct sk_buff *skb, u32 flags,
  * frames to our own MAC, which never reach it).
  */
 struct sk_buff *cnuas_ib_pkt_alloc(struct cnuas_ib_dev *cdev,
-				   struct sk_buff **cache,
+				   struct cnuas_skb_pool *cache,
 				   const struct cnuas_ib_av *av,
 				   u32 hdr_len, u32 paylen, void **bth,
 				   void **payload);
 void cnuas_ib_pkt_seal(struct cnuas_ib_dev *cdev, struct sk_buff *skb);
-void cnuas_ib_pkt_cache_free(struct sk_buff **cache, int n);
+void cnuas_ib_pkt_cache_free(struct cnuas_skb_pool *cache, int n);
 /*
  * A frame with @paylen payload bytes taken from MRs through @sge (at
  * @offset, checked for @access): the MRs' pages become fragments when the
  * device computes the ICRC and they are user MRs, else the bytes are
  * copied into the head. Fill the headers at *bth, then seal. ERR_PTR:
  * -ENOMEM, -EINVAL (key, bounds, access), -EMSGSIZE (SGEs too short).
- * @cache (or NULL): the QP's skb_cache slot a small copied frame reuses.
+ * @cache (or NULL): the QP's skb_cache pool a small copied frame reuses.
  */
 struct sk_buff *cnuas_ib_pkt_from_mr(struct cnuas_ib_dev *cdev,
-				     struct sk_buff **cache,
+				     struct cnuas_skb_pool *cache,
 				     const struct cnuas_ib_av *av, u32 hdr_len,
 				     void **bth, struct cnuas_ib_pd *pd,
 				     const struct cnuas_sge *sge, u32 num_sge,
