@@ -46,7 +46,7 @@ static bool cnuas_av_tagged(const struct cnuas_ib_av *av)
 
 /*
  * An skb for a frame of @head linear bytes. Small frames of a QP (@pool:
- * one of its skb_cache pools) reuse skbs: a fresh one per frame,
+ * one of its skb_pools) reuse skbs: a fresh one per frame,
  * allocated and zeroed, was a tenth of the guest kernel's instructions in
  * a ping-pong and a quarter of an atomic responder's. The pool keeps a
  * reference; once the device and everyone else let go (users back to 1),
@@ -86,7 +86,7 @@ static struct sk_buff *cnuas_pkt_get(struct cnuas_ib_dev *cdev,
 }
 
 /* The QP is gone: its reusable frames go when their last user lets go. */
-void cnuas_ib_pkt_cache_free(struct cnuas_skb_pool *pools, int n)
+void cnuas_ib_pkt_pools_free(struct cnuas_skb_pool *pools, int n)
 {
 	struct cnuas_skb_pool *pool;
 	int i;
@@ -105,7 +105,7 @@ void cnuas_ib_pkt_cache_free(struct cnuas_skb_pool *pools, int n)
  * pad and ICRC are in the head too, else they come as fragments.
  */
 static struct sk_buff *cnuas_pkt_new(struct cnuas_ib_dev *cdev,
-				     struct cnuas_skb_pool *cache,
+				     struct cnuas_skb_pool *pool,
 				     const struct cnuas_ib_av *av,
 				     u32 hdr_len, u32 paylen, bool linear,
 				     void **bth)
@@ -123,7 +123,7 @@ static struct sk_buff *cnuas_pkt_new(struct cnuas_ib_dev *cdev,
 	struct ethhdr *eth;
 	u8 *p;
 
-	skb = cnuas_pkt_get(cdev, linear ? cache : NULL, av, head);
+	skb = cnuas_pkt_get(cdev, linear ? pool : NULL, av, head);
 	if (!skb)
 		return NULL;
 	p = skb_put(skb, head);
@@ -184,12 +184,12 @@ static struct sk_buff *cnuas_pkt_new(struct cnuas_ib_dev *cdev,
 }
 
 struct sk_buff *cnuas_ib_pkt_alloc(struct cnuas_ib_dev *cdev,
-				   struct cnuas_skb_pool *cache,
+				   struct cnuas_skb_pool *pool,
 				   const struct cnuas_ib_av *av,
 				   u32 hdr_len, u32 paylen, void **bth,
 				   void **payload)
 {
-	struct sk_buff *skb = cnuas_pkt_new(cdev, cache, av, hdr_len, paylen,
+	struct sk_buff *skb = cnuas_pkt_new(cdev, pool, av, hdr_len, paylen,
 					    true, bth);
 
 	if (!skb)
@@ -240,7 +240,7 @@ static struct sk_buff *cnuas_pkt_new_zc(struct cnuas_ib_dev *cdev,
 }
 
 struct sk_buff *cnuas_ib_pkt_from_mr(struct cnuas_ib_dev *cdev,
-				     struct cnuas_skb_pool *cache,
+				     struct cnuas_skb_pool *pool,
 				     const struct cnuas_ib_av *av, u32 hdr_len,
 				     void **bth, struct cnuas_ib_pd *pd,
 				     const struct cnuas_sge *sge, u32 num_sge,
@@ -264,7 +264,7 @@ struct sk_buff *cnuas_ib_pkt_from_mr(struct cnuas_ib_dev *cdev,
 		if (err != -EOPNOTSUPP)
 			return ERR_PTR(err);
 	}
-	skb = cnuas_ib_pkt_alloc(cdev, cache, av, hdr_len, paylen, bth,
+	skb = cnuas_ib_pkt_alloc(cdev, pool, av, hdr_len, paylen, bth,
 				 &payload);
 	if (!skb)
 		return ERR_PTR(-ENOMEM);

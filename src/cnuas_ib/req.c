@@ -349,7 +349,7 @@ static int cnuas_req_packet(struct cnuas_ib_qp *qp, struct cnuas_ib_swqe *sw)
 	}
 	if (plen && !(w->send_flags & CNUAS_SEND_INLINE)) {
 		skb = cnuas_ib_pkt_from_mr(qp->cdev,
-					   &qp->t.skb_cache[CNUAS_SKB_REQ], av,
+					   &qp->t.skb_pools[CNUAS_SKB_REQ], av,
 					   op->hdr_len, &bth, pd,
 					   (const struct cnuas_sge *)sw->data,
 					   w->num_sge, off, plen, 0);
@@ -366,7 +366,7 @@ static int cnuas_req_packet(struct cnuas_ib_qp *qp, struct cnuas_ib_swqe *sw)
 			skb = NULL;
 	} else {
 		skb = cnuas_ib_pkt_alloc(qp->cdev,
-					 &qp->t.skb_cache[CNUAS_SKB_REQ], av,
+					 &qp->t.skb_pools[CNUAS_SKB_REQ], av,
 					 op->hdr_len, plen, &bth, &payload);
 		if (skb && plen)	/* inline data */
 			memcpy(payload, sw->data + off, plen);
@@ -419,6 +419,16 @@ static int cnuas_req_packet(struct cnuas_ib_qp *qp, struct cnuas_ib_swqe *sw)
 	return cnuas_ib_tqp_xmit(qp, skb, true) == -EBUSY ? -EBUSY : 0;
 }
 
+/* Have the timer fire by retry_due at the latest (none once dying). */
+static void cnuas_req_timer_catch_up(struct cnuas_ib_tqp *t)
+{
+	if (test_bit(CNUAS_TQP_DYING, &t->flags))
+		return;
+	if (!timer_pending(&t->retry_timer) ||
+	    time_before(t->retry_due, READ_ONCE(t->retry_timer.expires)))
+		mod_timer(&t->retry_timer, t->retry_due);
+}
+
 /*
  * Move the resend deadline to one RTO from now. The timer itself is only
  * moved when the deadline comes earlier than it: it stays armed while the
@@ -433,12 +443,10 @@ void cnuas_ib_req_arm_timer(struct cnuas_ib_qp *qp)
 
 	if (t->rto_j && t->rto_j < j)
 		j = t->rto_j;
-	if (!j || test_bit(CNUAS_TQP_DYING, &t->flags))
+	if (!j)
 		return;
 	t->retry_due = jiffies + j;
-	if (!timer_pending(&t->retry_timer) ||
-	    time_before(t->retry_due, READ_ONCE(t->retry_timer.expires)))
-		mod_timer(&t->retry_timer, t->retry_due);
+	cnuas_req_timer_catch_up(t);
 }
 
 int cnuas_ib_req_run(struct cnuas_ib_qp *qp, int budget)
@@ -570,9 +578,7 @@ void cnuas_ib_req_retry_timeout(struct cnuas_ib_qp *qp)
 		return;
 	/* Early: ACKs moved the deadline on since the timer was set. */
 	if (time_before(jiffies, t->retry_due)) {
-		if (!timer_pending(&t->retry_timer) &&
-		    !test_bit(CNUAS_TQP_DYING, &t->flags))
-			mod_timer(&t->retry_timer, t->retry_due);
+		cnuas_req_timer_catch_up(t);
 		return;
 	}
 	if (timer_pending(&t->retry_timer))

@@ -116,7 +116,7 @@ static int cnuas_resp_ack_pkt(struct cnuas_ib_qp *qp, u8 opc, u8 syn,
 
 	if (t->pending)
 		return -EAGAIN;
-	skb = cnuas_ib_pkt_alloc(qp->cdev, &t->skb_cache[CNUAS_SKB_RESP],
+	skb = cnuas_ib_pkt_alloc(qp->cdev, &t->skb_pools[CNUAS_SKB_RESP],
 				 &qp->attr.av, op->hdr_len, 0, &bth, &payload);
 	if (!skb)
 		return -EAGAIN;
@@ -695,13 +695,13 @@ static int cnuas_resp_read_pkt(struct cnuas_ib_qp *qp, struct cnuas_ib_res *r)
 		};
 
 		skb = cnuas_ib_pkt_from_mr(qp->cdev,
-					   &qp->t.skb_cache[CNUAS_SKB_RESP],
+					   &qp->t.skb_pools[CNUAS_SKB_RESP],
 					   &qp->attr.av, op->hdr_len, &bth,
 					   to_cpd(qp->ibqp.pd), &sge, 1, 0,
 					   plen, IB_ACCESS_REMOTE_READ);
 	} else {
 		skb = cnuas_ib_pkt_alloc(qp->cdev,
-					 &qp->t.skb_cache[CNUAS_SKB_RESP],
+					 &qp->t.skb_pools[CNUAS_SKB_RESP],
 					 &qp->attr.av, op->hdr_len, 0, &bth,
 					 &payload);
 		if (!skb)

@@ -455,7 +455,7 @@ void cnuas_ib_transport_qp_destroy(struct cnuas_ib_qp *qp)
 
 	kfree_skb(t->pending);
 	t->pending = NULL;
-	cnuas_ib_pkt_cache_free(t->skb_cache, CNUAS_SKB_CACHES);
+	cnuas_ib_pkt_pools_free(t->skb_pools, CNUAS_SKB_KINDS);
 	cnuas_ib_req_cleanup(qp);
 	cnuas_ib_resp_cleanup(qp);
 }

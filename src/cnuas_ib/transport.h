@@ -163,10 +163,10 @@ struct cnuas_ib_swqe {
 struct cnuas_ib_res;			/* resp.c: READ/atomic history */
 
 /* A QP's reusable small frames: its requests, and its ACKs and responses. */
-enum cnuas_skb_cache {
+enum cnuas_skb_kind {
 	CNUAS_SKB_REQ,
 	CNUAS_SKB_RESP,
-	CNUAS_SKB_CACHES
+	CNUAS_SKB_KINDS
 };
 
 /*
@@ -192,7 +192,7 @@ struct cnuas_ib_tqp {
 	unsigned long flags;		/* CNUAS_TQP_* */
 	struct sk_buff *pending;	/* built frame TX refused (-EBUSY) */
 	/* Small frames sent again once the device let go (net.c). */
-	struct cnuas_skb_pool skb_cache[CNUAS_SKB_CACHES];
+	struct cnuas_skb_pool skb_pools[CNUAS_SKB_KINDS];
 
 	/* Snapshot of the verbs state and attributes (qp_modify). */
 	enum ib_qp_state state;
@@ -346,22 +346,22 @@ int cnuas_ib_parse(struct cnuas_ib_dev *cdev, struct sk_buff *skb, u32 flags,
  * frames to our own MAC, which never reach it).
  */
 struct sk_buff *cnuas_ib_pkt_alloc(struct cnuas_ib_dev *cdev,
-				   struct cnuas_skb_pool *cache,
+				   struct cnuas_skb_pool *pool,
 				   const struct cnuas_ib_av *av,
 				   u32 hdr_len, u32 paylen, void **bth,
 				   void **payload);
 void cnuas_ib_pkt_seal(struct cnuas_ib_dev *cdev, struct sk_buff *skb);
-void cnuas_ib_pkt_cache_free(struct cnuas_skb_pool *cache, int n);
+void cnuas_ib_pkt_pools_free(struct cnuas_skb_pool *pools, int n);
 /*
  * A frame with @paylen payload bytes taken from MRs through @sge (at
  * @offset, checked for @access): the MRs' pages become fragments when the
  * device computes the ICRC and they are user MRs, else the bytes are
  * copied into the head. Fill the headers at *bth, then seal. ERR_PTR:
  * -ENOMEM, -EINVAL (key, bounds, access), -EMSGSIZE (SGEs too short).
- * @cache (or NULL): the QP's skb_cache pool a small copied frame reuses.
+ * @pool (or NULL): the QP's skb_pools entry a small copied frame reuses.
  */
 struct sk_buff *cnuas_ib_pkt_from_mr(struct cnuas_ib_dev *cdev,
-				     struct cnuas_skb_pool *cache,
+				     struct cnuas_skb_pool *pool,
 				     const struct cnuas_ib_av *av, u32 hdr_len,
 				     void **bth, struct cnuas_ib_pd *pd,
 				     const struct cnuas_sge *sge, u32 num_sge,
