@@ -172,9 +172,11 @@ enum cnuas_skb_kind {
 /*
  * Up to CNUAS_SKB_POOL of them per kind, filled as a burst needs them (a
  * ping-pong uses one): a requester's window of small atomics or a
- * responder's batch of their responses is out at once (see net.c).
+ * responder's batch of their responses is out at once (see net.c). 16
+ * ran dry in ib_atomic_bw's window of 128; 64 (about 80 KB per kind)
+ * covers what the TX ring holds before it is reaped.
  */
-#define CNUAS_SKB_POOL	16
+#define CNUAS_SKB_POOL	64
 struct cnuas_skb_pool {
 	struct sk_buff *skb[CNUAS_SKB_POOL];
 	u8 next;			/* the oldest one: tried first */
