@@ -62,7 +62,7 @@ static struct sk_buff *cnuas_pkt_get(struct cnuas_ib_dev *cdev,
 {
 	const struct net_device *nd = cdev->adev->netdev;
 	struct sk_buff *skb, *last;
-	u8 i;
+	unsigned int i;
 
 	if (!pool || head > CNUAS_IB_SMALL_FRAME || !nd ||
 	    ether_addr_equal(av->dmac, nd->dev_addr))

@@ -179,7 +179,7 @@ enum cnuas_skb_kind {
 #define CNUAS_SKB_POOL	64
 struct cnuas_skb_pool {
 	struct sk_buff *skb[CNUAS_SKB_POOL];
-	u8 next;			/* the oldest one: tried first */
+	unsigned int next;		/* the oldest one: tried first */
 };
 
 /* Per-QP transport state (embedded in struct cnuas_ib_qp). */
