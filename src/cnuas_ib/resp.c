@@ -766,9 +766,13 @@ module_param(ack_hold, bool, 0644);
 MODULE_PARM_DESC(ack_hold,
 		 "Let the ACK of a one-packet message wait for the QP's next request, up to a timer tick");
 
-/* A held ACK that waited this long found no request coming. */
-#define CNUAS_IB_ACK_HOLD_MISS_NS	(1000 * NSEC_PER_USEC)
-/* ... and after such a miss the QP's ACKs go at once for a while. */
+/*
+ * After this many holds in a row that waited in vain the QP's ACKs go at
+ * once for a while: a QP that gets requests but sends none would wait
+ * for every ACK's timer. One miss alone does not: on a busy host a stall
+ * of the guest's vCPU makes one in a ping-pong.
+ */
+#define CNUAS_IB_ACK_MISSES		2
 #define CNUAS_IB_ACK_NOHOLD_MS		100
 
 /*
@@ -793,7 +797,7 @@ static bool cnuas_resp_ack_may_hold(struct cnuas_ib_qp *qp)
 		return false;
 	/* Left armed by an earlier hold, the timer ends this one too. */
 	if (!t->ack_hold_ns)
-		t->ack_hold_ns = ktime_get_ns();
+		WRITE_ONCE(t->ack_hold_ns, ktime_get_ns());
 	if (!timer_pending(&t->ack_timer))
 		mod_timer(&t->ack_timer, jiffies + 1);
 	return true;
@@ -804,7 +808,7 @@ static bool cnuas_resp_ack_out(struct cnuas_ib_qp *qp, bool more)
 {
 	struct cnuas_ib_tqp *t = &qp->t;
 
-	t->ack_hold_ns = 0;
+	WRITE_ONCE(t->ack_hold_ns, 0);
 	clear_bit(CNUAS_TQP_SEND_ACK, &t->flags);
 	clear_bit(CNUAS_TQP_ACK_NOW, &t->flags);
 	/* The timer stays armed for the next hold (see the ack_timer). */
@@ -822,14 +826,20 @@ int cnuas_ib_resp_ack_run(struct cnuas_ib_qp *qp, bool req_sent)
 		return 0;
 	if (!req_sent && t->ack_hold_ns && !timer_pending(&t->ack_timer) &&
 	    ktime_get_ns() - t->ack_hold_ns >= CNUAS_IB_ACK_HOLD_MISS_NS) {
-		t->ack_nohold_j = jiffies +
-				  msecs_to_jiffies(CNUAS_IB_ACK_NOHOLD_MS);
 		cnuas_ib_stat_inc(qp->cdev, CNUAS_STAT_ACK_HOLD_EXPIRED);
+		/* Until a hold works again, one miss is enough. */
+		if (t->ack_misses < CNUAS_IB_ACK_MISSES)
+			t->ack_misses++;
+		if (t->ack_misses == CNUAS_IB_ACK_MISSES)
+			t->ack_nohold_j = jiffies +
+					  msecs_to_jiffies(CNUAS_IB_ACK_NOHOLD_MS);
 	}
 	if (!cnuas_resp_ack_out(qp, true))
 		return 0;
-	if (req_sent)
+	if (req_sent) {
+		t->ack_misses = 0;
 		cnuas_ib_stat_inc(qp->cdev, CNUAS_STAT_ACK_WITH_REQ);
+	}
 	return 1;
 }
 

@@ -299,14 +299,22 @@ static void cnuas_tqp_rnr_timer(struct timer_list *tl)
 /*
  * A held ACK waited long enough (resp.c): the worker sends it. The timer
  * is not deleted when the ACK leaves with a request, so it mostly finds
- * none owed; then ACK_NOW would only stop the next hold.
+ * none owed; then ACK_NOW would only stop the next hold. A hold that
+ * began just before this tick gets one more: sent alone now, the ACK
+ * would cost both nodes a batch of its own, in a ping-pong whose answer
+ * is some 100 us away.
  */
 static void cnuas_tqp_ack_timer(struct timer_list *tl)
 {
 	struct cnuas_ib_tqp *t = timer_container_of(t, tl, ack_timer);
+	u64 since = READ_ONCE(t->ack_hold_ns);
 
 	if (!test_bit(CNUAS_TQP_SEND_ACK, &t->flags))
 		return;
+	if (since && ktime_get_ns() - since < CNUAS_IB_ACK_HOLD_MISS_NS) {
+		mod_timer(&t->ack_timer, jiffies + 1);
+		return;
+	}
 	set_bit(CNUAS_TQP_ACK_NOW, &t->flags);
 	cnuas_ib_tqp_schedule(container_of(t, struct cnuas_ib_qp, t));
 }

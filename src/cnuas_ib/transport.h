@@ -66,6 +66,8 @@ struct rdma_hw_stats;
 #define CNUAS_IB_MIN_WINDOW	8	/* ... floor, after an ACK timeout */
 #define CNUAS_IB_ACKREQ_EVERY	16	/* AckReq at least this often */
 #define CNUAS_IB_ACK_EVERY	32	/* responder ACKs unasked after */
+/* A held ACK that waited this long found no request coming (resp.c). */
+#define CNUAS_IB_ACK_HOLD_MISS_NS	(1000 * NSEC_PER_USEC)
 #define CNUAS_IB_TX_BUDGET	256	/* frames per work item run */
 #define CNUAS_IB_MIN_TIMEOUT_MS	250	/* floor of the ACK timeout */
 #define CNUAS_IB_MIN_RTO_MS	20	/* floor of the resend timer */
@@ -257,6 +259,7 @@ struct cnuas_ib_tqp {
 	u32 ack_pkts;			/* requests received since the ACK */
 	u64 ack_hold_ns;		/* when the ACK began to wait */
 	unsigned long ack_nohold_j;	/* no holding until then */
+	u8 ack_misses;			/* holds in a row that waited in vain */
 	struct cnuas_ib_res *res;	/* history, CNUAS_IB_MAX_QP_RD_ATOM */
 	u32 res_next;			/* next history slot to use */
 	u32 res_cur;			/* slot READ responses come from */
