@@ -445,7 +445,7 @@ void cnuas_ib_req_arm_timer(struct cnuas_ib_qp *qp)
 		j = t->rto_j;
 	if (!j)
 		return;
-	t->retry_due = jiffies + j;
+	WRITE_ONCE(t->retry_due, jiffies + j);
 	cnuas_req_timer_catch_up(t);
 }
 

@@ -280,10 +280,23 @@ static void cnuas_tqp_work(struct work_struct *work)
 		cnuas_ib_tqp_runner_end(qp);
 }
 
+/*
+ * The timer stays armed while ACKs move the deadline on (req.c), so it
+ * mostly fires early: then it only goes again, here, rather than wake the
+ * worker for nothing (a context switch of the guest, every RTO of a
+ * ping-pong). timer_reduce(): a deadline set meanwhile that comes earlier
+ * wins.
+ */
 static void cnuas_tqp_retry_timer(struct timer_list *tl)
 {
 	struct cnuas_ib_tqp *t = timer_container_of(t, tl, retry_timer);
+	unsigned long due = READ_ONCE(t->retry_due);
 
+	if (time_before(jiffies, due)) {
+		if (!test_bit(CNUAS_TQP_DYING, &t->flags))
+			timer_reduce(tl, due);
+		return;
+	}
 	set_bit(CNUAS_TQP_RETRY, &t->flags);
 	cnuas_ib_tqp_schedule(container_of(t, struct cnuas_ib_qp, t));
 }
