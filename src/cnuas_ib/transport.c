@@ -325,7 +325,8 @@ static void cnuas_tqp_ack_timer(struct timer_list *tl)
 	if (!test_bit(CNUAS_TQP_SEND_ACK, &t->flags))
 		return;
 	if (since && ktime_get_ns() - since < CNUAS_IB_ACK_HOLD_MISS_NS) {
-		mod_timer(&t->ack_timer, jiffies + 1);
+		if (!test_bit(CNUAS_TQP_DYING, &t->flags))
+			mod_timer(&t->ack_timer, jiffies + 1);
 		return;
 	}
 	set_bit(CNUAS_TQP_ACK_NOW, &t->flags);
