@@ -75,6 +75,7 @@ void cnuas_ib_resp_reset(struct cnuas_ib_qp *qp)
 	t->wr_left = 0;
 	t->wr_len = 0;
 	t->ack_pkts = 0;
+	cnuas_ib_resp_hold_reset(t);
 	t->res_next = 0;
 	t->res_cur = 0;
 	t->res_num = clamp_t(u32, t->max_dest_rd_atomic, 1,
@@ -774,6 +775,22 @@ MODULE_PARM_DESC(ack_hold,
  */
 #define CNUAS_IB_ACK_MISSES		2
 #define CNUAS_IB_ACK_NOHOLD_MS		100
+/*
+ * Nor does a QP hold that sent no request in this timer tick or the one
+ * before: it only receives (a target of one-sided WRITEs, a perftest
+ * server that rdma_cm moved to RTS), and every hold would wait for the
+ * timer in vain, a stall of one to two ticks each time the QP's misses
+ * let it try again.
+ */
+#define CNUAS_IB_ACK_REQ_TICKS		1
+
+/* A new connection starts without history: RESET, and again at RTR. */
+void cnuas_ib_resp_hold_reset(struct cnuas_ib_tqp *t)
+{
+	t->ack_misses = 0;
+	t->ack_nohold_j = jiffies;
+	t->req_sent_j = jiffies - CNUAS_IB_ACK_REQ_TICKS - 1;
+}
 
 /*
  * Ping-pong traffic answers a one-packet message with one: its ACK can go
@@ -793,7 +810,8 @@ static bool cnuas_resp_ack_may_hold(struct cnuas_ib_qp *qp)
 
 	if (!READ_ONCE(ack_hold) || test_bit(CNUAS_TQP_ACK_NOW, &t->flags) ||
 	    t->ack_pkts > 1 || t->state != IB_QPS_RTS ||
-	    time_before(jiffies, t->ack_nohold_j))
+	    time_before(jiffies, t->ack_nohold_j) ||
+	    time_after(jiffies, t->req_sent_j + CNUAS_IB_ACK_REQ_TICKS))
 		return false;
 	/* Left armed by an earlier hold, the timer ends this one too. */
 	if (!t->ack_hold_ns)

@@ -240,6 +240,8 @@ static bool cnuas_tqp_run(struct cnuas_ib_qp *qp)
 		cnuas_ib_req_retry_timeout(qp);
 	if (budget > 0)
 		req_sent = cnuas_ib_req_run(qp, budget);
+	if (req_sent)
+		t->req_sent_j = jiffies;
 	budget -= req_sent;
 	budget -= cnuas_ib_resp_ack_run(qp, req_sent > 0);
 	again = budget <= 0 && !t->pending;
@@ -344,7 +346,7 @@ int cnuas_ib_transport_qp_init(struct cnuas_ib_qp *qp)
 	timer_setup(&t->retry_timer, cnuas_tqp_retry_timer, 0);
 	timer_setup(&t->rnr_timer, cnuas_tqp_rnr_timer, 0);
 	timer_setup(&t->ack_timer, cnuas_tqp_ack_timer, 0);
-	t->ack_nohold_j = jiffies;
+	cnuas_ib_resp_hold_reset(t);
 	INIT_LIST_HEAD(&t->park);
 	INIT_LIST_HEAD(&t->rx_run);
 	t->state = IB_QPS_RESET;

@@ -259,6 +259,7 @@ struct cnuas_ib_tqp {
 	u32 ack_pkts;			/* requests received since the ACK */
 	u64 ack_hold_ns;		/* when the ACK began to wait */
 	unsigned long ack_nohold_j;	/* no holding until then */
+	unsigned long req_sent_j;	/* last run that sent a request */
 	u8 ack_misses;			/* holds in a row that waited in vain */
 	struct cnuas_ib_res *res;	/* history, CNUAS_IB_MAX_QP_RD_ATOM */
 	u32 res_next;			/* next history slot to use */
@@ -442,6 +443,7 @@ void cnuas_ib_comp_post(struct cnuas_ib_qp *qp, struct cnuas_ib_swqe *sw,
 int cnuas_ib_resp_init(struct cnuas_ib_qp *qp);
 void cnuas_ib_resp_cleanup(struct cnuas_ib_qp *qp);
 void cnuas_ib_resp_reset(struct cnuas_ib_qp *qp);
+void cnuas_ib_resp_hold_reset(struct cnuas_ib_tqp *t);
 void cnuas_ib_resp_rx(struct cnuas_ib_qp *qp, struct cnuas_ib_rxp *p);
 int cnuas_ib_resp_run(struct cnuas_ib_qp *qp, int budget);
 void cnuas_ib_resp_flush(struct cnuas_ib_qp *qp);

@@ -7,7 +7,7 @@
 # ack_with_request), none with ack_hold=0; the tools pass either way, and
 # their last message, which nothing answers, still completes (its ACK
 # waits for a timer tick at most, or for two if the first came within
-# 1 ms).
+# 1 ms). A QP that sends no requests holds no ACK (oneway below).
 # timeout: 300
 . "$(dirname "$0")/lib.sh"
 need_cnuas_nodes 2
@@ -70,10 +70,39 @@ pingpong() {
 	done
 }
 
+# oneway: a QP that only receives holds no ACK. cnuas-rnr -M oneway:
+# the server's QP, at RTS, takes 5000 SENDs and sends no request; the
+# client sends each after the last one completed. Each ACK that waited
+# would stall the client for a timer tick (ack_hold_expired: 9 in this
+# run here while holds ignored what the QP sends, one per 100 ms). None
+# may wait in vain, and none leaves behind a request.
+oneway() {
+	local args="-d cnuas_0 -M oneway -n 5000 -T 100 -p $port" e0 w0 de dw
+	hold 1
+	e0=$(hwc "$A" ack_hold_expired)
+	w0=$(hwc "$A" ack_with_request)
+	if ! pair_run oneway 120 "$A" "$B" "$(listening $port)" \
+		"cnuas-rnr $args" "cnuas-rnr $args $(ip_of "$A")" ||
+		! grep -q 'PASS oneway' "$PR_CLI"; then
+		pair_show 10
+		fail "cnuas-rnr -M oneway failed"
+	fi
+	port=$((port + 1))
+	de=$(($(hwc "$A" ack_hold_expired) - e0))
+	dw=$(($(hwc "$A" ack_with_request) - w0))
+	[ "$de" = 0 ] ||
+		fail "receive-only QP: $de of node$A's ACKs waited for a timer in vain (want none)"
+	[ "$dw" = 0 ] ||
+		fail "receive-only QP: node$A sent $dw ACKs behind a request, but it sent none"
+	echo "PASS receive-only QP: node$A held no ACK of 5000 SENDs (cnuas-rnr -M oneway)"
+}
+
 # Each node owes 3000 ACKs; a timer tick sends none alone that waited
 # less than 1 ms, so only stalls (counted above) may take many.
 pingpong ib_send_lat 1 2950 3000
 pingpong ib_write_lat 1 2950 3000
 pingpong ib_send_lat 0 0 0
 pingpong ib_write_lat 0 0 0
-echo "ping-pong ACKs leave behind the answer; ack_hold=0 sends them alone"
+oneway
+echo "ping-pong ACKs leave behind the answer; ack_hold=0 sends them alone;" \
+	"a QP that sends nothing holds none"

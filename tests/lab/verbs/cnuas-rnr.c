@@ -14,6 +14,11 @@
  *         receive completes; the client's SEND must still complete with
  *         IBV_WC_SUCCESS: the ACK the server owed (and may have held for
  *         a reply) leaves before its QP goes.
+ * oneway: the server only receives: -n SENDs, each taken and its buffer
+ *         posted again; the client sends them one at a time, each after
+ *         the last one completed. Nothing answers them, so an ACK the
+ *         server held for a reply would cost each one a timer tick
+ *         (the VM test reads the server's hw counters).
  * Then both sides build fresh QPs and exchange one SEND each way: the
  * device keeps working. Exit 0 only when all that happened within -T s.
  */
@@ -26,6 +31,7 @@
 #include <unistd.h>
 
 static double limit = 120;
+static unsigned int oneway_msgs = 1000;
 
 struct side {
 	struct ibv_cq *cq;
@@ -99,6 +105,33 @@ static void sync_word(int fd, const char *what)
 		vt_die("peer vanished from the side channel (%s)", what);
 }
 
+/* oneway: the server keeps the receive queue topped up, the client waits for each SEND. */
+static int oneway(struct side *s, int server)
+{
+	unsigned int i;
+	struct ibv_wc wc;
+
+	for (i = 0; i < oneway_msgs; i++) {
+		if (server && !i) {
+			post_recv(s);
+			post_recv(s);
+		}
+		if (!server)
+			post_send(s);
+		if (vt_poll_one(s->cq, &wc, limit)) {
+			vt_log("FAIL: oneway: no completion for message %u within %.0f s", i, limit);
+			return 1;
+		}
+		if (wc.status != IBV_WC_SUCCESS) {
+			vt_log("FAIL: oneway: message %u: %s", i, ibv_wc_status_str(wc.status));
+			return 1;
+		}
+		if (server)
+			post_recv(s);
+	}
+	return 0;
+}
+
 /* The afterwards check: a fresh QP pair, one SEND each way, both succeed. */
 static int still_works(struct vt_ctx *c, const struct vt_opts *o, int fd)
 {
@@ -149,17 +182,18 @@ int main(int argc, char **argv)
 	o.min_rnr_timer = 1;	/* 0.01 ms: retries come fast */
 	o.timeout = 10;		/* ~4 ms */
 	o.retry_cnt = 2;
-	while ((opt = getopt(argc, argv, VT_COMMON_OPTS "M:T:h")) != -1) {
+	while ((opt = getopt(argc, argv, VT_COMMON_OPTS "M:T:n:h")) != -1) {
 		if (vt_common_opt(&o, opt, optarg))
 			continue;
 		switch (opt) {
 		case 'M': mode = optarg; break;
 		case 'T': limit = (double)vt_parse_u64(optarg, "time limit", 86400); break;
+		case 'n': oneway_msgs = (unsigned int)vt_parse_u64(optarg, "messages", 1000000); break;
 		case 'h':
 		default:
 			fprintf(opt == 'h' ? stdout : stderr,
-				"Usage: cnuas-rnr -M rnr|vanish|lastack [-T SEC] [options] [SERVER]\n"
-				"  defaults here: -R 2 (rnr_retry), -t 10, -r 2\n");
+				"Usage: cnuas-rnr -M rnr|vanish|lastack|oneway [-T SEC] [-n MSGS] [options] [SERVER]\n"
+				"  defaults here: -R 2 (rnr_retry), -t 10, -r 2; oneway: -n 1000, -R 7, -t 14, -r 7\n");
 			vt_usage_common(opt == 'h' ? stdout : stderr);
 			return opt == 'h' ? 0 : 2;
 		}
@@ -167,10 +201,18 @@ int main(int argc, char **argv)
 	if (optind < argc)
 		o.server = argv[optind++];
 	if (optind < argc || !mode ||
-	    (strcmp(mode, "rnr") && strcmp(mode, "vanish") && strcmp(mode, "lastack")))
-		vt_die("usage: cnuas-rnr -M rnr|vanish|lastack [options] [SERVER]");
+	    (strcmp(mode, "rnr") && strcmp(mode, "vanish") && strcmp(mode, "lastack") &&
+	     strcmp(mode, "oneway")))
+		vt_die("usage: cnuas-rnr -M rnr|vanish|lastack|oneway [options] [SERVER]");
 	bool rnr = !strcmp(mode, "rnr");
 	bool lastack = !strcmp(mode, "lastack");
+
+	if (!strcmp(mode, "oneway")) {
+		/* nothing may fail here: the error paths are the other modes' */
+		o.rnr_retry = 7;
+		o.timeout = 14;
+		o.retry_cnt = 7;
+	}
 
 	if (rnr && o.rnr_retry >= 7)
 		vt_die("rnr_retry 7 retries forever: use -R 0..6");
@@ -180,7 +222,16 @@ int main(int argc, char **argv)
 	side_new(&c, &s);
 	side_connect(&c, &s, &o, fd);
 	sync_word(fd, "both at RTS");
-	if (!o.server) {
+	if (!strcmp(mode, "oneway")) {
+		if (!o.server)
+			post_recv(&s);	/* a third, so the first SEND finds one */
+		sync_word(fd, "server side set up");
+		rc = oneway(&s, !o.server);
+		if (!rc)
+			printf("cnuas-rnr: PASS oneway: %u SENDs, one at a time, all completed\n",
+			       oneway_msgs);
+		sync_word(fd, "oneway done");
+	} else if (!o.server) {
 		/* server: no receive buffer (rnr), no QP at all (vanish) */
 		if (lastack)
 			post_recv(&s);
