@@ -193,7 +193,8 @@ int main(int argc, char **argv)
 		default:
 			fprintf(opt == 'h' ? stdout : stderr,
 				"Usage: cnuas-rnr -M rnr|vanish|lastack|oneway [-T SEC] [-n MSGS] [options] [SERVER]\n"
-				"  defaults here: -R 2 (rnr_retry), -t 10, -r 2; oneway: -n 1000, -R 7, -t 14, -r 7\n");
+				"  defaults here: -R 2 (rnr_retry), -t 10, -r 2; -n 1000 (oneway, which always\n"
+				"  uses -R 7 -t 14 -r 7: it tests no error path)\n");
 			vt_usage_common(opt == 'h' ? stdout : stderr);
 			return opt == 'h' ? 0 : 2;
 		}
