@@ -838,6 +838,8 @@ int cnuas_ib_resp_ack_run(struct cnuas_ib_qp *qp, bool req_sent)
 {
 	struct cnuas_ib_tqp *t = &qp->t;
 
+	if (req_sent)
+		t->req_sent_j = jiffies;
 	if (cnuas_resp_busy(t) || !test_bit(CNUAS_TQP_SEND_ACK, &t->flags))
 		return 0;
 	if (!req_sent && cnuas_resp_ack_may_hold(qp))

@@ -240,8 +240,6 @@ static bool cnuas_tqp_run(struct cnuas_ib_qp *qp)
 		cnuas_ib_req_retry_timeout(qp);
 	if (budget > 0)
 		req_sent = cnuas_ib_req_run(qp, budget);
-	if (req_sent)
-		t->req_sent_j = jiffies;
 	budget -= req_sent;
 	budget -= cnuas_ib_resp_ack_run(qp, req_sent > 0);
 	again = budget <= 0 && !t->pending;

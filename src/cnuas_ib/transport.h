@@ -259,7 +259,7 @@ struct cnuas_ib_tqp {
 	u32 ack_pkts;			/* requests received since the ACK */
 	u64 ack_hold_ns;		/* when the ACK began to wait */
 	unsigned long ack_nohold_j;	/* no holding until then */
-	unsigned long req_sent_j;	/* last run that sent a request */
+	unsigned long req_sent_j;	/* last run that sent a request (resp.c) */
 	u8 ack_misses;			/* holds in a row that waited in vain */
 	struct cnuas_ib_res *res;	/* history, CNUAS_IB_MAX_QP_RD_ATOM */
 	u32 res_next;			/* next history slot to use */
