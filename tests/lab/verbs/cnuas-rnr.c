@@ -210,8 +210,9 @@ int main(int argc, char **argv)
 		vt_die("usage: cnuas-rnr -M rnr|vanish|lastack|oneway [options] [SERVER]");
 	bool rnr = !strcmp(mode, "rnr");
 	bool lastack = !strcmp(mode, "lastack");
+	bool is_oneway = !strcmp(mode, "oneway");
 
-	if (!strcmp(mode, "oneway")) {
+	if (is_oneway) {
 		/* nothing may fail here: the error paths are the other modes' */
 		o.rnr_retry = 7;
 		o.timeout = 14;
@@ -226,7 +227,7 @@ int main(int argc, char **argv)
 	side_new(&c, &s);
 	side_connect(&c, &s, &o, fd);
 	sync_word(fd, "both at RTS");
-	if (!strcmp(mode, "oneway")) {
+	if (is_oneway) {
 		if (!o.server)
 			post_recv(&s);	/* a third, so the first SEND finds one */
 		sync_word(fd, "server side set up");
@@ -291,7 +292,7 @@ int main(int argc, char **argv)
 		vt_send_word(fd, (uint64_t)rc);
 	}
 	side_free(&s);
-	if (strcmp(mode, "oneway") && still_works(&c, &o, fd))
+	if (!is_oneway && still_works(&c, &o, fd))
 		rc = 1;
 	close(fd);
 	vt_close(&c);
