@@ -4,7 +4,8 @@
 # over the limits, bad state transitions, wrong access flags, zero-length
 # MR, bad rkeys, unaligned atomics, CQ resizes below the waiting CQEs, multicast
 # attaches of RC QPs and unicast GIDs give
-# the errno / completion status of a real HCA, good resizes keep the CQEs;
+# the errno / completion status of a real HCA, good resizes keep the CQEs,
+# the SRQ-limit and QP-access-error async events arrive;
 # the guest keeps working (a transfer to node 1 afterwards).
 . "$(dirname "$0")/lib.sh"
 need_cnuas_nodes 2
@@ -13,7 +14,10 @@ need_eth
 # the rxe nodes, to check the test itself)
 DEV=${VERBS_DEV:-cnuas_0}
 read -r N0 N1 <<<"${VERBS_NODES:-0 1}"
-lsh -t 30 "$N0" "modprobe -q cnuas_ib 2>/dev/null; modprobe -q ib_uverbs 2>/dev/null; i=0; while [ ! -e /sys/class/infiniband/$DEV ] && [ \$i -lt 50 ]; do sleep 0.2; i=\$((i+1)); done; [ -e /sys/class/infiniband/$DEV ]" || skip "node0 has no $DEV (cnuas_ib not loaded)"
+for n in "$N0" "$N1"; do
+	lsh -t 30 "$n" "modprobe -q cnuas_ib 2>/dev/null; modprobe -q ib_uverbs 2>/dev/null; i=0; while [ ! -e /sys/class/infiniband/$DEV ] && [ \$i -lt 50 ]; do sleep 0.2; i=\$((i+1)); done; [ -e /sys/class/infiniband/$DEV ]" ||
+		skip "node$n has no $DEV (cnuas_ib not loaded)"
+done
 out=$(lsh -t 300 "$N0" "cnuas-badverbs -d $DEV" 2>&1)
 rc=$?
 echo "$out"

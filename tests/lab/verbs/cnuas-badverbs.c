@@ -29,12 +29,18 @@
  *                QP twice is no error (uverbs dedups), detaching a group
  *                it is not in -> EINVAL; destroying an attached QP ->
  *                EBUSY (uverbs), after the detach it goes
+ *  async         affiliated asynchronous events: SRQ_LIMIT_REACHED once
+ *                an SRQ falls below its armed limit (not before; then the
+ *                limit reads 0, disarmed, IBA 10.2.9.4), QP_ACCESS_ERR on
+ *                the responder QP of a WRITE with a bad rkey (as mlx5)
  * The RC cases run over a loopback pair of QPs on the same port.
  */
 #include "common.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -44,9 +50,9 @@ static int post_err;	/* ibv_post_send's return of the last run_wr */
 static struct vt_ctx C;
 static struct vt_opts O;
 
-#define REPORT(ok, name, ...) do { \
-	printf("%s %-14s ", (ok) ? "PASS" : "FAIL", name); printf(__VA_ARGS__); putchar('\n'); \
-	fflush(stdout); if (ok) npass++; else nfail++; } while (0)
+#define REPORT(ok, name, ...) do { bool ok_ = (ok); \
+	printf("%s %-14s ", ok_ ? "PASS" : "FAIL", name); printf(__VA_ARGS__); putchar('\n'); \
+	fflush(stdout); if (ok_) npass++; else nfail++; } while (0)
 #define SKIP(name, ...) do { printf("SKIP %-14s ", name); printf(__VA_ARGS__); putchar('\n'); nskip++; } while (0)
 
 static void expect_einval_qp(const char *what, struct ibv_qp_init_attr a)
@@ -184,9 +190,12 @@ struct pair {
 	struct ibv_mr *la, *rb, *ro;	/* a local; b remote r/w/atomic; b local-only */
 };
 
-static void pair_new(struct pair *p)
+/* A loopback pair; b takes its receives from srq when one is given. */
+static void pair_new_srq(struct pair *p, struct ibv_srq *srq)
 {
 	struct vt_peer pa = { 0 }, pb = { 0 };
+	struct ibv_qp_init_attr ib = { .srq = srq, .qp_type = IBV_QPT_RC,
+				       .cap = { .max_send_wr = 8, .max_send_sge = 1 } };
 	int r;
 
 	memset(p, 0, sizeof(*p));
@@ -201,7 +210,8 @@ static void pair_new(struct pair *p)
 	if (!p->cq || !p->la || !p->rb || !p->ro)
 		vt_die("loopback pair: %s", strerror(errno));
 	p->a = vt_create_rc(&C, p->cq, p->cq, 8, 1);
-	p->b = vt_create_rc(&C, p->cq, p->cq, 8, 1);
+	ib.send_cq = ib.recv_cq = p->cq;
+	p->b = srq ? ibv_create_qp(C.pd, &ib) : vt_create_rc(&C, p->cq, p->cq, 8, 1);
 	if (!p->a || !p->b)
 		vt_die("loopback pair: ibv_create_qp: %s", strerror(errno));
 	pa.qpn = p->a->qp_num;
@@ -218,6 +228,11 @@ static void pair_new(struct pair *p)
 		r = vt_connect_rc(&C, p->b, &O, pb.psn, &pa, acc);
 	if (r)
 		vt_die("loopback pair to RTS: %s", strerror(r));
+}
+
+static void pair_new(struct pair *p)
+{
+	pair_new_srq(p, NULL);
 }
 
 static void pair_free(struct pair *p)
@@ -496,12 +511,77 @@ static void case_mcast(void)
 	pair_free(&p);
 }
 
+/*
+ * Wait for an affiliated asynchronous event of this type on elem (a QP or
+ * an SRQ); every event read on the way is acknowledged. true if it came.
+ */
+static bool got_async(enum ibv_event_type type, const void *elem, double timeout_s)
+{
+	struct pollfd pfd = { .fd = C.ctx->async_fd, .events = POLLIN };
+	double end = vt_now() + timeout_s;
+	struct ibv_async_event ev;
+	bool found = false;
+
+	fcntl(pfd.fd, F_SETFL, fcntl(pfd.fd, F_GETFL) | O_NONBLOCK);
+	while (!found && vt_now() < end) {
+		if (poll(&pfd, 1, 50) <= 0 || ibv_get_async_event(C.ctx, &ev))
+			continue;
+		if (ev.event_type == type)
+			found = type == IBV_EVENT_SRQ_LIMIT_REACHED ? ev.element.srq == elem :
+								      ev.element.qp == elem;
+		ibv_ack_async_event(&ev);
+	}
+	return found;
+}
+
+static void case_async(void)
+{
+	struct ibv_srq_init_attr sa = { .attr = { .max_wr = 16, .max_sge = 1 } };
+	struct ibv_srq_attr lim = { .srq_limit = 8 };
+	struct ibv_recv_wr rwr = { .num_sge = 1 }, *bad;
+	struct ibv_srq *srq = ibv_create_srq(C.pd, &sa);
+	struct ibv_sge sg;
+	struct pair p;
+	int i, r, s;
+
+	if (!srq)
+		vt_die("ibv_create_srq: %s", strerror(errno));
+	pair_new_srq(&p, srq);
+	sg = (struct ibv_sge){ .addr = (uintptr_t)p.mem + 8192, .length = 64, .lkey = p.ro->lkey };
+	rwr.sg_list = &sg;
+	for (i = 0, r = 0; i < 16 && !r; i++)
+		r = ibv_post_srq_recv(srq, &rwr, &bad);
+	if (!r)
+		r = ibv_modify_srq(srq, &lim, IBV_SRQ_LIMIT);
+	REPORT(!r, "async", "16 receives on an SRQ, limit armed at 8 -> %s", r ? strerror(r) : "ok");
+	/* 8 SENDs leave 8 receives: not below the limit yet */
+	for (i = 0, s = IBV_WC_SUCCESS; i < 8 && s == IBV_WC_SUCCESS; i++)
+		s = run_wr(&p, IBV_WR_SEND, 64, 0, 0, 0, 0);
+	REPORT(s == IBV_WC_SUCCESS && !got_async(IBV_EVENT_SRQ_LIMIT_REACHED, srq, 0.5), "async",
+	       "8 SENDs into the SRQ (%s): no SRQ_LIMIT_REACHED at 8 left", st(s));
+	s = run_wr(&p, IBV_WR_SEND, 64, 0, 0, 0, 0);
+	REPORT(s == IBV_WC_SUCCESS && got_async(IBV_EVENT_SRQ_LIMIT_REACHED, srq, 10), "async",
+	       "the 9th SEND (%s) leaves 7: SRQ_LIMIT_REACHED", st(s));
+	memset(&lim, 0xff, sizeof(lim));
+	r = ibv_query_srq(srq, &lim);
+	REPORT(!r && lim.srq_limit == 0, "async", "the limit is disarmed after the event (srq_limit %u, %s)",
+	       lim.srq_limit, r ? strerror(r) : "ok");
+	/* the responder QP of a bad-rkey WRITE reports a local access error */
+	s = run_wr(&p, IBV_WR_RDMA_WRITE, 64, (uintptr_t)p.mem + 4096, p.rb->rkey ^ 0x5a5a00, 0, 0);
+	REPORT(s == IBV_WC_REM_ACCESS_ERR && got_async(IBV_EVENT_QP_ACCESS_ERR, p.b, 10), "async",
+	       "RDMA WRITE with a wrong rkey (%s): QP_ACCESS_ERR on the responder QP", st(s));
+	pair_free(&p);
+	r = ibv_destroy_srq(srq);
+	REPORT(!r, "async", "destroy the SRQ after its QP -> %s", r ? strerror(r) : "ok");
+}
+
 int main(int argc, char **argv)
 {
 	static const struct vt_case cases[] = {
 		{ "caps", case_caps }, { "state", case_state }, { "access", case_access },
 		{ "zero-mr", case_zero_mr }, { "bad-rkey", case_bad_rkey }, { "atomic-align", case_atomic_align },
 		{ "resize-cq", case_resize_cq }, { "mcast", case_mcast },
+		{ "async", case_async },
 	};
 
 	vt_prog = "cnuas-badverbs";
