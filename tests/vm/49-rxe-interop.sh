@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0-or-later OR MIT
 # Wire compatibility with Linux Soft-RoCE: a cnuas node and an rdma_rxe node
 # (stock virtio-net on the switch's dgram port) run ibv_rc_pingpong (with
-# data checks) and ib_write_bw in both directions.  Default pair: cnuas
+# data checks), ib_write_bw and rping over RDMA CM on their IPv6 addresses
+# (RPING_COUNT pings, -v -V) in both directions.  Default pair: cnuas
 # node 0 and the first rxe node; CNUAS_RXE_PAIR="A B" for others.
 # timeout: 600
 . "$(dirname "$0")/lib.sh"
@@ -13,6 +14,7 @@ rdma_prep "$A" "$B"
 note "node$A $DA (GID $GA) <-> node$B $DB (GID $GB), MTU $MTU"
 
 cases=()
+pings=${RPING_COUNT:-50}
 port=18700
 for dir in fwd rev; do
 	if [ $dir = fwd ]; then s=$A c=$B gs=$GA gc=$GB; else s=$B c=$A gs=$GB gc=$GA; fi
@@ -27,6 +29,9 @@ for dir in fwd rev; do
 		"ib_write_bw -d $ds -x $gs -F -n ${PERF_ITERS:-20} -p $port" \
 		"ib_write_bw -d $dc -x $gc -F -n ${PERF_ITERS:-20} -p $port $(ip_of "$s")"
 	port=$((port + 1))
+	cases+=("rping6.$c-$s")
+	pair_bg "rping6.$c-$s" 180 "$s" "$c" "$(cm_listening)" \
+		"rping -s -a $(ip6_of "$s") -v -V -C $pings" "rping -c -a $(ip6_of "$s") -v -V -C $pings"
 done
 pair_wait
 
@@ -35,6 +40,12 @@ for c in "${cases[@]}"; do
 	if pair_result "$c"; then
 		case $c in
 		rc_*) r=$(grep -h 'iters in' "$PR_CLI") ;;
+		rping6.*)
+			n=$(grep -c 'ping data: ' "$PR_CLI")
+			r=
+			[ "$n" = "$pings" ] && ! grep -qi mismatch "$PR_SRV" "$PR_CLI" &&
+				r="$pings verified pings over IPv6 GIDs"
+			;;
 		*)
 			r=$(awk '/#bytes/ { h = 1; next } h && $1 ~ /^[0-9]+$/ && $5 + 0 > 0 { print; exit }' "$PR_CLI" "$PR_SRV")
 			# perftest's TSC calibration fails on a loaded TCG host (see 47).
@@ -51,4 +62,4 @@ for c in "${cases[@]}"; do
 	bad+=("$c")
 done
 [ ${#bad[@]} -eq 0 ] || fail "${#bad[@]} of ${#cases[@]} interop runs failed: ${bad[*]}"
-echo "$DA on node$A and $DB on node$B interoperate: RC pingpong and ib_write_bw both ways"
+echo "$DA on node$A and $DB on node$B interoperate: RC pingpong, ib_write_bw and IPv6 rping both ways"
