@@ -96,7 +96,9 @@
 #define CNUAS_IB_DEVICE_CAP_FLAGS	(IB_DEVICE_PORT_ACTIVE_EVENT | \
 					 IB_DEVICE_SYS_IMAGE_GUID | \
 					 IB_DEVICE_RC_RNR_NAK_GEN | \
-					 IB_DEVICE_MEM_MGT_EXTENSIONS)
+					 IB_DEVICE_MEM_MGT_EXTENSIONS | \
+					 IB_DEVICE_MEM_WINDOW | \
+					 IB_DEVICE_MEM_WINDOW_TYPE_2B)
 /* Pages of one fast-registration MR (mr-fast.c). */
 #define CNUAS_IB_MAX_FRMR_PAGES		512
 
@@ -220,6 +222,7 @@ enum cnuas_ib_mr_type {
 	CNUAS_IB_MR_USER,		/* ib_umem, pinned pages */
 	CNUAS_IB_MR_DMABUF,		/* DMA-BUF: CPU copies via its vmap */
 	CNUAS_IB_MR_FAST,		/* fast registration (mr-fast.c) */
+	CNUAS_IB_MR_MW,			/* a memory window's key (mw.c) */
 };
 
 struct dma_buf;
@@ -252,6 +255,20 @@ struct cnuas_ib_mr {
 					 */
 	refcount_t ref;			/* lookups in flight + 1 */
 	struct completion released;	/* ref reached 0 */
+	/*
+	 * MW: the window [iova, iova + length) of @parent while bound
+	 * (revoked: not bound), type 2 only for QP @mw_qpn. Not MW: the
+	 * windows bound to this MR. Both change under the MR table's lock.
+	 */
+	struct cnuas_ib_mr *parent;
+	u32 mw_qpn;
+	u8 mw_type;			/* IB_MW_TYPE_1 or _2 */
+	u32 num_mw;
+};
+
+struct cnuas_ib_mw {
+	struct ib_mw ibmw;
+	struct cnuas_ib_mr *mr;		/* its entry in the MR table */
 };
 
 /* The direction of a copy between a buffer and an MR. */
@@ -268,8 +285,10 @@ enum cnuas_ib_copy_dir {
  */
 struct cnuas_ib_mr *cnuas_ib_mr_get_lkey(struct cnuas_ib_pd *pd, u32 lkey,
 					 u64 addr, u64 len, int access);
+/* An rkey may name a memory window bound for responder QP @qpn. */
 struct cnuas_ib_mr *cnuas_ib_mr_get_rkey(struct cnuas_ib_pd *pd, u32 rkey,
-					 u64 addr, u64 len, int access);
+					 u64 addr, u64 len, int access,
+					 u32 qpn);
 void cnuas_ib_mr_put(struct cnuas_ib_mr *mr);
 /*
  * Copy @len bytes between @buf and the MR at @addr (checked by get).
@@ -561,11 +580,30 @@ struct ib_mr *cnuas_ib_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
 				u32 max_num_sg);
 int cnuas_ib_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg,
 		       int sg_nents, unsigned int *sg_offset);
+/* mw.c: memory windows, type 1 and 2B */
+int cnuas_ib_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata);
+int cnuas_ib_dealloc_mw(struct ib_mw *ibmw);
+/* IBV_WR_BIND_MW reached in @qp's SQ: IB_WC_SUCCESS or the error. */
+enum ib_wc_status cnuas_ib_mw_bind(struct cnuas_ib_qp *qp,
+				   const struct cnuas_send_wqe *w);
+/* Table lock held: the window of @mw if @pd and @qpn may use it, or NULL. */
+struct cnuas_ib_mr *cnuas_ib_mw_resolve(struct cnuas_ib_mr *mw,
+					struct cnuas_ib_pd *pd, u32 key,
+					u64 addr, u64 len, int access,
+					u32 qpn);
+/* Table lock held: unbind the windows of an MR being deregistered. */
+void cnuas_ib_mw_unbind_all(struct cnuas_ib_mr *mr);
+/*
+ * LOCAL_INV or SEND with Invalidate of @key by QP @qpn: an FRMR of @pd, or
+ * a type 2 window of @pd bound for @qpn. 0 or -EINVAL.
+ */
+int cnuas_ib_mr_invalidate(struct cnuas_ib_pd *pd, u32 key, u32 qpn);
+
 /* IB_WR_REG_MR on the FRMR that @key names: IB_WC_SUCCESS or the error. */
 enum ib_wc_status cnuas_ib_mr_fast_reg(struct cnuas_ib_pd *pd, u32 key,
 				       int access);
-/* LOCAL_INV or a remote invalidation: 0, or -EINVAL (no such FRMR). */
-int cnuas_ib_mr_fast_inv(struct cnuas_ib_pd *pd, u32 key);
+/* Table lock held: invalidate the FRMR that @key names; 0 or -EINVAL. */
+int cnuas_ib_mr_fast_inv_locked(struct cnuas_ib_pd *pd, u32 key);
 int cnuas_ib_mr_fast_copy(struct cnuas_ib_mr *mr, u64 addr, void *buf,
 			  u32 len, enum cnuas_ib_copy_dir dir);
 

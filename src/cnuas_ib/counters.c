@@ -41,6 +41,7 @@ static const struct rdma_stat_desc cnuas_ib_stat_descs[CNUAS_STAT_NUM] = {
 	[CNUAS_STAT_MCAST_RCVD]		= { .name = "mcast_rcvd" },
 	[CNUAS_STAT_ACK_WITH_REQ]	= { .name = "ack_with_request" },
 	[CNUAS_STAT_ACK_HOLD_EXPIRED]	= { .name = "ack_hold_expired" },
+	[CNUAS_STAT_MW_BIND]		= { .name = "mw_bind" },
 };
 
 struct rdma_hw_stats *cnuas_ib_alloc_hw_port_stats(struct ib_device *ibdev,

@@ -30,6 +30,8 @@ const struct ib_device_ops cnuas_ib_dev_ops = {
 	.dealloc_ucontext = cnuas_ib_dealloc_ucontext,
 	.dereg_mr = cnuas_ib_dereg_mr,
 	.alloc_mr = cnuas_ib_alloc_mr,
+	.alloc_mw = cnuas_ib_alloc_mw,
+	.dealloc_mw = cnuas_ib_dealloc_mw,
 	.map_mr_sg = cnuas_ib_map_mr_sg,
 	.destroy_ah = cnuas_ib_destroy_ah,
 	.destroy_cq = cnuas_ib_destroy_cq,
@@ -63,6 +65,7 @@ const struct ib_device_ops cnuas_ib_dev_ops = {
 
 	INIT_RDMA_OBJ_SIZE(ib_ah, cnuas_ib_ah, ibah),
 	INIT_RDMA_OBJ_SIZE(ib_cq, cnuas_ib_cq, ibcq),
+	INIT_RDMA_OBJ_SIZE(ib_mw, cnuas_ib_mw, ibmw),
 	INIT_RDMA_OBJ_SIZE(ib_pd, cnuas_ib_pd, ibpd),
 	INIT_RDMA_OBJ_SIZE(ib_qp, cnuas_ib_qp, ibqp),
 	INIT_RDMA_OBJ_SIZE(ib_srq, cnuas_ib_srq, ibsrq),

@@ -110,21 +110,14 @@ enum ib_wc_status cnuas_ib_mr_fast_reg(struct cnuas_ib_pd *pd, u32 key,
 	return status;
 }
 
-int cnuas_ib_mr_fast_inv(struct cnuas_ib_pd *pd, u32 key)
+int cnuas_ib_mr_fast_inv_locked(struct cnuas_ib_pd *pd, u32 key)
 {
-	struct cnuas_ib_dev *cdev = to_cdev(pd->ibpd.device);
-	struct cnuas_ib_mr *mr;
-	unsigned long flags;
-	int err = -EINVAL;
+	struct cnuas_ib_mr *mr = cnuas_ib_fast_find(pd, key);
 
-	xa_lock_irqsave(&cdev->mr_xa, flags);
-	mr = cnuas_ib_fast_find(pd, key);
-	if (mr && mr->key == key) {
-		WRITE_ONCE(mr->revoked, true);
-		err = 0;
-	}
-	xa_unlock_irqrestore(&cdev->mr_xa, flags);
-	return err;
+	if (!mr || mr->key != key)
+		return -EINVAL;
+	WRITE_ONCE(mr->revoked, true);
+	return 0;
 }
 
 int cnuas_ib_mr_fast_copy(struct cnuas_ib_mr *mr, u64 addr, void *buf,

@@ -7,6 +7,7 @@
  * match. Lookups hold a reference; dereg waits for them. Every data path
  * reaches MR memory through the lookups, cnuas_ib_mr_copy() and
  * cnuas_ib_mr_atomic() here, which hand DMA-BUF MRs to mr-dmabuf.c.
+ * Memory windows (mw.c) are entries of the same table.
  */
 #include <linux/highmem.h>
 #include <linux/random.h>
@@ -20,6 +21,7 @@
 				 IB_ACCESS_REMOTE_WRITE | \
 				 IB_ACCESS_REMOTE_READ | \
 				 IB_ACCESS_REMOTE_ATOMIC | \
+				 IB_ACCESS_MW_BIND | \
 				 IB_ZERO_BASED)	/* iova is any address */
 
 int cnuas_ib_mr_check_access(int access)
@@ -172,8 +174,14 @@ err_umem:
 int cnuas_ib_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 {
 	struct cnuas_ib_mr *mr = to_cmr(ibmr);
+	struct xarray *xa = &mr->cdev->mr_xa;
+	unsigned long flags;
 
-	xa_erase_irq(&mr->cdev->mr_xa, ibmr->lkey >> 8);
+	xa_lock_irqsave(xa, flags);
+	if (mr->num_mw)
+		cnuas_ib_mw_unbind_all(mr);
+	__xa_erase(xa, ibmr->lkey >> 8);
+	xa_unlock_irqrestore(xa, flags);
 	/* No new lookup finds it; wait for those in flight. */
 	cnuas_ib_mr_put(mr);
 	wait_for_completion(&mr->released);
@@ -205,8 +213,10 @@ static bool cnuas_ib_mr_in_bounds(const struct cnuas_ib_mr *mr, u64 addr,
 	       addr - mr->iova <= mr->length - len;
 }
 
+/* @qpn: the responder QP of an rkey, which may name a window; else 0. */
 static struct cnuas_ib_mr *cnuas_ib_mr_get(struct cnuas_ib_pd *pd, u32 key,
-					   u64 addr, u64 len, int access)
+					   u64 addr, u64 len, int access,
+					   bool rkey, u32 qpn)
 {
 	struct cnuas_ib_dev *cdev = to_cdev(pd->ibpd.device);
 	struct cnuas_ib_mr *mr;
@@ -214,9 +224,13 @@ static struct cnuas_ib_mr *cnuas_ib_mr_get(struct cnuas_ib_pd *pd, u32 key,
 
 	xa_lock_irqsave(&cdev->mr_xa, flags);
 	mr = xa_load(&cdev->mr_xa, key >> 8);
-	if (mr && (mr->key != key || mr->ibmr.pd != &pd->ibpd ||
-		   (mr->access & access) != access || READ_ONCE(mr->revoked) ||
-		   !cnuas_ib_mr_in_bounds(mr, addr, len)))
+	if (mr && mr->type == CNUAS_IB_MR_MW)
+		mr = rkey ? cnuas_ib_mw_resolve(mr, pd, key, addr, len, access,
+						qpn) : NULL;
+	else if (mr && (mr->key != key || mr->ibmr.pd != &pd->ibpd ||
+			(mr->access & access) != access ||
+			READ_ONCE(mr->revoked) ||
+			!cnuas_ib_mr_in_bounds(mr, addr, len)))
 		mr = NULL;
 	if (mr)
 		refcount_inc(&mr->ref);	/* > 0 while in the table */
@@ -227,17 +241,18 @@ static struct cnuas_ib_mr *cnuas_ib_mr_get(struct cnuas_ib_pd *pd, u32 key,
 struct cnuas_ib_mr *cnuas_ib_mr_get_lkey(struct cnuas_ib_pd *pd, u32 lkey,
 					 u64 addr, u64 len, int access)
 {
-	return cnuas_ib_mr_get(pd, lkey, addr, len, access);
+	return cnuas_ib_mr_get(pd, lkey, addr, len, access, false, 0);
 }
 
 struct cnuas_ib_mr *cnuas_ib_mr_get_rkey(struct cnuas_ib_pd *pd, u32 rkey,
-					 u64 addr, u64 len, int access)
+					 u64 addr, u64 len, int access,
+					 u32 qpn)
 {
 	/* A remote access must name the remote right it uses. */
 	if (!(access & (IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_WRITE |
 			IB_ACCESS_REMOTE_ATOMIC)))
 		return NULL;
-	return cnuas_ib_mr_get(pd, rkey, addr, len, access);
+	return cnuas_ib_mr_get(pd, rkey, addr, len, access, true, qpn);
 }
 
 int cnuas_ib_mr_copy(struct cnuas_ib_mr *mr, u64 addr, void *buf, u32 len,

@@ -80,7 +80,8 @@ static bool cnuas_is_rd_op(u32 opcode)
 /* Work requests that send nothing: they take effect when reached. */
 static bool cnuas_is_local_op(u32 opcode)
 {
-	return opcode == IB_WR_REG_MR || opcode == IB_UVERBS_WR_LOCAL_INV;
+	return opcode == IB_WR_REG_MR || opcode == IB_UVERBS_WR_LOCAL_INV ||
+	       opcode == IB_UVERBS_WR_BIND_MW;
 }
 
 static bool cnuas_is_atomic_op(u32 opcode)
@@ -180,9 +181,10 @@ static enum ib_wc_status cnuas_req_start(struct cnuas_ib_qp *qp,
 }
 
 /*
- * REG_MR and LOCAL_INV of fast-registration MRs (mr-fast.c), in SQ order:
- * requests behind them see the new state. Kernel QPs only: a user ring
- * that names them gets an error (no memory windows either).
+ * REG_MR and LOCAL_INV of fast-registration MRs (mr-fast.c), BIND_MW and
+ * LOCAL_INV of memory windows (mw.c), in SQ order: requests behind them
+ * see the new state. REG_MR is for kernel QPs only (user space has no
+ * fast-registration MRs).
  */
 static enum ib_wc_status cnuas_req_local_op(struct cnuas_ib_qp *qp,
 					    struct cnuas_ib_swqe *sw)
@@ -193,8 +195,11 @@ static enum ib_wc_status cnuas_req_local_op(struct cnuas_ib_qp *qp,
 
 	if (sw->status)
 		return sw->status;
-	if (qp->is_user || qp->type != IB_QPT_RC)
+	if (qp->type != IB_QPT_RC ||
+	    (qp->is_user && w->opcode == IB_WR_REG_MR))
 		return IB_WC_LOC_QP_OP_ERR;
+	if (w->opcode == IB_UVERBS_WR_BIND_MW)
+		return cnuas_ib_mw_bind(qp, w);
 	if (w->opcode == IB_WR_REG_MR) {
 		status = cnuas_ib_mr_fast_reg(pd, w->wr.reg.key,
 					      w->wr.reg.access);
@@ -202,7 +207,7 @@ static enum ib_wc_status cnuas_req_local_op(struct cnuas_ib_qp *qp,
 			cnuas_ib_stat_inc(qp->cdev, CNUAS_STAT_FAST_REG);
 		return status;
 	}
-	if (cnuas_ib_mr_fast_inv(pd, w->ex))
+	if (cnuas_ib_mr_invalidate(pd, w->ex, qp->ibqp.qp_num))
 		return IB_WC_LOC_PROT_ERR;
 	cnuas_ib_stat_inc(qp->cdev, CNUAS_STAT_LOCAL_INV);
 	return IB_WC_SUCCESS;

@@ -30,7 +30,7 @@ struct cnuas_ib_res {
 	u32 last_psn;
 	u32 next_psn;			/* READ: next response to send */
 	u64 va;
-	u32 rkey;
+	u32 key;			/* READ: the MR's, a window resolved */
 	u32 len;
 	u64 orig;			/* atomic: the value before */
 };
@@ -280,13 +280,14 @@ static void cnuas_resp_send(struct cnuas_ib_qp *qp, struct cnuas_ib_rxp *p)
 		t->recv_off += p->paylen;
 	}
 	if ((flags & CNUAS_OPF_INV) && (flags & CNUAS_OPF_LAST) &&
-	    cnuas_ib_mr_fast_inv(to_cpd(qp->ibqp.pd),
-				 cnuas_ieth_rkey(cnuas_eh_ptr(p->op, p->bth,
-							      CNUAS_EH_IETH)))) {
+	    cnuas_ib_mr_invalidate(to_cpd(qp->ibqp.pd),
+				   cnuas_ieth_rkey(cnuas_eh_ptr(p->op, p->bth,
+								CNUAS_EH_IETH)),
+				   qp->ibqp.qp_num)) {
 		/*
-		 * Only a fast-registration MR of the QP's PD can be
-		 * invalidated remotely (no memory windows): anything else
-		 * is an invalid request (IBA 10.6.7.2.2).
+		 * Only a fast-registration MR of the QP's PD, or a type 2
+		 * window bound for this QP, can be invalidated remotely:
+		 * anything else is an invalid request (IBA 10.6.7.2.2).
 		 */
 		cnuas_resp_recv_done(qp, NULL, IB_WC_REM_INV_REQ_ERR,
 				     IB_WC_RECV, t->recv_off);
@@ -330,7 +331,8 @@ static void cnuas_resp_write(struct cnuas_ib_qp *qp, struct cnuas_ib_rxp *p)
 		if (len) {
 			mr = cnuas_ib_mr_get_rkey(pd, cnuas_reth_rkey(reth),
 						  cnuas_reth_va(reth), len,
-						  IB_ACCESS_REMOTE_WRITE);
+						  IB_ACCESS_REMOTE_WRITE,
+						  qp->ibqp.qp_num);
 			if (!mr) {
 				cnuas_resp_fail(qp, CNUAS_AETH_NAK_ACCESS,
 						IB_EVENT_QP_ACCESS_ERR);
@@ -353,7 +355,8 @@ static void cnuas_resp_write(struct cnuas_ib_qp *qp, struct cnuas_ib_rxp *p)
 	if (p->paylen) {
 		/* Looked up again: the MR may be gone since the FIRST. */
 		mr = cnuas_ib_mr_get_rkey(pd, t->wr_rkey, t->wr_va, p->paylen,
-					  IB_ACCESS_REMOTE_WRITE);
+					  IB_ACCESS_REMOTE_WRITE,
+					  qp->ibqp.qp_num);
 		/* A revoked DMA-BUF MR fails its copy like a lookup. */
 		if (mr && cnuas_ib_mr_copy(mr, t->wr_va, p->payload, p->paylen,
 					   CNUAS_IB_TO_MR)) {
@@ -403,6 +406,7 @@ static void cnuas_resp_read(struct cnuas_ib_qp *qp, struct cnuas_ib_rxp *p)
 	u32 len = cnuas_reth_len(reth), npkts;
 	struct cnuas_ib_res *r;
 	struct cnuas_ib_mr *mr;
+	u32 data_key = 0;
 
 	if (len > CNUAS_IB_MAX_MSG_SZ) {
 		cnuas_resp_fail(qp, CNUAS_AETH_NAK_INVALID, IB_EVENT_QP_REQ_ERR);
@@ -412,12 +416,15 @@ static void cnuas_resp_read(struct cnuas_ib_qp *qp, struct cnuas_ib_rxp *p)
 		mr = cnuas_ib_mr_get_rkey(to_cpd(qp->ibqp.pd),
 					  cnuas_reth_rkey(reth),
 					  cnuas_reth_va(reth), len,
-					  IB_ACCESS_REMOTE_READ);
+					  IB_ACCESS_REMOTE_READ,
+					  qp->ibqp.qp_num);
 		if (!mr) {
 			cnuas_resp_fail(qp, CNUAS_AETH_NAK_ACCESS,
 					IB_EVENT_QP_ACCESS_ERR);
 			return;
 		}
+		/* The responses read the MR's key (not a window's). */
+		data_key = mr->key;
 		cnuas_ib_mr_put(mr);
 	}
 	r = cnuas_resp_res_alloc(qp);
@@ -432,7 +439,7 @@ static void cnuas_resp_read(struct cnuas_ib_qp *qp, struct cnuas_ib_rxp *p)
 	r->last_psn = cnuas_psn_add(p->psn, npkts - 1);
 	r->next_psn = p->psn;
 	r->va = cnuas_reth_va(reth);
-	r->rkey = cnuas_reth_rkey(reth);
+	r->key = data_key;
 	r->len = len;
 	r->active = true;
 	t->epsn = cnuas_psn_add(r->last_psn, 1);
@@ -460,7 +467,7 @@ static void cnuas_resp_atomic(struct cnuas_ib_qp *qp, struct cnuas_ib_rxp *p)
 	}
 	mr = cnuas_ib_mr_get_rkey(to_cpd(qp->ibqp.pd),
 				  cnuas_atomic_eth_rkey(a), va, sizeof(u64),
-				  IB_ACCESS_REMOTE_ATOMIC);
+				  IB_ACCESS_REMOTE_ATOMIC, qp->ibqp.qp_num);
 	if (!mr) {
 		cnuas_resp_fail(qp, CNUAS_AETH_NAK_ACCESS,
 				IB_EVENT_QP_ACCESS_ERR);
@@ -690,16 +697,20 @@ static int cnuas_resp_read_pkt(struct cnuas_ib_qp *qp, struct cnuas_ib_res *r)
 		opc = CNUAS_OP_RC_READ_RESP_MIDDLE;
 	op = &cnuas_opcodes[opc];
 	if (plen) {
-		/* The READ's rkey as a one-entry SGE list (lkey == rkey). */
+		/*
+		 * The READ's MR key as a one-entry SGE list (lkey == rkey):
+		 * the request's lookup checked the remote right, on the MR
+		 * or on the window the rkey named.
+		 */
 		struct cnuas_sge sge = {
-			.addr = r->va + off, .length = plen, .lkey = r->rkey,
+			.addr = r->va + off, .length = plen, .lkey = r->key,
 		};
 
 		skb = cnuas_ib_pkt_from_mr(qp->cdev,
 					   &qp->t.skb_pools[CNUAS_SKB_RESP],
 					   &qp->attr.av, op->hdr_len, &bth,
 					   to_cpd(qp->ibqp.pd), &sge, 1, 0,
-					   plen, IB_ACCESS_REMOTE_READ);
+					   plen, 0);	/* right checked */
 	} else {
 		skb = cnuas_ib_pkt_alloc(qp->cdev,
 					 &qp->t.skb_pools[CNUAS_SKB_RESP],

@@ -108,6 +108,7 @@ enum cnuas_ib_stat {
 	CNUAS_STAT_MCAST_RCVD,		/* multicast packets for a group */
 	CNUAS_STAT_ACK_WITH_REQ,	/* ACK sent behind the QP's requests */
 	CNUAS_STAT_ACK_HOLD_EXPIRED,	/* a held ACK waited in vain */
+	CNUAS_STAT_MW_BIND,		/* memory windows bound */
 	CNUAS_STAT_NUM
 };
 

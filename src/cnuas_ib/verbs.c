@@ -43,7 +43,8 @@ int cnuas_ib_query_device(struct ib_device *ibdev,
 	attr->atomic_cap = IB_ATOMIC_HCA;
 	attr->masked_atomic_cap = IB_ATOMIC_NONE;
 	attr->max_fast_reg_page_list_len = CNUAS_IB_MAX_FRMR_PAGES;
-	/* No memory windows or XRC. */
+	/* Windows share the MR table and its keys (mw.c); no XRC. */
+	attr->max_mw = CNUAS_IB_MAX_MR;
 	attr->max_ah = CNUAS_IB_MAX_AH;
 	attr->max_mcast_grp = CNUAS_IB_MAX_MCAST_GRP;
 	attr->max_mcast_qp_attach = CNUAS_IB_MAX_MCAST_QP_ATTACH;

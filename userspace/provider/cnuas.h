@@ -159,6 +159,10 @@ struct ibv_mr *cnuas_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset,
 				   size_t length, uint64_t iova, int fd,
 				   int access);
 int cnuas_dereg_mr(struct verbs_mr *vmr);
+struct ibv_mw *cnuas_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type);
+int cnuas_dealloc_mw(struct ibv_mw *mw);
+int cnuas_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw,
+		  struct ibv_mw_bind *mw_bind);
 struct ibv_ah *cnuas_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr);
 int cnuas_destroy_ah(struct ibv_ah *ah);
 

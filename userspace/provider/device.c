@@ -16,7 +16,9 @@
 static void cnuas_free_context(struct ibv_context *ibctx);
 
 static const struct verbs_context_ops cnuas_ctx_ops = {
+	.alloc_mw = cnuas_alloc_mw,
 	.alloc_pd = cnuas_alloc_pd,
+	.bind_mw = cnuas_bind_mw,
 	/* The kernel keeps the groups: nothing of ours to add. */
 	.attach_mcast = ibv_cmd_attach_mcast,
 	.create_ah = cnuas_create_ah,
@@ -25,6 +27,7 @@ static const struct verbs_context_ops cnuas_ctx_ops = {
 	.create_qp = cnuas_create_qp,
 	.create_qp_ex = cnuas_create_qp_ex,
 	.create_srq = cnuas_create_srq,
+	.dealloc_mw = cnuas_dealloc_mw,
 	.dealloc_pd = cnuas_dealloc_pd,
 	.dereg_mr = cnuas_dereg_mr,
 	.free_context = cnuas_free_context,

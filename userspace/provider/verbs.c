@@ -128,6 +128,61 @@ int cnuas_dereg_mr(struct verbs_mr *vmr)
 	return ret;
 }
 
+/* Memory windows: the kernel keeps them (cnuas_ib mw.c). */
+struct ibv_mw *cnuas_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type)
+{
+	struct ib_uverbs_alloc_mw_resp resp;
+	struct ibv_alloc_mw cmd;
+	struct ibv_mw *mw;
+	int ret;
+
+	mw = calloc(1, sizeof(*mw));
+	if (!mw)
+		return NULL;
+	ret = ibv_cmd_alloc_mw(pd, type, mw, &cmd, sizeof(cmd), &resp,
+			       sizeof(resp));
+	if (ret) {
+		free(mw);
+		errno = ret;
+		return NULL;
+	}
+	return mw;
+}
+
+int cnuas_dealloc_mw(struct ibv_mw *mw)
+{
+	int ret = ibv_cmd_dealloc_mw(mw);
+
+	if (!ret)
+		free(mw);
+	return ret;
+}
+
+/*
+ * A type 1 bind is a BIND_MW work request on @qp's SQ; the window's rkey
+ * changes (its low byte) with every bind, as ibv_bind_mw(3) says.
+ */
+int cnuas_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw,
+		  struct ibv_mw_bind *mw_bind)
+{
+	struct ibv_send_wr wr = {
+		.wr_id = mw_bind->wr_id,
+		.opcode = IBV_WR_BIND_MW,
+		.send_flags = mw_bind->send_flags,
+	}, *bad;
+	int ret;
+
+	if (mw->type != IBV_MW_TYPE_1)
+		return EINVAL;
+	wr.bind_mw.mw = mw;
+	wr.bind_mw.rkey = ibv_inc_rkey(mw->rkey);
+	wr.bind_mw.bind_info = mw_bind->bind_info;
+	ret = cnuas_post_send(qp, &wr, &bad);
+	if (!ret)
+		mw->rkey = wr.bind_mw.rkey;
+	return ret;
+}
+
 struct ibv_ah *cnuas_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr)
 {
 	struct cnuas_create_ah_cmd_resp resp = {};

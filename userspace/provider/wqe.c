@@ -29,10 +29,29 @@ static int opcode_ok(enum ibv_qp_type type, enum ibv_wr_opcode op)
 	case IBV_WR_RDMA_READ:
 	case IBV_WR_ATOMIC_CMP_AND_SWP:
 	case IBV_WR_ATOMIC_FETCH_AND_ADD:
+	case IBV_WR_LOCAL_INV:
+	case IBV_WR_BIND_MW:
 		return type == IBV_QPT_RC;
 	default:
 		return 0;
 	}
+}
+
+/* BIND_MW names the window, the MR and the range; no SGEs. */
+static int fill_bind(struct cnuas_send_wqe *wqe, const struct ibv_send_wr *wr)
+{
+	const struct ibv_mw_bind_info *bi = &wr->bind_mw.bind_info;
+
+	if (!wr->bind_mw.mw || (bi->length && !bi->mr) ||
+	    (wr->send_flags & IBV_SEND_INLINE))
+		return EINVAL;
+	wqe->wr.bind.mw_rkey = wr->bind_mw.mw->rkey;
+	wqe->wr.bind.new_rkey = wr->bind_mw.rkey;
+	wqe->wr.bind.mr_lkey = bi->mr ? bi->mr->lkey : 0;
+	wqe->wr.bind.addr = bi->addr;
+	wqe->wr.bind.length = bi->length;
+	wqe->wr.bind.access = bi->mw_access_flags;
+	return 0;
 }
 
 /* Only SENDs and WRITEs carry data the requester may copy now. */
@@ -104,12 +123,17 @@ int cnuas_wqe_send(void *slot, const struct cnuas_wqe_limits *lim,
 		wqe->ex = wr->imm_data;	/* stays in network order */
 		break;
 	case IBV_WR_SEND_WITH_INV:
+	case IBV_WR_LOCAL_INV:
 		wqe->ex = wr->invalidate_rkey;
 		break;
 	default:
 		break;
 	}
 	switch (wr->opcode) {
+	case IBV_WR_BIND_MW:
+		return fill_bind(wqe, wr);
+	case IBV_WR_LOCAL_INV:
+		return 0;
 	case IBV_WR_RDMA_WRITE:
 	case IBV_WR_RDMA_WRITE_WITH_IMM:
 	case IBV_WR_RDMA_READ:

@@ -48,7 +48,8 @@ _Static_assert(CNUAS_LIB_QP_MASK_OFF + sizeof(uint32_t) <=
 			 IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM | \
 			 IBV_QP_EX_WITH_RDMA_READ | \
 			 IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP | \
-			 IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD)
+			 IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD | \
+			 IBV_QP_EX_WITH_LOCAL_INV | IBV_QP_EX_WITH_BIND_MW)
 
 /* send_ops_flags a QP of this type may ask for. */
 uint64_t cnuas_wr_ops(enum ibv_qp_type type)
@@ -232,15 +233,17 @@ static struct cnuas_wr_batch *open_batch(struct ibv_qp_ex *qpx)
 
 static void wr_local_inv(struct ibv_qp_ex *qpx, uint32_t rkey)
 {
-	begin(qpx, IBV_WR_LOCAL_INV);
-	fail(qpx_to_cqp(qpx)->batch, EOPNOTSUPP);	/* no memory windows */
+	begin(qpx, IBV_WR_LOCAL_INV)->invalidate_rkey = rkey;
 }
 
 static void wr_bind_mw(struct ibv_qp_ex *qpx, struct ibv_mw *mw,
 		       uint32_t rkey, const struct ibv_mw_bind_info *info)
 {
-	begin(qpx, IBV_WR_BIND_MW);
-	fail(qpx_to_cqp(qpx)->batch, EOPNOTSUPP);
+	struct ibv_send_wr *wr = begin(qpx, IBV_WR_BIND_MW);
+
+	wr->bind_mw.mw = mw;
+	wr->bind_mw.rkey = rkey;
+	wr->bind_mw.bind_info = *info;
 }
 
 static void wr_send_tso(struct ibv_qp_ex *qpx, void *hdr, uint16_t hdr_sz,

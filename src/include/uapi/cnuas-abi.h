@@ -5,7 +5,8 @@
  *
  * Shared by cnuas_ib.ko and libcnuas-rdmav34.so; the build copies it, never
  * edit a copy. Any change to a struct or a ring layout bumps
- * CNUAS_UVERBS_ABI_VERSION.
+ * CNUAS_UVERBS_ABI_VERSION; a new opcode whose union member fits the
+ * union's size does not (a kernel that does not know it refuses it).
  *
  * Rings: one mmap'ed buffer per queue, a struct cnuas_queue_hdr at offset 0,
  * then num_entries slots of entry_size bytes (both powers of two) at
@@ -107,6 +108,14 @@ struct cnuas_send_wqe {
 			__u32 key;	/* the FRMR's new lkey == rkey */
 			__u32 access;	/* IB_ACCESS_* */
 		} reg;
+		struct {	/* IBV_WR_BIND_MW (and ibv_bind_mw) */
+			__aligned_u64 addr;	/* the window in the MR */
+			__aligned_u64 length;
+			__u32 mw_rkey;	/* the MW's current rkey: names it */
+			__u32 new_rkey;	/* same MW, a new low byte */
+			__u32 mr_lkey;	/* the MR the window lies in */
+			__u32 access;	/* IBV_ACCESS_REMOTE_* */
+		} bind;
 	} wr;
 	__u32 inline_len;
 	__u32 reserved;

@@ -33,6 +33,12 @@
  *                an SRQ falls below its armed limit (not before; then the
  *                limit reads 0, disarmed, IBA 10.2.9.4), QP_ACCESS_ERR on
  *                the responder QP of a WRITE with a bad rkey (as mlx5)
+ *  mw            memory windows: type 1 bound with ibv_bind_mw and type 2
+ *                with IBV_WR_BIND_MW carry WRITEs and READs (bytes
+ *                compared) inside the window and IBV_WC_REM_ACCESS_ERR
+ *                outside it; LOCAL_INV and SEND with Invalidate free a
+ *                type 2 window, after which it fails; dereg of the MR
+ *                unbinds its windows
  * The RC cases run over a loopback pair of QPs on the same port.
  */
 #include "common.h"
@@ -575,13 +581,158 @@ static void case_async(void)
 	REPORT(!r, "async", "destroy the SRQ after its QP -> %s", r ? strerror(r) : "ok");
 }
 
+/* Wait for @qp's next completion on the pair's CQ (others are skipped). */
+static int poll_qp(struct pair *p, struct ibv_qp *qp, struct ibv_wc *wc)
+{
+	do {
+		if (vt_poll_one(p->cq, wc, 30))
+			return -1;
+	} while (wc->qp_num != qp->qp_num);
+	return 0;
+}
+
+/* Post one WR on b, the responder of a's requests; its completion status. */
+static int run_b(struct pair *p, struct ibv_send_wr *wr, enum ibv_wc_opcode want)
+{
+	struct ibv_send_wr *bad;
+	struct ibv_wc wc;
+
+	wr->send_flags |= IBV_SEND_SIGNALED;
+	post_err = ibv_post_send(p->b, wr, &bad);
+	if (post_err)
+		return -2;
+	if (poll_qp(p, p->b, &wc))
+		return -1;
+	return wc.status == IBV_WC_SUCCESS && wc.opcode != want ? IBV_WC_GENERAL_ERR : (int)wc.status;
+}
+
+static void case_mw(void)
+{
+	uint8_t *win1, *win2;
+	struct ibv_send_wr wr;
+	struct ibv_mw *mw1, *mw2;
+	struct ibv_mw_bind b1;
+	struct ibv_mr *mr;
+	struct pair p;
+	uint32_t old, k2;
+	struct ibv_wc wc;
+	int r, s;
+
+	if (!(C.dev_attr.device_cap_flags & IBV_DEVICE_MEM_WINDOW)) {
+		SKIP("mw", "the device offers no memory windows");
+		return;
+	}
+	pair_new(&p);
+	/* The windows grant the remote rights; the MR needs only MW_BIND. */
+	mr = ibv_reg_mr(C.pd, p.mem + 4096, 4096, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_MW_BIND);
+	mw1 = ibv_alloc_mw(C.pd, IBV_MW_TYPE_1);
+	mw2 = ibv_alloc_mw(C.pd, IBV_MW_TYPE_2);
+	REPORT(mr && mw1 && mw2, "mw", "MR with MW_BIND, a type 1 and a type 2 window -> %s",
+	       mr && mw1 && mw2 ? "ok" : strerror(errno));
+	if (!mr || !mw1 || !mw2)
+		vt_die("memory windows: %s", strerror(errno));
+	win1 = p.mem + 4096 + 1024;
+	win2 = p.mem + 4096 + 2048;
+
+	/* type 1: ibv_bind_mw, any QP of the PD may use it */
+	b1 = (struct ibv_mw_bind){ .wr_id = 11, .send_flags = IBV_SEND_SIGNALED,
+		.bind_info = { .mr = mr, .addr = (uintptr_t)win1, .length = 1024,
+			       .mw_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ } };
+	old = mw1->rkey;
+	r = ibv_bind_mw(p.b, mw1, &b1);
+	s = r ? -2 : poll_qp(&p, p.b, &wc) ? -1 : (int)wc.status;
+	post_err = r;
+	REPORT(s == IBV_WC_SUCCESS && wc.opcode == IBV_WC_BIND_MW && mw1->rkey != old, "mw",
+	       "ibv_bind_mw type 1, 1 KiB REMOTE_WRITE|READ -> %s, rkey %#x -> %#x", st(s), old, mw1->rkey);
+	vt_fill(p.mem, 64, 1, 1);
+	s = run_wr(&p, IBV_WR_RDMA_WRITE, 64, (uintptr_t)win1 + 16, mw1->rkey, 0, 0);
+	REPORT(s == IBV_WC_SUCCESS && !memcmp(win1 + 16, p.mem, 64), "mw",
+	       "RDMA WRITE through the type 1 window -> %s, bytes %s", st(s),
+	       memcmp(win1 + 16, p.mem, 64) ? "differ" : "arrived");
+	memset(p.mem, 0, 64);
+	s = run_wr(&p, IBV_WR_RDMA_READ, 64, (uintptr_t)win1 + 16, mw1->rkey, 0, 0);
+	REPORT(s == IBV_WC_SUCCESS && !memcmp(win1 + 16, p.mem, 64), "mw",
+	       "RDMA READ through the type 1 window -> %s, bytes %s", st(s),
+	       memcmp(win1 + 16, p.mem, 64) ? "differ" : "match");
+	s = run_wr(&p, IBV_WR_RDMA_WRITE, 64, (uintptr_t)win1 - 32, mw1->rkey, 0, 0);
+	REPORT(s == IBV_WC_REM_ACCESS_ERR, "mw", "RDMA WRITE reaching outside the window -> %s", st(s));
+	pair_free(&p);
+
+	pair_new(&p);
+	s = run_wr(&p, IBV_WR_RDMA_WRITE, 64, (uintptr_t)win1, mw1->rkey, 0, 0);
+	REPORT(s == IBV_WC_SUCCESS, "mw", "the type 1 window on a new QP pair of the PD -> %s", st(s));
+
+	/* type 2: bound by a work request, for the QP that bound it only */
+	k2 = ibv_inc_rkey(mw2->rkey);
+	memset(&wr, 0, sizeof(wr));
+	wr.wr_id = 12;
+	wr.opcode = IBV_WR_BIND_MW;
+	wr.bind_mw.mw = mw2;
+	wr.bind_mw.rkey = k2;
+	wr.bind_mw.bind_info = (struct ibv_mw_bind_info){ .mr = mr, .addr = (uintptr_t)win2, .length = 1024,
+							  .mw_access_flags = IBV_ACCESS_REMOTE_WRITE };
+	s = run_b(&p, &wr, IBV_WC_BIND_MW);
+	REPORT(s == IBV_WC_SUCCESS, "mw", "IBV_WR_BIND_MW type 2 (rkey %#x), REMOTE_WRITE -> %s", k2, st(s));
+	vt_fill(p.mem, 64, 2, 2);
+	s = run_wr(&p, IBV_WR_RDMA_WRITE, 64, (uintptr_t)win2, k2, 0, 0);
+	REPORT(s == IBV_WC_SUCCESS && !memcmp(win2, p.mem, 64), "mw",
+	       "RDMA WRITE through the type 2 window -> %s, bytes %s", st(s),
+	       memcmp(win2, p.mem, 64) ? "differ" : "arrived");
+	memset(&wr, 0, sizeof(wr));
+	wr.opcode = IBV_WR_LOCAL_INV;
+	wr.invalidate_rkey = k2;
+	s = run_b(&p, &wr, IBV_WC_LOCAL_INV);
+	REPORT(s == IBV_WC_SUCCESS, "mw", "LOCAL_INV of the type 2 window -> %s", st(s));
+	k2 = ibv_inc_rkey(k2);
+	memset(&wr, 0, sizeof(wr));
+	wr.opcode = IBV_WR_BIND_MW;
+	wr.bind_mw.mw = mw2;
+	wr.bind_mw.rkey = k2;
+	wr.bind_mw.bind_info = (struct ibv_mw_bind_info){ .mr = mr, .addr = (uintptr_t)win2, .length = 1024,
+							  .mw_access_flags = IBV_ACCESS_REMOTE_WRITE };
+	s = run_b(&p, &wr, IBV_WC_BIND_MW);
+	REPORT(s == IBV_WC_SUCCESS, "mw", "bound again once free (rkey %#x) -> %s", k2, st(s));
+	/* a SEND with Invalidate from a frees it on b */
+	struct ibv_sge rs = { .addr = (uintptr_t)p.mem + 8192, .length = 64, .lkey = p.ro->lkey };
+	struct ibv_recv_wr rw = { .wr_id = 13, .sg_list = &rs, .num_sge = 1 }, *rbad;
+	struct ibv_sge ss = { .addr = (uintptr_t)p.mem, .length = 8, .lkey = p.la->lkey };
+	struct ibv_send_wr sw = { .wr_id = 14, .sg_list = &ss, .num_sge = 1, .opcode = IBV_WR_SEND_WITH_INV,
+				  .send_flags = IBV_SEND_SIGNALED, .invalidate_rkey = k2 }, *sbad;
+
+	r = ibv_post_recv(p.b, &rw, &rbad);
+	if (!r)
+		r = ibv_post_send(p.a, &sw, &sbad);
+	s = r ? -2 : poll_qp(&p, p.b, &wc) ? -1 : (int)wc.status;
+	post_err = r;
+	REPORT(s == IBV_WC_SUCCESS && (wc.wc_flags & IBV_WC_WITH_INV) && wc.invalidated_rkey == k2, "mw",
+	       "SEND with Invalidate of the type 2 window -> %s, receive flags %#x rkey %#x", st(s),
+	       s == IBV_WC_SUCCESS ? wc.wc_flags : 0, s == IBV_WC_SUCCESS ? wc.invalidated_rkey : 0);
+	s = poll_qp(&p, p.a, &wc) ? -1 : (int)wc.status;
+	REPORT(s == IBV_WC_SUCCESS, "mw", "the SEND with Invalidate completes -> %s", st(s));
+	s = run_wr(&p, IBV_WR_RDMA_WRITE, 64, (uintptr_t)win2, k2, 0, 0);
+	REPORT(s == IBV_WC_REM_ACCESS_ERR, "mw", "RDMA WRITE through the invalidated window -> %s", st(s));
+	pair_free(&p);
+
+	/* deregistering the MR unbinds its windows (as mlx5 allows) */
+	r = ibv_dereg_mr(mr);
+	REPORT(!r, "mw", "dereg of the MR under a bound type 1 window -> %s", r ? strerror(r) : "ok");
+	pair_new(&p);
+	s = run_wr(&p, IBV_WR_RDMA_WRITE, 64, (uintptr_t)win1, mw1->rkey, 0, 0);
+	REPORT(s == IBV_WC_REM_ACCESS_ERR, "mw", "RDMA WRITE through the window of the gone MR -> %s", st(s));
+	pair_free(&p);
+	r = ibv_dealloc_mw(mw1);
+	if (!r)
+		r = ibv_dealloc_mw(mw2);
+	REPORT(!r, "mw", "dealloc both windows -> %s", r ? strerror(r) : "ok");
+}
+
 int main(int argc, char **argv)
 {
 	static const struct vt_case cases[] = {
 		{ "caps", case_caps }, { "state", case_state }, { "access", case_access },
 		{ "zero-mr", case_zero_mr }, { "bad-rkey", case_bad_rkey }, { "atomic-align", case_atomic_align },
 		{ "resize-cq", case_resize_cq }, { "mcast", case_mcast },
-		{ "async", case_async },
+		{ "async", case_async }, { "mw", case_mw },
 	};
 
 	vt_prog = "cnuas-badverbs";

@@ -271,9 +271,38 @@ static void test_send_wqe(void)
 	CHECK(cnuas_wqe_send(slot, &lim, &wr, 9) == 0);
 	CHECK(w->wr.ud.ah_num == 9 && w->wr.ud.remote_qpn == 0x123 &&
 	      w->wr.ud.remote_qkey == 0x11111111);
+	/* Memory windows: RC only; BIND_MW names window, MR and range. */
 	wr.opcode = IBV_WR_LOCAL_INV;
-	lim.qp_type = IBV_QPT_RC;
+	wr.invalidate_rkey = 0x1234;
 	CHECK(cnuas_wqe_send(slot, &lim, &wr, 0) == EINVAL);
+	lim.qp_type = IBV_QPT_RC;
+	CHECK(cnuas_wqe_send(slot, &lim, &wr, 0) == 0 && w->ex == 0x1234 &&
+	      w->num_sge == 0);
+	{
+		struct ibv_mw mw = { .rkey = 0x4501 };
+		struct ibv_mr mr = { .lkey = 0x6702 };
+
+		wr.opcode = IBV_WR_BIND_MW;
+		wr.bind_mw.mw = NULL;
+		CHECK(cnuas_wqe_send(slot, &lim, &wr, 0) == EINVAL);
+		wr.bind_mw.mw = &mw;
+		wr.bind_mw.rkey = 0x4502;
+		wr.bind_mw.bind_info.mr = NULL;
+		wr.bind_mw.bind_info.addr = 0x10000;
+		wr.bind_mw.bind_info.length = 4096;
+		CHECK(cnuas_wqe_send(slot, &lim, &wr, 0) == EINVAL);
+		wr.bind_mw.bind_info.mr = &mr;
+		wr.bind_mw.bind_info.mw_access_flags = IBV_ACCESS_REMOTE_WRITE;
+		CHECK(cnuas_wqe_send(slot, &lim, &wr, 0) == 0);
+		CHECK(w->wr.bind.mw_rkey == 0x4501 &&
+		      w->wr.bind.new_rkey == 0x4502 &&
+		      w->wr.bind.mr_lkey == 0x6702 &&
+		      w->wr.bind.addr == 0x10000 &&
+		      w->wr.bind.length == 4096 &&
+		      w->wr.bind.access == IBV_ACCESS_REMOTE_WRITE &&
+		      w->num_sge == 0);
+		memset(&wr.bind_mw, 0, sizeof(wr.bind_mw));
+	}
 	wr.opcode = IBV_WR_SEND_WITH_INV;
 	wr.invalidate_rkey = 0x777;
 	CHECK(cnuas_wqe_send(slot, &lim, &wr, 0) == 0 && w->ex == 0x777);
