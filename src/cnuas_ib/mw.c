@@ -154,6 +154,14 @@ enum ib_wc_status cnuas_ib_mw_bind(struct cnuas_ib_qp *qp,
 	/* IBA 10.6.7.2.2: a type 2 window is bound only while free. */
 	if (mw->mw_type == IB_MW_TYPE_2 && !READ_ONCE(mw->revoked))
 		goto out;
+	/* ibv_bind_mw(3): a zero-length bind (no MR) unbinds a type 1. */
+	if (mw->mw_type == IB_MW_TYPE_1 && !w->wr.bind.length &&
+	    !w->wr.bind.mr_lkey) {
+		cnuas_ib_mw_unbind(mw);
+		mw->key = new_key;
+		status = IB_WC_SUCCESS;
+		goto out;
+	}
 	mr = cnuas_ib_mw_bind_target(pd, w->wr.bind.mr_lkey, w->wr.bind.addr,
 				     w->wr.bind.length, access);
 	if (!mr)

@@ -4,8 +4,9 @@
 # provider on cnuas_0 (cnuas-wrapi, loopback QP pairs): every RC opcode
 # with SGEs, SGE lists and inline data in one batch, UD with
 # ibv_wr_set_ud_addr, ibv_wr_abort, and batches that must fail whole
-# (too many SGEs or inline bytes, more requests than the SQ holds); bytes,
-# immediates, atomic results and completion order are checked.
+# (too many SGEs or inline bytes, more requests than the SQ holds), a
+# memory window bound and freed with ibv_wr_bind_mw / ibv_wr_local_inv;
+# bytes, immediates, atomic results and completion order are checked.
 . "$(dirname "$0")/lib.sh"
 need_cnuas_nodes 1
 need_eth

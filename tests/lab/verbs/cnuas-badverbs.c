@@ -37,8 +37,9 @@
  *                with IBV_WR_BIND_MW carry WRITEs and READs (bytes
  *                compared) inside the window and IBV_WC_REM_ACCESS_ERR
  *                outside it; LOCAL_INV and SEND with Invalidate free a
- *                type 2 window, after which it fails; dereg of the MR
- *                unbinds its windows
+ *                type 2 window, after which it fails; a zero-length
+ *                ibv_bind_mw unbinds a type 1; dereg of the MR unbinds
+ *                its windows
  * The RC cases run over a loopback pair of QPs on the same port.
  */
 #include "common.h"
@@ -713,7 +714,27 @@ static void case_mw(void)
 	REPORT(s == IBV_WC_REM_ACCESS_ERR, "mw", "RDMA WRITE through the invalidated window -> %s", st(s));
 	pair_free(&p);
 
-	/* deregistering the MR unbinds its windows (as mlx5 allows) */
+	/* ibv_bind_mw(3): a zero-length bind without an MR unbinds type 1 */
+	pair_new(&p);
+	b1.bind_info = (struct ibv_mw_bind_info){ 0 };
+	old = mw1->rkey;
+	r = ibv_bind_mw(p.b, mw1, &b1);
+	s = r ? -2 : poll_qp(&p, p.b, &wc) ? -1 : (int)wc.status;
+	post_err = r;
+	REPORT(s == IBV_WC_SUCCESS && mw1->rkey != old, "mw", "zero-length ibv_bind_mw (unbind) -> %s", st(s));
+	s = run_wr(&p, IBV_WR_RDMA_WRITE, 64, (uintptr_t)win1, mw1->rkey, 0, 0);
+	REPORT(s == IBV_WC_REM_ACCESS_ERR, "mw", "RDMA WRITE through the unbound window -> %s", st(s));
+	pair_free(&p);
+	pair_new(&p);
+	b1.bind_info = (struct ibv_mw_bind_info){ .mr = mr, .addr = (uintptr_t)win1, .length = 1024,
+						  .mw_access_flags = IBV_ACCESS_REMOTE_WRITE };
+	r = ibv_bind_mw(p.b, mw1, &b1);
+	s = r ? -2 : poll_qp(&p, p.b, &wc) ? -1 : (int)wc.status;
+	post_err = r;
+	REPORT(s == IBV_WC_SUCCESS, "mw", "bound again -> %s", st(s));
+	pair_free(&p);
+
+	/* deregistering the MR unbinds its windows (rxe refuses: EINVAL) */
 	r = ibv_dereg_mr(mr);
 	REPORT(!r, "mw", "dereg of the MR under a bound type 1 window -> %s", r ? strerror(r) : "ok");
 	pair_new(&p);

@@ -19,6 +19,10 @@
  *              batch fails and posts nothing, the QP keeps working
  *  ud          UD SENDs with ibv_wr_set_ud_addr (SGE and inline) to a
  *              second UD QP: data and immediate arrive after the GRH
+ *  mw          ibv_wr_bind_mw binds a type 2 window (IBV_WC_BIND_MW), a
+ *              WRITE through it arrives, ibv_wr_local_inv frees it
+ *              (IBV_WC_LOCAL_INV) and the next WRITE gets
+ *              IBV_WC_REM_ACCESS_ERR (skipped without memory windows)
  */
 #include "common.h"
 
@@ -39,6 +43,7 @@
 #define QKEY 0x11111111
 
 static int npass, nfail;
+static uint64_t pair_ops = WR_RC_OPS;	/* send_ops_flags of pair_new's QPs */
 static struct vt_ctx C;
 static struct vt_opts O;
 
@@ -100,8 +105,8 @@ static void pair_new(struct pair *p)
 	p->mr = ibv_reg_mr(C.pd, p->mem, 3 * 4096, acc);
 	if (!p->cq || !p->cqb || !p->mr)
 		vt_die("pair: %s", strerror(errno));
-	p->a = create_qp(p->cq, IBV_QPT_RC, WR_RC_OPS);
-	p->b = create_qp(p->cqb, IBV_QPT_RC, WR_RC_OPS);
+	p->a = create_qp(p->cq, IBV_QPT_RC, pair_ops);
+	p->b = create_qp(p->cqb, IBV_QPT_RC, pair_ops);
 	if (!p->a || !p->b)
 		vt_die("pair: ibv_create_qp_ex with send_ops_flags: %s", strerror(errno));
 	p->x = ibv_qp_to_qp_ex(p->a);
@@ -462,11 +467,109 @@ static void case_ud(void)
 	free(mem);
 }
 
+/* One signaled request on @x, built by @build; its completion in *wc. */
+static int mw_one(struct ibv_qp_ex *x, struct ibv_cq *cq, struct ibv_qp *qp, struct ibv_wc *wc,
+		  void (*build)(struct ibv_qp_ex *, void *), void *arg)
+{
+	int r;
+
+	ibv_wr_start(x);
+	x->wr_flags = IBV_SEND_SIGNALED;
+	x->wr_id = 30;
+	build(x, arg);
+	r = ibv_wr_complete(x);
+	if (r)
+		return r;
+	return poll_qp(cq, qp, wc, 1, 30) == 1 ? 0 : ETIMEDOUT;
+}
+
+struct mw_args {
+	struct ibv_mw *mw;
+	uint32_t key;
+	struct ibv_mw_bind_info bi;
+	uint32_t lkey;
+	uint8_t *src, *dst;
+};
+
+static void mw_bind(struct ibv_qp_ex *x, void *arg)
+{
+	struct mw_args *m = arg;
+
+	ibv_wr_bind_mw(x, m->mw, m->key, &m->bi);
+}
+
+static void mw_inv(struct ibv_qp_ex *x, void *arg)
+{
+	ibv_wr_local_inv(x, ((struct mw_args *)arg)->key);
+}
+
+static void mw_write(struct ibv_qp_ex *x, void *arg)
+{
+	struct mw_args *m = arg;
+
+	ibv_wr_rdma_write(x, m->key, (uintptr_t)m->dst);
+	ibv_wr_set_sge(x, m->lkey, (uintptr_t)m->src, 64);
+}
+
+static const char *wc_str(int r, const struct ibv_wc *wc)
+{
+	return r ? strerror(r) : ibv_wc_status_str(wc->status);
+}
+
+static void case_mw(void)
+{
+	struct ibv_qp_ex *xb;
+	struct mw_args m;
+	struct ibv_mr *mr;
+	struct ibv_wc wc = { 0 };
+	struct pair p;
+	int r;
+
+	if (!(C.dev_attr.device_cap_flags & IBV_DEVICE_MEM_WINDOW)) {
+		printf("SKIP mw       the device offers no memory windows\n");
+		return;
+	}
+	pair_ops = WR_RC_OPS | IBV_QP_EX_WITH_BIND_MW | IBV_QP_EX_WITH_LOCAL_INV;
+	pair_new(&p);
+	pair_ops = WR_RC_OPS;
+	xb = ibv_qp_to_qp_ex(p.b);
+	mr = ibv_reg_mr(C.pd, p.mem + 4096, 4096, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_MW_BIND);
+	memset(&m, 0, sizeof(m));
+	m.mw = ibv_alloc_mw(C.pd, IBV_MW_TYPE_2);
+	if (!xb || !mr || !m.mw)
+		vt_die("mw: %s", strerror(errno));
+	m.key = ibv_inc_rkey(m.mw->rkey);
+	m.bi = (struct ibv_mw_bind_info){ .mr = mr, .addr = (uintptr_t)p.mem + 4096, .length = 256,
+					  .mw_access_flags = IBV_ACCESS_REMOTE_WRITE };
+	m.lkey = p.mr->lkey;
+	m.src = p.mem;
+	m.dst = p.mem + 4096 + 8;
+	r = mw_one(xb, p.cqb, p.b, &wc, mw_bind, &m);
+	report(!r && wc.status == IBV_WC_SUCCESS && wc.opcode == IBV_WC_BIND_MW, "mw",
+	       "ibv_wr_bind_mw type 2 (rkey %#x): %s, opcode %d", m.key, wc_str(r, &wc), r ? -1 : (int)wc.opcode);
+	vt_fill(p.mem, 64, 5, 5);
+	r = mw_one(p.x, p.cq, p.a, &wc, mw_write, &m);
+	report(!r && wc.status == IBV_WC_SUCCESS && !memcmp(m.dst, m.src, 64), "mw",
+	       "RDMA WRITE through the window: %s, bytes %s", wc_str(r, &wc),
+	       memcmp(m.dst, m.src, 64) ? "differ" : "arrived");
+	r = mw_one(xb, p.cqb, p.b, &wc, mw_inv, &m);
+	report(!r && wc.status == IBV_WC_SUCCESS && wc.opcode == IBV_WC_LOCAL_INV, "mw",
+	       "ibv_wr_local_inv: %s, opcode %d", wc_str(r, &wc), r ? -1 : (int)wc.opcode);
+	r = mw_one(p.x, p.cq, p.a, &wc, mw_write, &m);
+	report(!r && wc.status == IBV_WC_REM_ACCESS_ERR, "mw", "RDMA WRITE through the freed window: %s",
+	       wc_str(r, &wc));
+	pair_free(&p);
+	r = ibv_dealloc_mw(m.mw);
+	if (!r)
+		r = ibv_dereg_mr(mr);
+	report(!r, "mw", "dealloc the window, dereg its MR: %s", r ? strerror(r) : "ok");
+}
+
 int main(int argc, char **argv)
 {
 	static const struct vt_case cases[] = {
 		{ "qp-ex", case_qp_ex }, { "rc-ops", case_rc_ops }, { "abort", case_abort },
-		{ "errors", case_errors }, { "ud", case_ud },
+		{ "errors", case_errors }, { "ud", case_ud }, { "mw", case_mw },
 	};
 
 	vt_prog = "cnuas-wrapi";
