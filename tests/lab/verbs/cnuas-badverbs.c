@@ -607,12 +607,22 @@ static int run_b(struct pair *p, struct ibv_send_wr *wr, enum ibv_wc_opcode want
 	return wc.status == IBV_WC_SUCCESS && wc.opcode != want ? IBV_WC_GENERAL_ERR : (int)wc.status;
 }
 
+/* ibv_bind_mw of type 1 window @mw on b: the completion status, or -1/-2. */
+static int bind_type1(struct pair *p, struct ibv_mw *mw, struct ibv_mw_bind_info bi, struct ibv_wc *wc)
+{
+	struct ibv_mw_bind b = { .wr_id = 11, .send_flags = IBV_SEND_SIGNALED, .bind_info = bi };
+
+	post_err = ibv_bind_mw(p->b, mw, &b);
+	if (post_err)
+		return -2;
+	return poll_qp(p, p->b, wc) ? -1 : (int)wc->status;
+}
+
 static void case_mw(void)
 {
 	uint8_t *win1, *win2;
 	struct ibv_send_wr wr;
 	struct ibv_mw *mw1, *mw2;
-	struct ibv_mw_bind b1;
 	struct ibv_mr *mr;
 	struct pair p;
 	uint32_t old, k2;
@@ -636,13 +646,9 @@ static void case_mw(void)
 	win2 = p.mem + 4096 + 2048;
 
 	/* type 1: ibv_bind_mw, any QP of the PD may use it */
-	b1 = (struct ibv_mw_bind){ .wr_id = 11, .send_flags = IBV_SEND_SIGNALED,
-		.bind_info = { .mr = mr, .addr = (uintptr_t)win1, .length = 1024,
-			       .mw_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ } };
 	old = mw1->rkey;
-	r = ibv_bind_mw(p.b, mw1, &b1);
-	s = r ? -2 : poll_qp(&p, p.b, &wc) ? -1 : (int)wc.status;
-	post_err = r;
+	s = bind_type1(&p, mw1, (struct ibv_mw_bind_info){ .mr = mr, .addr = (uintptr_t)win1, .length = 1024,
+			.mw_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ }, &wc);
 	REPORT(s == IBV_WC_SUCCESS && wc.opcode == IBV_WC_BIND_MW && mw1->rkey != old, "mw",
 	       "ibv_bind_mw type 1, 1 KiB REMOTE_WRITE|READ -> %s, rkey %#x -> %#x", st(s), old, mw1->rkey);
 	vt_fill(p.mem, 64, 1, 1);
@@ -716,21 +722,15 @@ static void case_mw(void)
 
 	/* ibv_bind_mw(3): a zero-length bind without an MR unbinds type 1 */
 	pair_new(&p);
-	b1.bind_info = (struct ibv_mw_bind_info){ 0 };
 	old = mw1->rkey;
-	r = ibv_bind_mw(p.b, mw1, &b1);
-	s = r ? -2 : poll_qp(&p, p.b, &wc) ? -1 : (int)wc.status;
-	post_err = r;
+	s = bind_type1(&p, mw1, (struct ibv_mw_bind_info){ 0 }, &wc);
 	REPORT(s == IBV_WC_SUCCESS && mw1->rkey != old, "mw", "zero-length ibv_bind_mw (unbind) -> %s", st(s));
 	s = run_wr(&p, IBV_WR_RDMA_WRITE, 64, (uintptr_t)win1, mw1->rkey, 0, 0);
 	REPORT(s == IBV_WC_REM_ACCESS_ERR, "mw", "RDMA WRITE through the unbound window -> %s", st(s));
 	pair_free(&p);
 	pair_new(&p);
-	b1.bind_info = (struct ibv_mw_bind_info){ .mr = mr, .addr = (uintptr_t)win1, .length = 1024,
-						  .mw_access_flags = IBV_ACCESS_REMOTE_WRITE };
-	r = ibv_bind_mw(p.b, mw1, &b1);
-	s = r ? -2 : poll_qp(&p, p.b, &wc) ? -1 : (int)wc.status;
-	post_err = r;
+	s = bind_type1(&p, mw1, (struct ibv_mw_bind_info){ .mr = mr, .addr = (uintptr_t)win1, .length = 1024,
+			.mw_access_flags = IBV_ACCESS_REMOTE_WRITE }, &wc);
 	REPORT(s == IBV_WC_SUCCESS, "mw", "bound again -> %s", st(s));
 	pair_free(&p);
 
