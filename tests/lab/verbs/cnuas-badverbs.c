@@ -618,6 +618,18 @@ static int bind_type1(struct pair *p, struct ibv_mw *mw, struct ibv_mw_bind_info
 	return poll_qp(p, p->b, wc) ? -1 : (int)wc->status;
 }
 
+/* IBV_WR_BIND_MW of type 2 window @mw on b, 1 KiB REMOTE_WRITE at @win. */
+static int bind_type2(struct pair *p, struct ibv_mw *mw, uint32_t key, struct ibv_mr *mr, uint8_t *win)
+{
+	struct ibv_send_wr wr = { .wr_id = 12, .opcode = IBV_WR_BIND_MW };
+
+	wr.bind_mw.mw = mw;
+	wr.bind_mw.rkey = key;
+	wr.bind_mw.bind_info = (struct ibv_mw_bind_info){ .mr = mr, .addr = (uintptr_t)win, .length = 1024,
+							  .mw_access_flags = IBV_ACCESS_REMOTE_WRITE };
+	return run_b(p, &wr, IBV_WC_BIND_MW);
+}
+
 static void case_mw(void)
 {
 	uint8_t *win1, *win2;
@@ -671,14 +683,7 @@ static void case_mw(void)
 
 	/* type 2: bound by a work request, for the QP that bound it only */
 	k2 = ibv_inc_rkey(mw2->rkey);
-	memset(&wr, 0, sizeof(wr));
-	wr.wr_id = 12;
-	wr.opcode = IBV_WR_BIND_MW;
-	wr.bind_mw.mw = mw2;
-	wr.bind_mw.rkey = k2;
-	wr.bind_mw.bind_info = (struct ibv_mw_bind_info){ .mr = mr, .addr = (uintptr_t)win2, .length = 1024,
-							  .mw_access_flags = IBV_ACCESS_REMOTE_WRITE };
-	s = run_b(&p, &wr, IBV_WC_BIND_MW);
+	s = bind_type2(&p, mw2, k2, mr, win2);
 	REPORT(s == IBV_WC_SUCCESS, "mw", "IBV_WR_BIND_MW type 2 (rkey %#x), REMOTE_WRITE -> %s", k2, st(s));
 	vt_fill(p.mem, 64, 2, 2);
 	s = run_wr(&p, IBV_WR_RDMA_WRITE, 64, (uintptr_t)win2, k2, 0, 0);
@@ -691,13 +696,7 @@ static void case_mw(void)
 	s = run_b(&p, &wr, IBV_WC_LOCAL_INV);
 	REPORT(s == IBV_WC_SUCCESS, "mw", "LOCAL_INV of the type 2 window -> %s", st(s));
 	k2 = ibv_inc_rkey(k2);
-	memset(&wr, 0, sizeof(wr));
-	wr.opcode = IBV_WR_BIND_MW;
-	wr.bind_mw.mw = mw2;
-	wr.bind_mw.rkey = k2;
-	wr.bind_mw.bind_info = (struct ibv_mw_bind_info){ .mr = mr, .addr = (uintptr_t)win2, .length = 1024,
-							  .mw_access_flags = IBV_ACCESS_REMOTE_WRITE };
-	s = run_b(&p, &wr, IBV_WC_BIND_MW);
+	s = bind_type2(&p, mw2, k2, mr, win2);
 	REPORT(s == IBV_WC_SUCCESS, "mw", "bound again once free (rkey %#x) -> %s", k2, st(s));
 	/* a SEND with Invalidate from a frees it on b */
 	struct ibv_sge rs = { .addr = (uintptr_t)p.mem + 8192, .length = 64, .lkey = p.ro->lkey };
