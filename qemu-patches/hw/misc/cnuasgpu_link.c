@@ -155,7 +155,8 @@ static bool cnuasgpu_link_try_send(CnuasGpuState *s)
     do {
         r = send(s->fd, s->txbuf, s->tx_pending_len, MSG_DONTWAIT);
     } while (r < 0 && errno == EINTR);
-    if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == ENOBUFS)) {
+    if (r < 0 &&
+        (errno == EAGAIN || errno == EWOULDBLOCK || errno == ENOBUFS)) {
         return false;
     }
     if (r < 0) {
