@@ -4,8 +4,9 @@
 # The Cnuas QEMU patch series applies to the current Debian qemu source
 # package and the patched tree builds.
 #  - scripts/package-qemu --source: dpkg-source -x of the archive's qemu,
-#    our patches added to debian/patches and applied with quilt push -a,
-#    Debian's rules restricted to qemu-system-x86. Cached per input hash, so
+#    the series scripts/qemu-series makes from qemu-patches/ added to
+#    debian/patches and applied with quilt push -a, Debian's rules
+#    restricted to qemu-system-x86. Cached per input hash, so
 #    a repeated run only re-checks the result below.
 #  - scripts/build-qemu --print: the patched tree's build for the current
 #    inputs (a no-op when tests/unit/07-qtest-cnuas-vnic.sh already built it).
@@ -17,7 +18,8 @@
 set -u
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 LOG=$(mktemp)
-trap 'rm -f "$LOG"' EXIT
+SERIES=$(mktemp -d)
+trap 'rm -rf "$LOG" "$SERIES"' EXIT
 fail=0
 ok() { echo "ok   $*"; }
 bad() { echo "FAIL $*"; fail=1; }
@@ -44,9 +46,10 @@ tree=$(run package-qemu --source) || exit $?
 ok "source package prepared in $tree"
 
 # Our patches, in series order, at the end of Debian's series, all applied.
-want=$(sed -e 's/#.*//' -e 's/[[:space:]]*$//' "$REPO/qemu-patches/series" |
+"$REPO/scripts/qemu-series" "$SERIES" ||
+    { echo "FAIL: scripts/qemu-series"; exit 1; }
+want=$(sed -e 's/#.*//' -e 's/[[:space:]]*$//' "$SERIES/series" |
        grep -v '^$' | sed 's/^/cnuas-/')
-want=$(printf 'cnuas-0000-add-shared-headers.patch\n%s' "$want")
 n=$(wc -l <<<"$want")
 got=$(tail -n "$n" "$tree/debian/patches/series")
 [ "$got" = "$want" ] && ok "debian/patches/series ends with the $n cnuas patches" ||
@@ -54,10 +57,22 @@ got=$(tail -n "$n" "$tree/debian/patches/series")
 applied=$(tail -n "$n" "$tree/.pc/applied-patches" 2>/dev/null)
 [ "$applied" = "$want" ] && ok "quilt push -a applied all cnuas patches" ||
     bad ".pc/applied-patches ends with: $applied"
-cmp -s "$REPO/src/include/cnuas_vnic_hw.h" \
-    "$tree/include/hw/net/cnuas_vnic_hw.h" &&
-    ok "include/hw/net/cnuas_vnic_hw.h matches src/include" ||
-    bad "include/hw/net/cnuas_vnic_hw.h differs from src/include"
+differ=
+for p in $want; do
+    cmp -s "$SERIES/${p#cnuas-}" "$tree/debian/patches/$p" || differ+=" $p"
+done
+[ -z "$differ" ] && ok "debian/patches/cnuas-* are scripts/qemu-series output" ||
+    bad "not as scripts/qemu-series makes them:$differ"
+# Every file the manifest adds is in the tree as kept in this repository.
+nfiles=0 differ=
+while read -r kw path from src; do
+    [ "$kw" = add ] || continue
+    [ "$from" = from ] || src=qemu-patches/$path
+    nfiles=$((nfiles + 1))
+    cmp -s "$REPO/$src" "$tree/$path" || differ+=" $path"
+done <"$REPO/qemu-patches/manifest"
+[ -z "$differ" ] && ok "the $nfiles files qemu-patches/manifest adds match" ||
+    bad "in the tree but not as in the repository:$differ"
 grep -qi cnuas "$tree/hw/net/meson.build" &&
     ok "hw/net/meson.build builds the device" ||
     bad "hw/net/meson.build does not mention the device"
