@@ -12,22 +12,28 @@
  *   main.c      module, auxiliary driver, ib_device life cycle, port events
  *   verbs.c     device/port/GID/P_Key queries, PD, user context (ABI check)
  *   queue.c     rings shared with the provider (uapi/cnuas-abi.h), mmap
- *   cq.c        completion queues, events, kernel poll_cq
+ *   cq.c        completion queues, events, resize, kernel poll_cq
  *   mr.c        DMA and user MRs (ib_umem), key lookup, copies, atomics
  *   mr-dmabuf.c DMA-BUF MRs: importer, I/O-memory copies and atomics
+ *   mr-fast.c   fast-registration MRs of kernel ULPs (REG_MR, LOCAL_INV)
+ *   mw.c        memory windows, type 1 and 2B: bind, invalidate, checks
  *   ah.c        address vectors and address handles
  *   srq.c       shared receive queues, limit events
  *   qp.c        QP create/query/destroy, the state machine (modify_qp)
  *   post.c      post_send/post_recv of kernel QPs, doorbell of user QPs
- *   transport.h the RoCEv2 transport's state and entry points:
+ *   mcast.c     multicast groups of UD QPs (attach_mcast/detach_mcast)
+ *   transport.h the RoCEv2 transport's state and entry points
+ *   transport.c its QP life cycle: runners, work item, timers, parking
  *   net.c       frames to/from cnuas_net: headers, ICRC, validation
  *   recv.c      received frames: checks, demultiplex by QPN
  *   req.c       requester: WQEs to packets, segmentation, retransmission
  *   comp.c      completer: ACK/NAK/READ/atomic responses, completions
  *   resp.c      responder: PSN checks, RECV/WRITE/READ/atomic execution,
- *               ACK coalescing, NAKs, duplicate replay
+ *               ACK coalescing and holding, NAKs, duplicate replay
  *   counters.c  hardware counters (rdma statistic)
  *   loopback.c  frames to our own MAC, delivered without the wire
+ *   debug.h     dynamic-debug helpers and drop reasons
+ *   compat.h    differences between the kernels we build against
  *   wire.h      RoCEv2 headers: structs, accessors, opcode table, ICRC API
  *   opcode.c    the BTH opcode table
  *   icrc.c      the RoCEv2 ICRC

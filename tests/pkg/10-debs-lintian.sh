@@ -47,7 +47,7 @@ expect "$dkms_deb" /usr/src/cnuas-"$version"/dkms.conf \
 	/usr/src/cnuas-"$version"/include/cnuas_vnic_hw.h
 expect "$sw_deb" /usr/sbin/cnuas-vswitchd /usr/bin/cnuas-vsctl \
 	/lib/systemd/system/cnuas-vswitchd.service
-# Exactly these files (README's package table), besides /usr/share/doc.
+# Exactly these files (the table in docs/packaging.md), besides /usr/share/doc.
 exact() { # exact DEB PATH...
 	local deb=$1 want got
 	shift

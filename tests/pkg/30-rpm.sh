@@ -220,7 +220,7 @@ Filters = [
     ' outside-libdir-files /etc/libibverbs.d/cnuas.driver',
     ' lib-package-without-%mklibname',
     # cnuas-libs also holds libcnuaspeermem.so.1 (Fedora's -libs/-devel
-    # split, as the issue asks), so openSUSE's shared library policy
+    # split), so openSUSE's shared library policy
     # applies to it: one versioned library per package, named after
     # its SONAME (no-major-in-name), with nothing unversioned beside it.
     # Fedora's -libs packages hold configuration and /usr/lib/.build-id

@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later OR MIT
-# GPU device memory as RDMA memory (issue 4), in a `scripts/lab up --gpu`
+# GPU device memory as RDMA memory, in a `scripts/lab up --gpu`
 # lab, with cnuas-gpu-rdma (tests/lab/gpu; libcnuaspeermem compiled in):
 #  1. node 0 allocates cnuasgpu memory, fills it through mmap and registers
 #     it (export + ibv_reg_dmabuf_mr); node 1 RDMA READs and compares, RDMA
