@@ -19,7 +19,7 @@ int ctl_listen(struct vswitch *sw)
 	char err[256];
 	struct epoll_event ev = { .events = EPOLLIN, .data.u64 = ev_tag(EV_CTL_LISTEN, 0) };
 
-	sw->ctl_fd = unix_listen(sw->cfg.ctl_path, SOCK_STREAM, err, sizeof(err));
+	sw->ctl_fd = unix_listen(sw->cfg.ctl_path, SOCK_STREAM, 0600, err, sizeof(err));
 	if (sw->ctl_fd < 0) {
 		vs_log(VS_LOG_ERR, "control socket: %s", err);
 		return -1;
@@ -485,6 +485,10 @@ static int cmd_add_dgram(struct vswitch *sw, struct req *r)
 		return fail(r, "usage: add-dgram SWITCH_PATH QEMU_PATH");
 	if (r->argv[1][0] != '/' || r->argv[2][0] != '/')
 		return fail(r, "add-dgram paths must be absolute");
+	/* A control client must not make the switch bind or unlink anywhere. */
+	if (!same_dir(r->argv[1], sw->cfg.socket_path))
+		return fail(r, "add-dgram: %s must be in the directory of %s", r->argv[1],
+			    sw->cfg.socket_path);
 	p = dgram_add(sw, r->argv[1], r->argv[2], r->err, sizeof(r->err));
 	if (!p)
 		return -1;

@@ -158,7 +158,7 @@ static int vswitch_init(struct vswitch *sw)
 		vs_log(VS_LOG_ERR, "epoll/signalfd: %s", strerror(errno));
 		return -1;
 	}
-	sw->listen_fd = unix_listen(sw->cfg.socket_path, SOCK_SEQPACKET, err, sizeof(err));
+	sw->listen_fd = unix_listen(sw->cfg.socket_path, SOCK_SEQPACKET, 0660, err, sizeof(err));
 	if (sw->listen_fd < 0) {
 		vs_log(VS_LOG_ERR, "switch socket: %s", err);
 		return -1;

@@ -225,7 +225,8 @@ void ctl_close_all(struct vswitch *sw);
 void ctl_expire(struct vswitch *sw);
 
 /* sock.c */
-int unix_listen(const char *path, int type, char *err, size_t errlen);
+int unix_listen(const char *path, int type, mode_t mode, char *err, size_t errlen);
+bool same_dir(const char *path, const char *ref);
 uint64_t mono_ns(void);
 
 #endif

@@ -10,6 +10,7 @@ import os
 import shutil
 import signal
 import socket
+import stat
 import struct
 import subprocess
 import sys
@@ -33,7 +34,7 @@ def frame(dst, src, payload=b"", ethertype=0x88B5):
 class Switch:
     """A daemon instance in its own temp dir."""
 
-    def __init__(self, *extra, check_exit=True):
+    def __init__(self, *extra, check_exit=True, umask=None):
         self.dir = tempfile.mkdtemp(prefix="cnuas-vs-test-")
         self.sock = os.path.join(self.dir, "switch.sock")
         self.ctl = os.path.join(self.dir, "switch.ctl")
@@ -43,7 +44,8 @@ class Switch:
         with open(self.log, "w") as logf:
             self.proc = subprocess.Popen(
                 [ARGS.switch, "--socket", self.sock, "--ctl", self.ctl, "--foreground", *extra],
-                stderr=logf, stdout=subprocess.DEVNULL)
+                stderr=logf, stdout=subprocess.DEVNULL,
+                preexec_fn=None if umask is None else (lambda: os.umask(umask)))
         deadline = time.time() + 10
         while not os.path.exists(self.ctl):
             if self.proc.poll() is not None:
@@ -847,6 +849,7 @@ def test_dgram_port():
         q = _dgram_sock(q_path)
         with Switch() as sw:
             a = sw.port()
+            sw_path = os.path.join(sw.dir, "sw.dgram")
             r = sw.vsctl("add-dgram", sw_path, q_path, json_out=True)
             dg_id = r["port"]
             sw.vsctl("add-dgram", sw_path, q_path, expect=1)   # duplicate
@@ -1091,6 +1094,42 @@ def test_random_traffic_survives():
 def test_fdb_table():
     r = subprocess.run([ARGS.fdb_test], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_ctl_hardening():
+    """The control socket may not be used to reach files outside the switch's own."""
+    d = tempfile.mkdtemp(prefix="cnuas-vs-hard-")
+    try:
+        # socket modes do not depend on the umask the daemon inherited
+        with Switch(umask=0) as sw:
+            assert stat.S_IMODE(os.stat(sw.ctl).st_mode) == 0o600
+            assert stat.S_IMODE(os.stat(sw.sock).st_mode) == 0o660
+            # capture never truncates a file nor follows a link
+            victim = os.path.join(d, "victim")
+            with open(victim, "w") as f:
+                f.write("keep me")
+            sw.vsctl("capture", "start", victim, expect=1)
+            link = os.path.join(sw.dir, "link.pcap")
+            os.symlink(victim, link)
+            sw.vsctl("capture", "start", link, expect=1)
+            with open(victim) as f:
+                assert f.read() == "keep me"
+            assert sw.show()["capture"] is None
+            # add-dgram binds only beside the switch's own socket, and
+            # never removes a stale socket elsewhere
+            stale = os.path.join(d, "stale.sock")
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+            s.bind(stale)
+            s.close()
+            sw.vsctl("add-dgram", stale, os.path.join(d, "q"), expect=1)
+            assert stat.S_ISSOCK(os.lstat(stale).st_mode)
+            sw.vsctl("add-dgram", os.path.join(d, "new.sock"), os.path.join(d, "q"), expect=1)
+            assert not os.path.exists(os.path.join(d, "new.sock"))
+            ok = os.path.join(sw.dir, "ok.dgram")
+            sw.vsctl("add-dgram", ok, os.path.join(d, "q"))
+            assert stat.S_IMODE(os.stat(ok).st_mode) == 0o660
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
 
 
 TESTS = [(n[5:], f) for n, f in sorted(globals().items()) if n.startswith("test_")]
