@@ -247,7 +247,7 @@ wait_ready() {
 }
 
 lab_up() {
-	local nodes=2 virtio=0 rxe=0 mtu=9000 ll=eth dev=0 mem=1024 gpu=0 n total sw_args=()
+	local nodes=2 virtio=0 rxe=0 mtu=9000 ll=eth dev=0 mem=1024 gpu=0 psec=1 n total sw_args=()
 	while [ $# -gt 0 ]; do
 		case $1 in
 		--nodes) nodes=$2; shift 2 ;;
@@ -258,6 +258,7 @@ lab_up() {
 		--dev) dev=1; shift ;;
 		--gpu) gpu=1; shift ;;
 		--mem) mem=$2; shift 2 ;;
+		--no-port-security) psec=0; shift ;;
 		*) die "up: unknown argument $1" ;;
 		esac
 	done
@@ -298,6 +299,8 @@ lab_up() {
 	say "starting switch + $nodes cnuas + $virtio virtio + $rxe rxe guest(s), $ll, MTU $mtu, accel $ACCEL, image ${IMAGE##*/}"
 
 	sw_args=("$VSWITCHD" --socket "$LAB_DIR/switch.sock" --ctl "$LAB_DIR/switch.ctl" --foreground)
+	# Each guest keeps the MAC QEMU gave it; no guest can take another's.
+	[ "$psec" = 0 ] || sw_args+=(--port-security)
 	if [ "$ll" = ib ]; then
 		"$VSWITCHD" --help 2>&1 | grep -q -- '--link-layer' || die "cnuas-vswitchd has no --link-layer option"
 		sw_args+=(--link-layer ib)

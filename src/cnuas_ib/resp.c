@@ -78,8 +78,8 @@ void cnuas_ib_resp_reset(struct cnuas_ib_qp *qp)
 	cnuas_ib_resp_hold_reset(t);
 	t->res_next = 0;
 	t->res_cur = 0;
-	t->res_num = clamp_t(u32, t->max_dest_rd_atomic, 1,
-			     CNUAS_IB_MAX_QP_RD_ATOM);
+	/* 0 serves no READ or atomic: each is NAKed as too many. */
+	t->res_num = min_t(u32, t->max_dest_rd_atomic, CNUAS_IB_MAX_QP_RD_ATOM);
 	if (t->res)
 		memset(t->res, 0, CNUAS_IB_MAX_QP_RD_ATOM * sizeof(*t->res));
 }
@@ -186,6 +186,19 @@ static void cnuas_resp_fail(struct cnuas_ib_qp *qp, u8 code,
 {
 	cnuas_resp_nak(qp, CNUAS_AETH_TYPE_NAK | code);
 	cnuas_ib_tqp_fatal(qp, ev);
+}
+
+/*
+ * The QP's own remote rights come before any MR's: a request the QP does
+ * not enable is a remote access error whatever the key (IBA, as rxe and
+ * mlx5 do).
+ */
+static bool cnuas_resp_qp_allows(struct cnuas_ib_qp *qp, int right)
+{
+	if (likely(qp->t.access & right))
+		return true;
+	cnuas_resp_fail(qp, CNUAS_AETH_NAK_ACCESS, IB_EVENT_QP_ACCESS_ERR);
+	return false;
 }
 
 static void cnuas_resp_rnr(struct cnuas_ib_qp *qp)
@@ -323,6 +336,8 @@ static void cnuas_resp_write(struct cnuas_ib_qp *qp, struct cnuas_ib_rxp *p)
 						       CNUAS_EH_RETH);
 		u32 len = cnuas_reth_len(reth);
 
+		if (!cnuas_resp_qp_allows(qp, IB_ACCESS_REMOTE_WRITE))
+			return;
 		if (len > CNUAS_IB_MAX_MSG_SZ) {
 			cnuas_resp_fail(qp, CNUAS_AETH_NAK_INVALID,
 					IB_EVENT_QP_REQ_ERR);
@@ -408,6 +423,8 @@ static void cnuas_resp_read(struct cnuas_ib_qp *qp, struct cnuas_ib_rxp *p)
 	struct cnuas_ib_mr *mr;
 	u32 data_key = 0;
 
+	if (!cnuas_resp_qp_allows(qp, IB_ACCESS_REMOTE_READ))
+		return;
 	if (len > CNUAS_IB_MAX_MSG_SZ) {
 		cnuas_resp_fail(qp, CNUAS_AETH_NAK_INVALID, IB_EVENT_QP_REQ_ERR);
 		return;
@@ -461,6 +478,8 @@ static void cnuas_resp_atomic(struct cnuas_ib_qp *qp, struct cnuas_ib_rxp *p)
 	bool queued;
 	int err;
 
+	if (!cnuas_resp_qp_allows(qp, IB_ACCESS_REMOTE_ATOMIC))
+		return;
 	if (va & 7) {
 		cnuas_resp_fail(qp, CNUAS_AETH_NAK_INVALID, IB_EVENT_QP_REQ_ERR);
 		return;

@@ -393,6 +393,8 @@ void cnuas_ib_transport_qp_modify_locked(struct cnuas_ib_qp *qp, int mask)
 		t->max_rd_atomic = a->max_rd_atomic;
 	if (mask & IB_QP_MAX_DEST_RD_ATOMIC)
 		t->max_dest_rd_atomic = a->max_dest_rd_atomic;
+	if (mask & IB_QP_ACCESS_FLAGS)
+		t->access = a->access;
 	if (mask & IB_QP_MIN_RNR_TIMER)
 		t->min_rnr_timer = a->min_rnr_timer & CNUAS_AETH_VALUE_MASK;
 	if (mask & IB_QP_TIMEOUT)

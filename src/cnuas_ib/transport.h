@@ -210,6 +210,7 @@ struct cnuas_ib_tqp {
 	u8 max_rd_atomic;
 	u8 max_dest_rd_atomic;
 	u8 min_rnr_timer;
+	int access;			/* qp_access_flags: remote rights */
 	unsigned long timeout_j;	/* ACK timeout in jiffies, 0: none */
 
 	/* Requester. Ring indices are free running like the ring's. */

@@ -116,28 +116,17 @@ static int cnuasgpu_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	if (!gdev)
 		return -ENOMEM;
 	gdev->pdev = pci_dev_get(pdev);
-	gdev->id = ida_alloc(&cnuasgpu_ida, GFP_KERNEL);
-	if (gdev->id < 0) {
-		pci_dev_put(pdev);
-		kfree(gdev);
-		return gdev->id;
-	}
+	err = ida_alloc(&cnuasgpu_ida, GFP_KERNEL);
+	if (err < 0)
+		goto err_free;
+	gdev->id = err;
 
 	err = pci_enable_device(pdev);
-	if (err) {
-		ida_free(&cnuasgpu_ida, gdev->id);
-		pci_dev_put(pdev);
-		kfree(gdev);
-		return err;
-	}
+	if (err)
+		goto err_ida;
 	err = pci_request_regions(pdev, CNUASGPU_NAME);
-	if (err) {
-		pci_disable_device(pdev);
-		ida_free(&cnuasgpu_ida, gdev->id);
-		pci_dev_put(pdev);
-		kfree(gdev);
-		return err;
-	}
+	if (err)
+		goto err_disable;
 	/* From here on the release function undoes everything. */
 	pci_set_master(pdev);
 	pci_set_drvdata(pdev, gdev);
@@ -179,6 +168,16 @@ err_link:
 err_put:
 	pci_set_drvdata(pdev, NULL);
 	cnuasgpu_dev_put(gdev);
+	return err;
+
+	/* Before the release function owns the device: undo by hand. */
+err_disable:
+	pci_disable_device(pdev);
+err_ida:
+	ida_free(&cnuasgpu_ida, gdev->id);
+err_free:
+	pci_dev_put(pdev);
+	kfree(gdev);
 	return err;
 }
 

@@ -5,7 +5,8 @@
 # MR, bad rkeys, unaligned atomics, CQ resizes below the waiting CQEs, multicast
 # attaches of RC QPs and unicast GIDs give
 # the errno / completion status of a real HCA, good resizes keep the CQEs,
-# the SRQ-limit and QP-access-error async events arrive;
+# the SRQ-limit and QP-access-error async events arrive, the responder
+# QP's access flags and max_dest_rd_atomic 0 are enforced;
 # the guest keeps working (a transfer to node 1 afterwards).
 . "$(dirname "$0")/lib.sh"
 need_cnuas_nodes 2

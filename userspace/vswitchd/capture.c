@@ -6,11 +6,14 @@
  */
 #include "capture.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <pcap/pcap.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/time.h>
+#include <unistd.h>
 
 struct capture {
 	pcap_t *dead;
@@ -23,6 +26,8 @@ struct capture {
 struct capture *capture_start(const char *path, uint32_t port_id, char *err, size_t errlen)
 {
 	struct capture *c = calloc(1, sizeof(*c));
+	FILE *f;
+	int fd;
 
 	if (!c) {
 		snprintf(err, errlen, "out of memory");
@@ -39,9 +44,26 @@ struct capture *capture_start(const char *path, uint32_t port_id, char *err, siz
 		free(c);
 		return NULL;
 	}
-	c->dump = pcap_dump_open(c->dead, path);
+	/*
+	 * The switch runs as root for its clients: never follow a link or
+	 * truncate an existing file.
+	 */
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0640);
+	f = fd < 0 ? NULL : fdopen(fd, "wb");
+	if (!f) {
+		snprintf(err, errlen, "cannot create %s: %s%s", path, strerror(errno),
+			 errno == EEXIST ? " (captures never overwrite a file)" : "");
+		if (fd >= 0)
+			close(fd);
+		pcap_close(c->dead);
+		free(c);
+		return NULL;
+	}
+	c->dump = pcap_dump_fopen(c->dead, f);
 	if (!c->dump) {
 		snprintf(err, errlen, "cannot write %s: %s", path, pcap_geterr(c->dead));
+		fclose(f);
+		unlink(path);
 		pcap_close(c->dead);
 		free(c);
 		return NULL;

@@ -19,7 +19,7 @@ int ctl_listen(struct vswitch *sw)
 	char err[256];
 	struct epoll_event ev = { .events = EPOLLIN, .data.u64 = ev_tag(EV_CTL_LISTEN, 0) };
 
-	sw->ctl_fd = unix_listen(sw->cfg.ctl_path, SOCK_STREAM, err, sizeof(err));
+	sw->ctl_fd = unix_listen(sw->cfg.ctl_path, SOCK_STREAM, 0600, err, sizeof(err));
 	if (sw->ctl_fd < 0) {
 		vs_log(VS_LOG_ERR, "control socket: %s", err);
 		return -1;
@@ -150,6 +150,11 @@ static void text_fault(struct strbuf *b, const struct fault *f)
 			  f->corrupt_pct, f->reorder_pct, f->delay_ms, (unsigned long long)f->seed);
 }
 
+static void json_psec(struct strbuf *b, const struct fdb_policy *ps)
+{
+	sb_printf(b, "{\"pin\": %s, \"macs\": %u}", ps->pin ? "true" : "false", ps->limit);
+}
+
 static int parse_port(struct vswitch *sw, struct req *r, const char *s, struct port **out)
 {
 	char *end;
@@ -201,6 +206,8 @@ static int cmd_show(struct vswitch *sw, struct req *r)
 		} else {
 			sb_printf(b, "null");
 		}
+		sb_printf(b, ", \"port_security_all\": ");
+		json_psec(b, &sw->psec_all);
 		sb_printf(b, ", \"ports\": [");
 	} else {
 		sb_printf(b, "switch %s: link-layer eth, %u ports, %u fdb entries, aging %u s, capture ",
@@ -227,7 +234,10 @@ static int cmd_show(struct vswitch *sw, struct req *r)
 			sb_printf(b, ", \"state\": \"%s\", \"queue\": %u, \"held\": %u, \"fault\": ",
 				  port_state(p), p->qlen, p->hold_len);
 			json_fault(b, &p->fault);
-			sb_printf(b, ", \"counters\": ");
+			sb_printf(b, ", \"port_security\": ");
+			json_psec(b, &p->psec);
+			sb_printf(b, ", \"macs_learned\": %u, \"counters\": ",
+				  sw->fdb->port_n[p->idx]);
 			json_counters(b, &p->c);
 			sb_printf(b, "}");
 		} else {
@@ -280,7 +290,7 @@ static int cmd_fdb(struct vswitch *sw, struct req *r)
 	if (r->json)
 		sb_printf(b, "{\"fdb\": [");
 	else
-		sb_printf(b, "%-17s %5s %6s\n", "MAC", "PORT", "AGE_S");
+		sb_printf(b, "%-17s %5s %6s %s\n", "MAC", "PORT", "AGE_S", "PINNED");
 	for (unsigned i = 0; i < FDB_SLOTS; i++) {
 		const struct fdb_entry *e = &sw->fdb->e[i];
 		char mac[18];
@@ -289,10 +299,12 @@ static int cmd_fdb(struct vswitch *sw, struct req *r)
 			continue;
 		fdb_mac_str(e->key, mac);
 		if (r->json)
-			sb_printf(b, "%s{\"mac\": \"%s\", \"port\": %u, \"age_s\": %u}", first ? "" : ", ",
-				  mac, sw->ports[e->port].id, now - e->seen);
+			sb_printf(b, "%s{\"mac\": \"%s\", \"port\": %u, \"age_s\": %u, \"pinned\": %s}",
+				  first ? "" : ", ", mac, sw->ports[e->port].id, now - e->seen,
+				  e->pinned ? "true" : "false");
 		else
-			sb_printf(b, "%-17s %5u %6u\n", mac, sw->ports[e->port].id, now - e->seen);
+			sb_printf(b, "%-17s %5u %6u %s\n", mac, sw->ports[e->port].id, now - e->seen,
+				  e->pinned ? "yes" : "no");
 		first = false;
 	}
 	if (r->json)
@@ -372,26 +384,40 @@ static int cmd_fault(struct vswitch *sw, struct req *r)
  * (or "clear"). Without --port, or with "all": every port, now and ports
  * that connect later. All rates 0 switches faults off.
  */
+/*
+ * The optional leading "--port ID|all" (or --port=...) of the set-* commands:
+ * *one is the port, or NULL for all; returns the index of the next argument.
+ */
+static int parse_port_sel(struct vswitch *sw, struct req *r, struct port **one)
+{
+	const char *sel;
+	int first;
+
+	*one = NULL;
+	if (r->argc < 2 || strncmp(r->argv[1], "--port", 6))
+		return 1;
+	if (r->argv[1][6] == '=') {
+		sel = r->argv[1] + 7;
+		first = 2;
+	} else if (!r->argv[1][6] && r->argc >= 3) {
+		sel = r->argv[2];
+		first = 3;
+	} else {
+		return fail(r, "--port needs a port id or 'all'");
+	}
+	if (strcmp(sel, "all") && parse_port(sw, r, sel, one) < 0)
+		return -1;
+	return first;
+}
+
 static int cmd_set_fault(struct vswitch *sw, struct req *r)
 {
-	struct port *one = NULL;
-	const char *sel = "all";
+	struct port *one;
 	struct fault f;
-	int first = 1;
+	int first = parse_port_sel(sw, r, &one);
 
-	if (r->argc >= 2 && !strncmp(r->argv[1], "--port", 6)) {
-		if (r->argv[1][6] == '=') {
-			sel = r->argv[1] + 7;
-			first = 2;
-		} else if (!r->argv[1][6] && r->argc >= 3) {
-			sel = r->argv[2];
-			first = 3;
-		} else {
-			return fail(r, "--port needs a port id or 'all'");
-		}
-		if (strcmp(sel, "all") && parse_port(sw, r, sel, &one) < 0)
-			return -1;
-	}
+	if (first < 0)
+		return -1;
 	if (r->argc <= first)
 		return fail(r, "usage: set-fault [--port ID|all] drop=P reorder=P corrupt=P [delay=MS] [seed=N] | set-fault [--port ID|all] clear");
 	if (fault_parse(&f, r->argc - first, r->argv + first, r->err, sizeof(r->err)) < 0)
@@ -408,8 +434,10 @@ static int cmd_set_fault(struct vswitch *sw, struct req *r)
 			fault_start(&p->fault, p->id);
 		}
 	}
-	vs_log(VS_LOG_INFO, "fault %s on %s%s", f.active ? "set" : "cleared", one ? "port " : "",
-	       one ? sel : "all ports");
+	if (one)
+		vs_log(VS_LOG_INFO, "fault %s on port %u", f.active ? "set" : "cleared", one->id);
+	else
+		vs_log(VS_LOG_INFO, "fault %s on all ports", f.active ? "set" : "cleared");
 	if (r->json) {
 		sb_printf(&r->out, "{\"port\": ");
 		if (one)
@@ -426,6 +454,78 @@ static int cmd_set_fault(struct vswitch *sw, struct req *r)
 			sb_printf(&r->out, "all ports fault: ");
 		text_fault(&r->out, &f);
 		sb_printf(&r->out, "\n");
+	}
+	return 0;
+}
+
+static void apply_psec(struct vswitch *sw, struct port *p, const struct fdb_policy *ps)
+{
+	if (p->psec.pin && !ps->pin)
+		fdb_unpin_port(sw->fdb, (uint32_t)p->idx);
+	p->psec = *ps;
+}
+
+/*
+ * set-port-security [--port ID|all] [pin=on|off] [macs=N]: pinned MACs
+ * stay on their port (a frame from another port with that source is
+ * dropped) and never age; a port may learn at most N MACs (0 = any
+ * number). The learned entries are kept; a lower limit refuses new ones.
+ */
+static int cmd_set_port_security(struct vswitch *sw, struct req *r)
+{
+	struct port *one;
+	int first = parse_port_sel(sw, r, &one);
+	struct fdb_policy ps;
+
+	if (first < 0)
+		return -1;
+	if (r->argc <= first)
+		return fail(r, "usage: set-port-security [--port ID|all] [pin=on|off] [macs=N]");
+	ps = one ? one->psec : sw->psec_all;
+	for (int i = first; i < r->argc; i++) {
+		const char *a = r->argv[i];
+		char *end;
+		unsigned long v;
+
+		if (!strcmp(a, "pin=on")) {
+			ps.pin = true;
+		} else if (!strcmp(a, "pin=off")) {
+			ps.pin = false;
+		} else if (!strncmp(a, "macs=", 5)) {
+			errno = 0;
+			v = strtoul(a + 5, &end, 10);
+			if (errno || end == a + 5 || *end || a[5] == '-' || v > FDB_MAX)
+				return fail(r, "bad '%s': macs is a number in 0..%u (0 = no limit)", a,
+					    FDB_MAX);
+			ps.limit = (unsigned)v;
+		} else {
+			return fail(r, "bad '%s': want pin=on|off or macs=N", a);
+		}
+	}
+	if (one) {
+		apply_psec(sw, one, &ps);
+		vs_log(VS_LOG_INFO, "port security of port %u: pin %s, macs %u", one->id,
+		       ps.pin ? "on" : "off", ps.limit);
+	} else {
+		sw->psec_all = ps;
+		for (unsigned i = 0; i < sw->nactive; i++)
+			apply_psec(sw, &sw->ports[sw->active[i]], &ps);
+		vs_log(VS_LOG_INFO, "port security of all ports: pin %s, macs %u",
+		       ps.pin ? "on" : "off", ps.limit);
+	}
+	if (r->json) {
+		sb_printf(&r->out, "{\"port\": ");
+		if (one)
+			sb_printf(&r->out, "%u", one->id);
+		else
+			sb_printf(&r->out, "\"all\"");
+		sb_printf(&r->out, ", \"port_security\": ");
+		json_psec(&r->out, &ps);
+		sb_printf(&r->out, "}\n");
+	} else {
+		sb_printf(&r->out, "%s port security: pin %s, macs %u%s\n",
+			  one ? "port" : "all ports", ps.pin ? "on" : "off", ps.limit,
+			  ps.limit ? "" : " (no limit)");
 	}
 	return 0;
 }
@@ -485,6 +585,10 @@ static int cmd_add_dgram(struct vswitch *sw, struct req *r)
 		return fail(r, "usage: add-dgram SWITCH_PATH QEMU_PATH");
 	if (r->argv[1][0] != '/' || r->argv[2][0] != '/')
 		return fail(r, "add-dgram paths must be absolute");
+	/* A control client must not make the switch bind or unlink anywhere. */
+	if (!same_dir(r->argv[1], sw->cfg.socket_path))
+		return fail(r, "add-dgram: %s must be in the directory of %s", r->argv[1],
+			    sw->cfg.socket_path);
 	p = dgram_add(sw, r->argv[1], r->argv[2], r->err, sizeof(r->err));
 	if (!p)
 		return -1;
@@ -511,6 +615,7 @@ static const struct {
 } commands[] = {
 	{ "add-dgram", cmd_add_dgram }, { "capture", cmd_capture }, { "counters", cmd_counters },
 	{ "fault", cmd_fault },		{ "fdb", cmd_fdb },	      { "set-fault", cmd_set_fault },
+	{ "set-port-security", cmd_set_port_security },
 	{ "show", cmd_show },
 	{ "shutdown", cmd_shutdown },
 };

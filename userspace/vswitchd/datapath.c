@@ -280,7 +280,16 @@ static bool forward(struct vswitch *sw, struct port *p, uint8_t *data, uint32_t 
 		p->c.drop_bad_src++;
 		return true;
 	}
-	fdb_learn(sw->fdb, fdb_key(data + 6), (uint32_t)p->idx, now_s(sw));
+	switch (fdb_learn(sw->fdb, fdb_key(data + 6), (uint32_t)p->idx, now_s(sw), &p->psec)) {
+	case FDB_SPOOF:		/* another port's pinned MAC */
+		p->c.drop_mac_spoof++;
+		return true;
+	case FDB_LIMIT:
+		p->c.drop_mac_limit++;
+		return true;
+	default:		/* learned, or table full: forward anyway */
+		break;
+	}
 	if (!(data[0] & 1)) {
 		int slot = fdb_lookup(sw->fdb, fdb_key(data), now_s(sw));
 

@@ -45,7 +45,7 @@ struct port *dgram_add(struct vswitch *sw, const char *local, const char *remote
 			return NULL;
 		}
 	}
-	fd = unix_listen(local, SOCK_DGRAM, err, errlen);
+	fd = unix_listen(local, SOCK_DGRAM, 0660, err, errlen);
 	if (fd < 0)
 		return NULL;
 	p = port_add(sw, fd, PORT_DGRAM);

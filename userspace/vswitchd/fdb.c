@@ -19,7 +19,7 @@ void fdb_init(struct fdb *t, unsigned aging_s)
 
 static bool expired(const struct fdb *t, const struct fdb_entry *e, uint32_t now_s)
 {
-	return t->aging_s && now_s - e->seen > t->aging_s;
+	return t->aging_s && !e->pinned && now_s - e->seen > t->aging_s;
 }
 
 /* Backward-shift deletion keeps probe chains intact without tombstones. */
@@ -27,6 +27,7 @@ static void fdb_del_slot(struct fdb *t, uint32_t i)
 {
 	uint32_t j = i;
 
+	t->port_n[t->e[i].port]--;
 	for (;;) {
 		j = (j + 1) & (FDB_SLOTS - 1);
 		if (!t->e[j].key)
@@ -59,24 +60,41 @@ int fdb_lookup(struct fdb *t, uint64_t key, uint32_t now_s)
 	}
 }
 
-int fdb_learn(struct fdb *t, uint64_t key, uint32_t port, uint32_t now_s)
+enum fdb_verdict fdb_learn(struct fdb *t, uint64_t key, uint32_t port, uint32_t now_s,
+			   const struct fdb_policy *pol)
 {
+	bool at_limit = pol->limit && t->port_n[port] >= pol->limit;
+
 	for (uint32_t i = fdb_hash(key);; i = (i + 1) & (FDB_SLOTS - 1)) {
 		struct fdb_entry *e = &t->e[i];
 
 		if (e->key == key) {
-			e->port = port;	/* a station may move */
+			if (e->port != port) {
+				/* a station may move, unless its port pinned it */
+				if (e->pinned)
+					return FDB_SPOOF;
+				if (at_limit)
+					return FDB_LIMIT;
+				t->port_n[e->port]--;
+				t->port_n[port]++;
+				e->port = port;
+			}
 			e->seen = now_s;
-			return 0;
+			e->pinned = pol->pin;
+			return FDB_LEARNED;
 		}
 		if (!e->key) {
+			if (at_limit)
+				return FDB_LIMIT;
 			if (t->n >= FDB_MAX)
-				return -1;
+				return FDB_FULL;
 			e->key = key;
 			e->port = port;
 			e->seen = now_s;
+			e->pinned = pol->pin;
 			t->n++;
-			return 0;
+			t->port_n[port]++;
+			return FDB_LEARNED;
 		}
 	}
 }
@@ -117,6 +135,13 @@ static bool match_old(struct fdb *t, struct fdb_entry *e, uint32_t now_s)
 void fdb_del_port(struct fdb *t, uint32_t port)
 {
 	fdb_del_if(t, match_port, port);
+}
+
+void fdb_unpin_port(struct fdb *t, uint32_t port)
+{
+	for (uint32_t i = 0; i < FDB_SLOTS; i++)
+		if (t->e[i].key && t->e[i].port == port)
+			t->e[i].pinned = 0;
 }
 
 void fdb_age(struct fdb *t, uint32_t now_s)

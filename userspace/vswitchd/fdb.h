@@ -3,22 +3,39 @@
 #ifndef CNUAS_FDB_H
 #define CNUAS_FDB_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #define FDB_BITS 13
 #define FDB_SLOTS (1u << FDB_BITS)
 #define FDB_MAX (FDB_SLOTS / 2)	/* keep the load factor at or below 1/2 */
+#define FDB_MAX_PORTS 4096	/* port slots (the switch's --max-ports bound) */
 
 struct fdb_entry {
 	uint64_t key;		/* MAC | 1 << 48; 0 = empty slot */
 	uint32_t port;		/* switch port slot */
-	uint32_t seen;		/* seconds (monotonic) of the last frame */
+	uint32_t seen : 31;	/* seconds (monotonic) of the last frame */
+	uint32_t pinned : 1;	/* port security: never moves, never ages */
 };
 
 struct fdb {
 	unsigned n;
 	unsigned aging_s;	/* 0 = never */
+	uint16_t port_n[FDB_MAX_PORTS];	/* entries per port slot */
 	struct fdb_entry e[FDB_SLOTS];
+};
+
+/* What a port may learn: pin its MACs to it, and at most limit of them. */
+struct fdb_policy {
+	bool pin;
+	unsigned limit;		/* 0 = no limit */
+};
+
+enum fdb_verdict {
+	FDB_LEARNED = 0,
+	FDB_FULL = -1,		/* table full: forward without learning */
+	FDB_SPOOF = -2,		/* MAC pinned to another port: drop */
+	FDB_LIMIT = -3,		/* port already has its limit of MACs: drop */
 };
 
 static inline uint64_t fdb_key(const uint8_t *mac)
@@ -30,9 +47,12 @@ static inline uint64_t fdb_key(const uint8_t *mac)
 void fdb_init(struct fdb *t, unsigned aging_s);
 /* Port slot for mac, or -1 if unknown or aged out. */
 int fdb_lookup(struct fdb *t, uint64_t key, uint32_t now_s);
-/* Learn/refresh; returns 0, or -1 if the table is full. */
-int fdb_learn(struct fdb *t, uint64_t key, uint32_t port, uint32_t now_s);
+/* Learn/refresh key on port under the port's policy. */
+enum fdb_verdict fdb_learn(struct fdb *t, uint64_t key, uint32_t port, uint32_t now_s,
+			   const struct fdb_policy *pol);
 void fdb_del_port(struct fdb *t, uint32_t port);
+/* The port's entries may move and age again. */
+void fdb_unpin_port(struct fdb *t, uint32_t port);
 void fdb_age(struct fdb *t, uint32_t now_s);
 void fdb_mac_str(uint64_t key, char *buf /* 18 bytes */);
 

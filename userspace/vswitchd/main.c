@@ -43,6 +43,10 @@ static void usage(FILE *f)
 		"  --aging SECONDS     MAC aging time, 0 = never (default 300)\n"
 		"  --queue-frames N    egress queue bound per port, 16..65536 (default 256)\n"
 		"  --max-ports N       most ports at once, 2..4096 (default 256)\n"
+		"  --port-security     pin each MAC to the port that first sent it (no moves,\n"
+		"                      no aging) and limit MACs per port (default 4)\n"
+		"  --port-macs N       MACs a port may learn, 0 = any (default: 4 with\n"
+		"                      --port-security, else any)\n"
 		"  --foreground        do not detach\n"
 		"  --syslog            log to syslog instead of stderr\n"
 		"  --verbose           log debug messages\n"
@@ -158,7 +162,7 @@ static int vswitch_init(struct vswitch *sw)
 		vs_log(VS_LOG_ERR, "epoll/signalfd: %s", strerror(errno));
 		return -1;
 	}
-	sw->listen_fd = unix_listen(sw->cfg.socket_path, SOCK_SEQPACKET, err, sizeof(err));
+	sw->listen_fd = unix_listen(sw->cfg.socket_path, SOCK_SEQPACKET, 0660, err, sizeof(err));
 	if (sw->listen_fd < 0) {
 		vs_log(VS_LOG_ERR, "switch socket: %s", err);
 		return -1;
@@ -301,6 +305,8 @@ int main(int argc, char **argv)
 		{ "aging", required_argument, NULL, 'a' },
 		{ "queue-frames", required_argument, NULL, 'q' },
 		{ "max-ports", required_argument, NULL, 'm' },
+		{ "port-security", no_argument, NULL, 'P' },
+		{ "port-macs", required_argument, NULL, 'M' },
 		{ "foreground", no_argument, NULL, 'f' },
 		{ "syslog", no_argument, NULL, 'S' },
 		{ "verbose", no_argument, NULL, 'v' },
@@ -311,6 +317,8 @@ int main(int argc, char **argv)
 	static struct vswitch sw_storage;
 	struct vswitch *sw = &sw_storage;
 	struct dgram_opt dg[64];
+	bool port_security = false, port_macs_set = false;
+	unsigned port_macs = 0;
 	unsigned ndg = 0;
 	char *ctl_alloc = NULL;
 	int opt, ready_fd = -1, rc = 0;
@@ -373,6 +381,14 @@ int main(int argc, char **argv)
 			if (parse_uint("--max-ports", optarg, 2, 4096, &sw->cfg.max_ports) < 0)
 				return 2;
 			break;
+		case 'P':
+			port_security = true;
+			break;
+		case 'M':
+			if (parse_uint("--port-macs", optarg, 0, FDB_MAX, &port_macs) < 0)
+				return 2;
+			port_macs_set = true;
+			break;
 		case 'f':
 			sw->cfg.foreground = true;
 			break;
@@ -395,6 +411,8 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
+	sw->psec_all.pin = port_security;
+	sw->psec_all.limit = port_macs_set ? port_macs : port_security ? 4 : 0;
 	if (optind < argc) {
 		fprintf(stderr, "cnuas-vswitchd: unexpected argument '%s'\n", argv[optind]);
 		return 2;

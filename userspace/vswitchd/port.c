@@ -40,6 +40,7 @@ struct port *port_add(struct vswitch *sw, int fd, enum port_kind kind)
 	p->fd = fd;
 	p->blocked_on = -1;
 	p->fault = sw->fault_all;
+	p->psec = sw->psec_all;
 	fault_start(&p->fault, p->id);
 	sw->active[sw->nactive++] = p->idx;
 	port_update_events(sw, p);

@@ -4,7 +4,10 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -55,10 +58,16 @@ static int clear_stale(const char *path, int type, char *err, size_t errlen)
 	return 0;
 }
 
-int unix_listen(const char *path, int type, char *err, size_t errlen)
+/*
+ * The socket file's mode comes from the umask at bind() time; fchmod() on
+ * a socket does not reach its file, and chmod() after bind() leaves a
+ * window. The daemon is single-threaded, so a umask around bind() is safe.
+ */
+int unix_listen(const char *path, int type, mode_t mode, char *err, size_t errlen)
 {
 	struct sockaddr_un a = { .sun_family = AF_UNIX };
-	int fd;
+	mode_t old_mask;
+	int fd, rc;
 
 	if (!path[0] || strlen(path) >= sizeof(a.sun_path)) {
 		snprintf(err, errlen, "socket path '%s' is empty or longer than %zu bytes", path,
@@ -73,7 +82,10 @@ int unix_listen(const char *path, int type, char *err, size_t errlen)
 		snprintf(err, errlen, "socket: %s", strerror(errno));
 		return -1;
 	}
-	if (bind(fd, (struct sockaddr *)&a, sizeof(a)) < 0) {
+	old_mask = umask(~mode & 0777);
+	rc = bind(fd, (struct sockaddr *)&a, sizeof(a));
+	umask(old_mask);
+	if (rc < 0) {
 		snprintf(err, errlen, "bind %s: %s", path, strerror(errno));
 		close(fd);
 		return -1;
@@ -85,4 +97,16 @@ int unix_listen(const char *path, int type, char *err, size_t errlen)
 		return -1;
 	}
 	return fd;
+}
+
+/* Whether PATH's directory is REF's directory (after resolving links). */
+bool same_dir(const char *path, const char *ref)
+{
+	char a[PATH_MAX], b[PATH_MAX], ra[PATH_MAX], rb[PATH_MAX];
+
+	snprintf(a, sizeof(a), "%s", path);
+	snprintf(b, sizeof(b), "%s", ref);
+	if (!realpath(dirname(a), ra) || !realpath(dirname(b), rb))
+		return false;
+	return !strcmp(ra, rb);
 }

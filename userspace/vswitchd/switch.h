@@ -17,6 +17,8 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 
+#include "fdb.h"
+
 #define VS_MAX_FRAME 9216	/* largest frame on the wire (jumbo) */
 #define VS_ETH_HLEN 14		/* smallest frame we can switch */
 #define VS_ROCE_PORT 4791	/* RoCEv2 UDP destination port */
@@ -32,7 +34,8 @@
 	X(drop_bad_size) X(drop_runt) X(drop_bad_src) X(drop_filtered)         \
 	X(drop_flood_overflow) X(drop_port_closed) X(drop_peer_absent)         \
 	X(drop_foreign) X(fault_drop) X(fault_corrupt) X(fault_reorder)        \
-	X(fault_delay) X(bp_paused) X(bp_caused)
+	X(fault_delay) X(bp_paused) X(bp_caused) X(drop_mac_spoof)            \
+	X(drop_mac_limit)
 
 struct counters {
 #define VS_X(n) uint64_t n;
@@ -120,6 +123,7 @@ struct port {
 	uint64_t reorder_due;
 
 	struct fault fault;
+	struct fdb_policy psec;	/* port security: pin MACs, limit their number */
 	struct counters c;
 };
 
@@ -173,6 +177,7 @@ struct vswitch {
 	bool need_reap;		/* some closing port may be finished */
 
 	struct fault fault_all;	/* set-fault --port all: also for ports added later */
+	struct fdb_policy psec_all; /* port security of ports added later */
 
 	struct fdb *fdb;
 	struct capture *cap;
@@ -225,7 +230,8 @@ void ctl_close_all(struct vswitch *sw);
 void ctl_expire(struct vswitch *sw);
 
 /* sock.c */
-int unix_listen(const char *path, int type, char *err, size_t errlen);
+int unix_listen(const char *path, int type, mode_t mode, char *err, size_t errlen);
+bool same_dir(const char *path, const char *ref);
 uint64_t mono_ns(void);
 
 #endif

@@ -32,6 +32,9 @@ static void usage(FILE *f)
 		   "  set-fault [--port ID|all] clear\n"
 		   "                                P: percent (decimals allowed), 0 = off;\n"
 		   "                                all (default): every port, also later ones\n"
+		   "  set-port-security [--port ID|all] [pin=on|off] [macs=N]\n"
+		   "                                pin MACs to their port, limit MACs per port\n"
+		   "                                (0 = no limit)\n"
 		   "  capture start FILE [PORT]     pcap of all ports or one\n"
 		   "  capture stop\n"
 		   "  add-dgram SWITCH_PATH QEMU_PATH\n"
@@ -46,6 +49,7 @@ static const struct {
 } cmds[] = {
 	{ "show", 0, 0 },  { "fdb", 0, 0 },	  { "counters", 0, 1 },	 { "fault", 2, 6 },
 	{ "capture", 1, 3 }, { "add-dgram", 2, 2 }, { "shutdown", 0, 0 }, { "set-fault", 1, 8 },
+	{ "set-port-security", 1, 4 },
 };
 
 /* Absolute form of path in buf (static storage: no cleanup on exit paths). */

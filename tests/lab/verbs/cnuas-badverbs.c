@@ -33,6 +33,10 @@
  *                an SRQ falls below its armed limit (not before; then the
  *                limit reads 0, disarmed, IBA 10.2.9.4), QP_ACCESS_ERR on
  *                the responder QP of a WRITE with a bad rkey (as mlx5)
+ *  qp-access     WRITE, READ and ATOMIC to a responder QP whose access
+ *                flags lack that right -> IBV_WC_REM_ACCESS_ERR, target
+ *                untouched, even though the MR grants it; a QP with
+ *                max_dest_rd_atomic 0 serves no READ (NAK)
  *  mw            memory windows: type 1 bound with ibv_bind_mw and type 2
  *                with IBV_WR_BIND_MW carry WRITEs and READs (bytes
  *                compared) inside the window and IBV_WC_REM_ACCESS_ERR
@@ -198,7 +202,11 @@ struct pair {
 };
 
 /* A loopback pair; b takes its receives from srq when one is given. */
-static void pair_new_srq(struct pair *p, struct ibv_srq *srq)
+/*
+ * A loopback pair; b, the responder, enables the remote rights acc_b and
+ * serves rd_b READs/atomics at once.
+ */
+static void pair_new_qp(struct pair *p, struct ibv_srq *srq, int acc_b, int rd_b)
 {
 	struct vt_peer pa = { 0 }, pb = { 0 };
 	struct ibv_qp_init_attr ib = { .srq = srq, .qp_type = IBV_QPT_RC,
@@ -230,11 +238,22 @@ static void pair_new_srq(struct pair *p, struct ibv_srq *srq)
 	int acc = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
 		  IBV_ACCESS_REMOTE_ATOMIC;
 
+	struct vt_opts ob = O;
+
+	ob.max_dest_rd_atomic = rd_b;
 	r = vt_connect_rc(&C, p->a, &O, pa.psn, &pb, acc);
 	if (!r)
-		r = vt_connect_rc(&C, p->b, &O, pb.psn, &pa, acc);
+		r = vt_connect_rc(&C, p->b, &ob, pb.psn, &pa, acc_b);
 	if (r)
 		vt_die("loopback pair to RTS: %s", strerror(r));
+}
+
+#define ALL_REMOTE (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | \
+		    IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC)
+
+static void pair_new_srq(struct pair *p, struct ibv_srq *srq)
+{
+	pair_new_qp(p, srq, ALL_REMOTE, 1);
 }
 
 static void pair_new(struct pair *p)
@@ -335,6 +354,51 @@ static void case_bad_rkey(void)
 	pair_new(&p);
 	s = run_wr(&p, IBV_WR_RDMA_WRITE, 64, (uintptr_t)p.mem + 8192, p.ro->rkey, 0, 0);
 	REPORT(s == IBV_WC_REM_ACCESS_ERR, "bad-rkey", "RDMA WRITE to an MR without REMOTE_WRITE -> %s", st(s));
+	pair_free(&p);
+}
+
+/*
+ * The responder QP's access flags gate each remote operation whatever the
+ * MR allows (rdma-core's test_*_invalid_qp_access; rxe and mlx5 agree).
+ */
+static void case_qp_access(void)
+{
+	static const struct {
+		enum ibv_wr_opcode op;
+		int right;
+		const char *name;
+	} ops[] = {
+		{ IBV_WR_RDMA_WRITE, IBV_ACCESS_REMOTE_WRITE, "RDMA WRITE" },
+		{ IBV_WR_RDMA_READ, IBV_ACCESS_REMOTE_READ, "RDMA READ" },
+		{ IBV_WR_ATOMIC_FETCH_AND_ADD, IBV_ACCESS_REMOTE_ATOMIC, "FETCH_AND_ADD" },
+	};
+	struct pair p;
+	int s;
+
+	for (unsigned i = 0; i < sizeof(ops) / sizeof(ops[0]); i++) {
+		uint64_t tgt;
+
+		pair_new_qp(&p, NULL, ALL_REMOTE & ~ops[i].right, 1);
+		tgt = (uintptr_t)p.mem + 4096;
+		memset(p.mem + 4096, 0x11, 64);
+		s = run_wr(&p, ops[i].op, ops[i].op == IBV_WR_ATOMIC_FETCH_AND_ADD ? 8 : 64, tgt,
+			   p.rb->rkey, 1, 0);
+		REPORT(s == IBV_WC_REM_ACCESS_ERR && p.mem[4096] == 0x11, "qp-access",
+		       "%s to a QP without that right (the MR has it) -> %s, target %s", ops[i].name,
+		       st(s), p.mem[4096] == 0x11 ? "untouched" : "CHANGED");
+		pair_free(&p);
+		pair_new_qp(&p, NULL, ops[i].right | IBV_ACCESS_LOCAL_WRITE, 1);
+		s = run_wr(&p, ops[i].op, ops[i].op == IBV_WR_ATOMIC_FETCH_AND_ADD ? 8 : 64,
+			   (uintptr_t)p.mem + 4096, p.rb->rkey, 1, 0);
+		REPORT(s == IBV_WC_SUCCESS, "qp-access", "%s to a QP with only that right -> %s",
+		       ops[i].name, st(s));
+		pair_free(&p);
+	}
+	/* max_dest_rd_atomic 0: no responder resources, so no READ at all */
+	pair_new_qp(&p, NULL, ALL_REMOTE, 0);
+	s = run_wr(&p, IBV_WR_RDMA_READ, 64, (uintptr_t)p.mem + 4096, p.rb->rkey, 0, 0);
+	REPORT(s == IBV_WC_REM_INV_REQ_ERR || s == IBV_WC_REM_ACCESS_ERR, "qp-access",
+	       "RDMA READ to a QP with max_dest_rd_atomic 0 -> %s", st(s));
 	pair_free(&p);
 }
 
@@ -752,7 +816,7 @@ int main(int argc, char **argv)
 		{ "caps", case_caps }, { "state", case_state }, { "access", case_access },
 		{ "zero-mr", case_zero_mr }, { "bad-rkey", case_bad_rkey }, { "atomic-align", case_atomic_align },
 		{ "resize-cq", case_resize_cq }, { "mcast", case_mcast },
-		{ "async", case_async }, { "mw", case_mw },
+		{ "async", case_async }, { "mw", case_mw }, { "qp-access", case_qp_access },
 	};
 
 	vt_prog = "cnuas-badverbs";

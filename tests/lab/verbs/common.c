@@ -39,6 +39,7 @@ void vt_opts_default(struct vt_opts *o)
 	o->retry_cnt = 7;
 	o->rnr_retry = 7;
 	o->min_rnr_timer = 12;
+	o->max_dest_rd_atomic = 1;
 	o->tcp_port = 18515;
 }
 
@@ -212,7 +213,7 @@ int vt_connect_rc(struct vt_ctx *c, struct ibv_qp *qp, const struct vt_opts *o, 
 	a.path_mtu = mtu;
 	a.dest_qp_num = peer->qpn;
 	a.rq_psn = peer->psn;
-	a.max_dest_rd_atomic = 1;
+	a.max_dest_rd_atomic = (uint8_t)o->max_dest_rd_atomic;
 	a.min_rnr_timer = (uint8_t)o->min_rnr_timer;
 	a.ah_attr.is_global = 1;
 	a.ah_attr.port_num = (uint8_t)c->ib_port;

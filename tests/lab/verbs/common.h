@@ -36,6 +36,7 @@ struct vt_opts {
 	int retry_cnt;
 	int rnr_retry;
 	int min_rnr_timer;
+	int max_dest_rd_atomic;	/* READs/atomics this side serves at once */
 	int tcp_port;
 	const char *server;	/* NULL: we are the server */
 };

@@ -10,6 +10,7 @@ import os
 import shutil
 import signal
 import socket
+import stat
 import struct
 import subprocess
 import sys
@@ -33,7 +34,7 @@ def frame(dst, src, payload=b"", ethertype=0x88B5):
 class Switch:
     """A daemon instance in its own temp dir."""
 
-    def __init__(self, *extra, check_exit=True):
+    def __init__(self, *extra, check_exit=True, umask=None):
         self.dir = tempfile.mkdtemp(prefix="cnuas-vs-test-")
         self.sock = os.path.join(self.dir, "switch.sock")
         self.ctl = os.path.join(self.dir, "switch.ctl")
@@ -43,7 +44,8 @@ class Switch:
         with open(self.log, "w") as logf:
             self.proc = subprocess.Popen(
                 [ARGS.switch, "--socket", self.sock, "--ctl", self.ctl, "--foreground", *extra],
-                stderr=logf, stdout=subprocess.DEVNULL)
+                stderr=logf, stdout=subprocess.DEVNULL,
+                preexec_fn=None if umask is None else (lambda: os.umask(umask)))
         deadline = time.time() + 10
         while not os.path.exists(self.ctl):
             if self.proc.poll() is not None:
@@ -847,6 +849,7 @@ def test_dgram_port():
         q = _dgram_sock(q_path)
         with Switch() as sw:
             a = sw.port()
+            sw_path = os.path.join(sw.dir, "sw.dgram")
             r = sw.vsctl("add-dgram", sw_path, q_path, json_out=True)
             dg_id = r["port"]
             sw.vsctl("add-dgram", sw_path, q_path, expect=1)   # duplicate
@@ -962,8 +965,9 @@ def test_ctl_json_and_errors():
                 (["fault", str(pid), "drop"], 1, "key=value"),
                 (["capture", "stop"], 1, "no capture"),
                 (["capture", "begin", "x"], 1, "usage"),
-                (["capture", "start", "/nonexistent-dir/x.pcap"], 1, "cannot write"),
-                (["add-dgram", "/tmp/x", "/tmp/x"], 1, "differ"),
+                (["capture", "start", "/nonexistent-dir/x.pcap"], 1, "cannot create"),
+                (["add-dgram", sw.dir + "/x", sw.dir + "/x"], 1, "differ"),
+                (["add-dgram", "/tmp/x", "/tmp/y"], 1, "must be in the directory"),
                 (["show", "extra"], 2, "wrong number")):
             r = sw.vsctl(*args, expect=rc)
             assert msg in r.stderr, (args, r.stderr)
@@ -1091,6 +1095,102 @@ def test_random_traffic_survives():
 def test_fdb_table():
     r = subprocess.run([ARGS.fdb_test], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_port_security():
+    """One guest can neither take another's MAC nor fill the FDB."""
+    with Switch("--port-security", "--aging", "1") as sw:
+        a, b, c = sw.port(), sw.port(), sw.port()
+        ids = sw.wait_ports(3)
+        learn(sw, [a, b, c])
+        # c claims a's MAC: dropped, a keeps its unicast
+        c.send(frame(BCAST, mac(1), b"spoof"))
+        expect_none(a, "spoofed broadcast")
+        expect_none(b, "spoofed broadcast")
+        assert sw.counters(ids[2])["drop_mac_spoof"] == 1
+        b.send(frame(mac(1), mac(2), b"for-a"))
+        assert a.recv(65536).endswith(b"for-a")
+        expect_none(c, "unicast stolen by a spoofer")
+        # pinned entries do not age
+        time.sleep(2.2)
+        fdb = {e["mac"]: e for e in sw.vsctl("fdb", json_out=True)["fdb"]}
+        assert fdb["02:00:00:00:00:01"]["port"] == ids[0] and fdb["02:00:00:00:00:01"]["pinned"]
+        # c may use 4 MACs (its own and 3 more), then new sources are dropped
+        for n in range(20, 40):
+            c.send(frame(BCAST, mac(n), b"flood-fdb"))
+        got = 0
+        while recv_or_none(a) is not None:
+            got += 1
+        assert got == 3, got
+        drain = 0
+        while recv_or_none(b) is not None:
+            drain += 1
+        cnt = sw.counters(ids[2])
+        assert cnt["drop_mac_limit"] == 17, cnt
+        show = {p["id"]: p for p in sw.show()["ports"]}
+        assert show[ids[2]]["macs_learned"] == 4 and show[ids[0]]["macs_learned"] == 1
+        assert show[ids[2]]["port_security"] == {"pin": True, "macs": 4}
+        # the limit and the pin are settings of each port
+        r = sw.vsctl("set-port-security", "--port", str(ids[2]), "macs=5", json_out=True)
+        assert r["port_security"] == {"pin": True, "macs": 5}
+        c.send(frame(BCAST, mac(50), b"fifth"))
+        assert a.recv(65536).endswith(b"fifth")
+        b.recv(65536)
+        sw.vsctl("set-port-security", "--port", str(ids[0]), "pin=off")
+        c.send(frame(BCAST, mac(1), b"still-pinned-elsewhere"))   # c is at its limit
+        expect_none(a, "frame over c's limit")
+        assert sw.counters(ids[2])["drop_mac_limit"] == 18
+        sw.vsctl("set-port-security", "--port", str(ids[2]), "macs=0")
+        c.send(frame(BCAST, mac(1), b"moved"))    # a no longer pins it: moves
+        assert b.recv(65536).endswith(b"moved")
+        assert a.recv(65536).endswith(b"moved")    # a broadcast reaches a too
+        for bad in (["macs=-1"], ["macs=x"], ["pin=maybe"], ["--port", "99", "pin=on"]):
+            sw.vsctl("set-port-security", *bad, expect=1)
+        # a port that goes away frees its pinned MACs
+        b.close()
+        sw.ports.remove(b)
+        sw.wait_ports(2)
+        c.send(frame(BCAST, mac(2), b"b-is-gone"))
+        assert a.recv(65536).endswith(b"b-is-gone")
+    # without --port-security a station still moves freely
+    with Switch() as sw:
+        assert sw.show()["port_security_all"] == {"pin": False, "macs": 0}
+
+
+def test_ctl_hardening():
+    """The control socket may not be used to reach files outside the switch's own."""
+    d = tempfile.mkdtemp(prefix="cnuas-vs-hard-")
+    try:
+        # socket modes do not depend on the umask the daemon inherited
+        with Switch(umask=0) as sw:
+            assert stat.S_IMODE(os.stat(sw.ctl).st_mode) == 0o600
+            assert stat.S_IMODE(os.stat(sw.sock).st_mode) == 0o660
+            # capture never truncates a file nor follows a link
+            victim = os.path.join(d, "victim")
+            with open(victim, "w") as f:
+                f.write("keep me")
+            sw.vsctl("capture", "start", victim, expect=1)
+            link = os.path.join(sw.dir, "link.pcap")
+            os.symlink(victim, link)
+            sw.vsctl("capture", "start", link, expect=1)
+            with open(victim) as f:
+                assert f.read() == "keep me"
+            assert sw.show()["capture"] is None
+            # add-dgram binds only beside the switch's own socket, and
+            # never removes a stale socket elsewhere
+            stale = os.path.join(d, "stale.sock")
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+            s.bind(stale)
+            s.close()
+            sw.vsctl("add-dgram", stale, os.path.join(d, "q"), expect=1)
+            assert stat.S_ISSOCK(os.lstat(stale).st_mode)
+            sw.vsctl("add-dgram", os.path.join(d, "new.sock"), os.path.join(d, "q"), expect=1)
+            assert not os.path.exists(os.path.join(d, "new.sock"))
+            ok = os.path.join(sw.dir, "ok.dgram")
+            sw.vsctl("add-dgram", ok, os.path.join(d, "q"))
+            assert stat.S_IMODE(os.stat(ok).st_mode) == 0o660
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
 
 
 TESTS = [(n[5:], f) for n, f in sorted(globals().items()) if n.startswith("test_")]

@@ -35,6 +35,39 @@ static int fails;
 		}                                                                                  \
 	} while (0)
 
+static const struct fdb_policy open_pol = { .pin = false, .limit = 0 };
+
+/* Pinned MACs neither move nor age; a port learns at most its limit. */
+static void port_security(void)
+{
+	const struct fdb_policy sec = { .pin = true, .limit = 2 };
+
+	fdb_init(&t, 10);
+	CHECK(fdb_learn(&t, mac_key(1), 1, 100, &sec) == FDB_LEARNED, "pin first MAC");
+	CHECK(fdb_learn(&t, mac_key(2), 1, 100, &sec) == FDB_LEARNED, "pin second MAC");
+	CHECK(fdb_learn(&t, mac_key(3), 1, 100, &sec) == FDB_LIMIT, "third MAC over limit");
+	CHECK(fdb_learn(&t, mac_key(1), 1, 101, &sec) == FDB_LEARNED, "refresh at limit");
+	CHECK(fdb_learn(&t, mac_key(1), 2, 101, &open_pol) == FDB_SPOOF, "pinned MAC moved");
+	CHECK(fdb_learn(&t, mac_key(1), 2, 101, &sec) == FDB_SPOOF, "pinned MAC moved");
+	CHECK(fdb_lookup(&t, mac_key(1), 101) == 1, "spoof changed the entry");
+	fdb_age(&t, 500);
+	CHECK(fdb_lookup(&t, mac_key(2), 500) == 1, "pinned MAC aged out");
+	CHECK(t.port_n[1] == 2 && t.port_n[2] == 0, "counts %u %u", t.port_n[1], t.port_n[2]);
+	/* an open port's MAC moves to a secured port while it has room */
+	CHECK(fdb_learn(&t, mac_key(9), 3, 500, &open_pol) == FDB_LEARNED, "open learn");
+	CHECK(fdb_learn(&t, mac_key(9), 1, 500, &sec) == FDB_LIMIT, "move past limit");
+	CHECK(fdb_learn(&t, mac_key(9), 4, 500, &sec) == FDB_LEARNED, "move to secured port");
+	CHECK(t.port_n[3] == 0 && t.port_n[4] == 1, "move counts %u %u", t.port_n[3], t.port_n[4]);
+	/* unpinned entries age and move again */
+	fdb_unpin_port(&t, 1);
+	CHECK(fdb_learn(&t, mac_key(1), 2, 501, &open_pol) == FDB_LEARNED, "unpinned MAC stuck");
+	fdb_age(&t, 1000);
+	CHECK(fdb_lookup(&t, mac_key(2), 1000) == -1, "unpinned MAC did not age");
+	/* removing the port frees its pinned MACs for the next port */
+	fdb_del_port(&t, 4);
+	CHECK(fdb_learn(&t, mac_key(9), 5, 1000, &sec) == FDB_LEARNED, "MAC of a removed port");
+}
+
 int main(void)
 {
 	uint32_t now = 1000;
@@ -51,7 +84,7 @@ int main(void)
 		if (op < 50) {
 			int port = rand() % 8;
 
-			if (fdb_learn(&t, mac_key(i), (uint32_t)port, now) == 0) {
+			if (fdb_learn(&t, mac_key(i), (uint32_t)port, now, &open_pol) == FDB_LEARNED) {
 				if (ref[i].port < 0 || now - ref[i].seen > aging)
 					n++;
 				ref[i].port = port;
@@ -74,10 +107,19 @@ int main(void)
 		} else if (op < 99) {
 			now += (unsigned)rand() % 5;
 		} else {
+			unsigned per_port[8] = { 0 };
+
 			fdb_age(&t, now);
-			for (unsigned j = 0; j < NMAC; j++)
+			for (unsigned j = 0; j < NMAC; j++) {
 				if (ref[j].port >= 0 && now - ref[j].seen > aging)
 					ref[j].port = -1;
+				if (ref[j].port >= 0)
+					per_port[ref[j].port]++;
+			}
+			/* after aging, the per-port counts are exact */
+			for (unsigned p = 0; p < 8; p++)
+				CHECK(t.port_n[p] == per_port[p], "step %u port %u: %u entries, want %u",
+				      step, p, t.port_n[p], per_port[p]);
 		}
 	}
 	/* the table never holds more than FDB_MAX entries */
@@ -86,11 +128,13 @@ int main(void)
 	/* full table refuses new entries but keeps existing ones */
 	fdb_init(&t, 0);
 	for (unsigned i = 0; i < FDB_MAX; i++)
-		CHECK(fdb_learn(&t, mac_key(i), 1, 0) == 0, "learn %u", i);
-	CHECK(fdb_learn(&t, mac_key(FDB_MAX + 1), 1, 0) < 0, "table over capacity accepted");
+		CHECK(fdb_learn(&t, mac_key(i), 1, 0, &open_pol) == FDB_LEARNED, "learn %u", i);
+	CHECK(fdb_learn(&t, mac_key(FDB_MAX + 1), 1, 0, &open_pol) == FDB_FULL,
+	      "table over capacity accepted");
 	CHECK(fdb_lookup(&t, mac_key(5), 123456) == 1, "no aging when aging_s = 0");
 	fdb_del_port(&t, 1);
-	CHECK(t.n == 0, "del_port left %u entries", t.n);
+	CHECK(t.n == 0 && t.port_n[1] == 0, "del_port left %u entries", t.n);
+	port_security();
 	char s[18];
 
 	fdb_mac_str(mac_key(0x010203), s);
