@@ -31,6 +31,31 @@ static void cnuas_vnic_tx_writable(void *opaque);
 static void cnuas_vnic_rx_readable(void *opaque);
 static void cnuas_vnic_rx_watch(CnuasVnicState *s, int fd);
 
+/*
+ * Work that starts outside an MMIO access (the RX thread, timers) runs
+ * under the device's re-entrancy guard, as MMIO and the TX bottom half do:
+ * a guest that aims an MSI-X vector or a DMA address at our own BARs then
+ * gets a blocked access instead of, say, a reset in the middle of an RX
+ * delivery. Returns whether this call engaged the guard.
+ */
+static bool cnuas_vnic_guard_enter(CnuasVnicState *s)
+{
+    MemReentrancyGuard *g = &DEVICE(s)->mem_reentrancy_guard;
+
+    if (g->engaged_in_io) {
+        return false;
+    }
+    g->engaged_in_io = true;
+    return true;
+}
+
+static void cnuas_vnic_guard_exit(CnuasVnicState *s, bool engaged)
+{
+    if (engaged) {
+        DEVICE(s)->mem_reentrancy_guard.engaged_in_io = false;
+    }
+}
+
 /* ---- Status, status block, interrupts ---- */
 
 static uint32_t cnuas_vnic_status(CnuasVnicState *s)
@@ -122,9 +147,11 @@ static void cnuas_vnic_int_timer(void *opaque)
 {
     CnuasVnicState *s = opaque;
     uint32_t causes = s->delayed;
+    bool guard = cnuas_vnic_guard_enter(s);
 
     s->delayed = 0;
     cnuas_vnic_fire(s, causes);
+    cnuas_vnic_guard_exit(s, guard);
 }
 
 static void cnuas_vnic_unmask(CnuasVnicState *s, uint32_t causes)
@@ -338,12 +365,14 @@ static bool cnuas_vnic_hung_up(CnuasVnicState *s)
 static void cnuas_vnic_link_timer(void *opaque)
 {
     CnuasVnicState *s = opaque;
+    bool guard = cnuas_vnic_guard_enter(s);
 
     if (s->fd < 0) {
         cnuas_vnic_connect(s);
     } else if (!s->rx_armed && cnuas_vnic_hung_up(s)) {
         cnuas_vnic_link_down(s);
     }
+    cnuas_vnic_guard_exit(s, guard);
     timer_mod(s->link_timer, qemu_clock_get_ms(QEMU_CLOCK_REALTIME) +
               CNUAS_VNIC_RECONNECT_MS);
 }
@@ -943,7 +972,10 @@ static void *cnuas_vnic_rx_thread(void *opaque)
         qemu_mutex_lock_iothread();
         stop = s->rx_stop;
         if (!stop && s->rx_armed && s->fd == fd) {
+            bool guard = cnuas_vnic_guard_enter(s);
+
             cnuas_vnic_rx_readable(s);
+            cnuas_vnic_guard_exit(s, guard);
         }
         qemu_mutex_unlock_iothread();
     }
@@ -1383,7 +1415,10 @@ static void cnuas_vnic_vm_state(void *opaque, bool running, RunState state)
     s->vm_running = running;
     cnuas_vnic_update_handlers(s);
     if (running) {
+        bool guard = cnuas_vnic_guard_enter(s);
+
         cnuas_vnic_link_changed(s);
+        cnuas_vnic_guard_exit(s, guard);
         qemu_bh_schedule(s->tx_bh);
     }
 }

@@ -923,6 +923,53 @@ static void test_msix_mask(void)
     vnic_free(v);
 }
 
+/*
+ * A guest may aim an MSI-X vector at the device's own BAR0 (here: CTRL =
+ * RESET). Raised from the RX thread or a timer, that write must be blocked
+ * by the re-entrancy guard, not reset the device in the middle of an RX
+ * delivery: the device stays enabled and keeps receiving.
+ */
+static void test_msix_reentrancy(void)
+{
+    Vnic *v = vnic_new(NULL, true);
+    uint64_t entry;
+    uint8_t buf[60];
+    unsigned i;
+
+    qpci_msix_enable(v->dev);
+    g_assert(!v->bar.is_io);
+    for (i = 0; i < 3; i++) {
+        entry = v->dev->msix_table_off + i * PCI_MSIX_ENTRY_SIZE;
+        qpci_io_writel(v->dev, v->dev->msix_table_bar,
+                       entry + PCI_MSIX_ENTRY_LOWER_ADDR,
+                       (uint32_t)(v->bar.addr + CNUAS_VNIC_REG_CTRL));
+        qpci_io_writel(v->dev, v->dev->msix_table_bar,
+                       entry + PCI_MSIX_ENTRY_UPPER_ADDR,
+                       (v->bar.addr + CNUAS_VNIC_REG_CTRL) >> 32);
+        qpci_io_writel(v->dev, v->dev->msix_table_bar,
+                       entry + PCI_MSIX_ENTRY_DATA, CNUAS_VNIC_CTRL_RESET);
+        qpci_io_writel(v->dev, v->dev->msix_table_bar,
+                       entry + PCI_MSIX_ENTRY_VECTOR_CTRL, 0);
+    }
+    vnic_start(v);
+    for (i = 0; i < 4; i++) {
+        post_rx(v, 1, BUF_SIZE);
+        fill(buf, sizeof(buf), i);
+        sw_send(v, buf, sizeof(buf));
+        g_assert(wait_reg(v, CNUAS_VNIC_REG_RXQ + CNUAS_VNIC_Q_CONS, ~0u,
+                          v->rxprod));
+        check_rx(v, v->rxprod - 1, sizeof(buf), i);
+        g_assert_cmphex(rd(v, CNUAS_VNIC_REG_STATUS) &
+                        CNUAS_VNIC_STATUS_ENABLED, ==,
+                        CNUAS_VNIC_STATUS_ENABLED);
+        g_assert_cmpuint(rd(v, CNUAS_VNIC_REG_RXQ + CNUAS_VNIC_Q_STATE), ==,
+                         CNUAS_VNIC_QS_RUNNING);
+    }
+    g_assert_cmpuint(vstat(v, CNUAS_VNIC_STAT_IRQS), >=, 4);
+    qpci_msix_disable(v->dev);
+    vnic_free(v);
+}
+
 /* INT_DELAY holds TX/RX causes for that much guest time; MISC is not held. */
 /* F_INT_AUTOMASK: MSI-X RX/TX mask themselves; INT_REARM drops, unmasks. */
 static void test_msix_automask(void)
@@ -1201,6 +1248,7 @@ int main(int argc, char **argv)
     qtest_add_func("/cnuas-vnic/link", test_link);
     qtest_add_func("/cnuas-vnic/msix-mask", test_msix_mask);
     qtest_add_func("/cnuas-vnic/msix-automask", test_msix_automask);
+    qtest_add_func("/cnuas-vnic/msix-reentrancy", test_msix_reentrancy);
     qtest_add_func("/cnuas-vnic/int-delay", test_int_delay);
     qtest_add_func("/cnuas-vnic/random", test_random);
     qtest_add_func("/cnuas-vnic/stop-cont", test_stop_cont);
