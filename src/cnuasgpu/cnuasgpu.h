@@ -102,8 +102,6 @@ struct cnuasgpu_dev {
 	struct mutex rx_lock;		/* one receiver at a time */
 	unsigned long tx_addr;		/* staging in BAR1 (pool address) */
 	unsigned long rx_addr;
-	void *bounce;			/* one frame, for copy_{to,from}_user */
-	struct mutex bounce_lock;	/* bounce */
 
 	u32 gpu_id, fw_version;
 };

@@ -7,6 +7,7 @@
  */
 
 #include <linux/interrupt.h>
+#include <linux/pagemap.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 #include <linux/vmalloc.h>
@@ -39,11 +40,9 @@ int cnuasgpu_link_init(struct cnuasgpu_dev *gdev)
 	init_waitqueue_head(&gdev->link_wq);
 	mutex_init(&gdev->tx_lock);
 	mutex_init(&gdev->rx_lock);
-	mutex_init(&gdev->bounce_lock);
-	gdev->bounce = kvmalloc(CNUASGPU_LINK_MAX_FRAME, GFP_KERNEL);
 	gdev->tx_addr = gen_pool_alloc(gdev->pool, CNUASGPU_LINK_MAX_FRAME);
 	gdev->rx_addr = gen_pool_alloc(gdev->pool, CNUASGPU_LINK_MAX_FRAME);
-	if (!gdev->bounce || !gdev->tx_addr || !gdev->rx_addr) {
+	if (!gdev->tx_addr || !gdev->rx_addr) {
 		err = -ENOMEM;
 		goto err_free;
 	}
@@ -77,8 +76,6 @@ err_free:
 		gen_pool_free(gdev->pool, gdev->rx_addr, CNUASGPU_LINK_MAX_FRAME);
 	gdev->tx_addr = 0;
 	gdev->rx_addr = 0;
-	kvfree(gdev->bounce);
-	gdev->bounce = NULL;
 	return err;
 }
 
@@ -102,8 +99,6 @@ void cnuasgpu_link_fini(struct cnuasgpu_dev *gdev)
 	gdev->rx_addr = 0;
 	mutex_unlock(&gdev->rx_lock);
 	mutex_unlock(&gdev->tx_lock);
-	kvfree(gdev->bounce);
-	gdev->bounce = NULL;
 }
 
 static int cnuasgpu_link_get_req(void __user *arg,
@@ -146,6 +141,7 @@ int cnuasgpu_ioc_link_send(struct cnuasgpu_file *gf, void __user *arg)
 {
 	struct cnuasgpu_dev *gdev = gf->gdev;
 	struct cnuasgpu_link_frame req;
+	void *frame;
 	u64 off;
 	long err;
 	u32 res;
@@ -155,8 +151,14 @@ int cnuasgpu_ioc_link_send(struct cnuasgpu_file *gf, void __user *arg)
 		return err;
 	if (!req.len || req.len > CNUASGPU_LINK_MAX_FRAME)
 		return -EMSGSIZE;
-	if (mutex_lock_interruptible(&gdev->tx_lock))
+	/* Copied before the lock: a slow or faulting buffer stalls only us. */
+	frame = vmemdup_user(u64_to_user_ptr(req.buf), req.len);
+	if (IS_ERR(frame))
+		return PTR_ERR(frame);
+	if (mutex_lock_interruptible(&gdev->tx_lock)) {
+		kvfree(frame);
 		return -ERESTARTSYS;
+	}
 	if (READ_ONCE(gdev->dead)) {
 		err = -ENODEV;
 		goto out;
@@ -166,14 +168,7 @@ int cnuasgpu_ioc_link_send(struct cnuasgpu_file *gf, void __user *arg)
 		goto out;
 	}
 	off = gdev->tx_addr - gdev->mem_phys;
-	mutex_lock(&gdev->bounce_lock);
-	if (copy_from_user(gdev->bounce, u64_to_user_ptr(req.buf), req.len)) {
-		mutex_unlock(&gdev->bounce_lock);
-		err = -EFAULT;
-		goto out;
-	}
-	memcpy_toio(gdev->mem + off, gdev->bounce, req.len);
-	mutex_unlock(&gdev->bounce_lock);
+	memcpy_toio(gdev->mem + off, frame, req.len);
 	wmb();	/* frame in BAR1 before the doorbell */
 	cnuasgpu_wr(gdev, CNUASGPU_REG_TX_OFF_LO, lower_32_bits(off));
 	cnuasgpu_wr(gdev, CNUASGPU_REG_TX_OFF_HI, upper_32_bits(off));
@@ -191,21 +186,56 @@ int cnuasgpu_ioc_link_send(struct cnuasgpu_file *gf, void __user *arg)
 		err = -EIO;
 out:
 	mutex_unlock(&gdev->tx_lock);
+	kvfree(frame);
 	return err;
+}
+
+/*
+ * Copy the waiting frame to the caller without sleeping on its page faults,
+ * so the RX lock is never held across a slow buffer. The frame is consumed
+ * only once it reached the caller: a faulting buffer loses nothing.
+ * Returns 0, -EFAULT to fault the buffer in and retry, or an error.
+ */
+static int cnuasgpu_link_take(struct cnuasgpu_dev *gdev,
+			      struct cnuasgpu_link_frame *req, void *frame)
+{
+	u32 len = cnuasgpu_rd(gdev, CNUASGPU_REG_RX_LEN);
+
+	if (len > CNUASGPU_LINK_MAX_FRAME)
+		return -EIO;
+	if (len > req->len) {
+		/* The frame stays for a caller with a larger buffer. */
+		req->len = len;
+		return -EMSGSIZE;
+	}
+	memcpy_fromio(frame, gdev->mem + (gdev->rx_addr - gdev->mem_phys), len);
+	if (copy_to_user_nofault(u64_to_user_ptr(req->buf), frame, len))
+		return -EFAULT;
+	cnuasgpu_wr(gdev, CNUASGPU_REG_RX_CONSUME, 1);
+	req->len = len;
+	return 0;
 }
 
 int cnuasgpu_ioc_link_recv(struct cnuasgpu_file *gf, void __user *arg)
 {
 	struct cnuasgpu_dev *gdev = gf->gdev;
 	struct cnuasgpu_link_frame req;
+	u32 room;
+	void *frame;
 	long err;
-	u32 len;
 
 	err = cnuasgpu_link_get_req(arg, &req, CNUASGPU_LINK_NONBLOCK);
 	if (err)
 		return err;
-	if (mutex_lock_interruptible(&gdev->rx_lock))
+	room = min_t(u32, req.len, CNUASGPU_LINK_MAX_FRAME);
+	frame = kvmalloc(room ?: 1, GFP_KERNEL);
+	if (!frame)
+		return -ENOMEM;
+retry:
+	if (mutex_lock_interruptible(&gdev->rx_lock)) {
+		kvfree(frame);
 		return -ERESTARTSYS;
+	}
 	if (READ_ONCE(gdev->dead)) {
 		err = -ENODEV;
 		goto out;
@@ -219,30 +249,20 @@ int cnuasgpu_ioc_link_recv(struct cnuasgpu_file *gf, void __user *arg)
 		if (err)
 			goto out;
 	}
-	len = cnuasgpu_rd(gdev, CNUASGPU_REG_RX_LEN);
-	if (len > CNUASGPU_LINK_MAX_FRAME) {
-		err = -EIO;
-		goto out;
+	err = cnuasgpu_link_take(gdev, &req, frame);
+	if (err == -EFAULT) {
+		mutex_unlock(&gdev->rx_lock);
+		/* Whole buffer: the next frame may be longer than this one. */
+		if (fault_in_writeable(u64_to_user_ptr(req.buf), room)) {
+			kvfree(frame);
+			return -EFAULT;
+		}
+		goto retry;
 	}
-	if (len > req.len) {
-		/* The frame stays for a caller with a larger buffer. */
-		req.len = len;
-		err = copy_to_user(arg, &req, sizeof(req)) ? -EFAULT : -EMSGSIZE;
-		goto out;
-	}
-	mutex_lock(&gdev->bounce_lock);
-	memcpy_fromio(gdev->bounce, gdev->mem + (gdev->rx_addr - gdev->mem_phys),
-		      len);
-	cnuasgpu_wr(gdev, CNUASGPU_REG_RX_CONSUME, 1);
-	if (copy_to_user(u64_to_user_ptr(req.buf), gdev->bounce, len)) {
-		mutex_unlock(&gdev->bounce_lock);
-		err = -EFAULT;
-		goto out;
-	}
-	mutex_unlock(&gdev->bounce_lock);
-	req.len = len;
-	err = copy_to_user(arg, &req, sizeof(req)) ? -EFAULT : 0;
 out:
 	mutex_unlock(&gdev->rx_lock);
+	kvfree(frame);
+	if ((!err || err == -EMSGSIZE) && copy_to_user(arg, &req, sizeof(req)))
+		err = -EFAULT;
 	return err;
 }

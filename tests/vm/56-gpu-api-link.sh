@@ -8,7 +8,9 @@
 #     pass, not skip: register GPU memory with cnuas_0, EBUSY until dereg;
 #  3. CnuasLink: node 0's GPU sends frames of every size up to 64 KiB to
 #     node 1's (the lab links node 2k with 2k+1), node 1 receives and
-#     compares each, then finds the link empty.
+#     compares each, then finds the link empty; a send from an unreadable
+#     buffer and a receive into an unwritable one fail with EFAULT and lose
+#     no frame, and a receive into pages not yet faulted in works.
 # GPU_LINK_FRAMES sets the frame count (default 200).
 . "$(dirname "$0")/lib.sh"
 need_cnuas_nodes 2

@@ -283,8 +283,13 @@ static int test_link(int send, int count)
 {
 	int fd = open_gpu(), i, r;
 	uint8_t *buf = malloc(65536), *want = malloc(65536);
+	/* a buffer the kernel cannot write, and one not faulted in yet */
+	uint8_t *bad = mmap(NULL, 65536, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	uint8_t *lazy = mmap(NULL, 65536, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+			     -1, 0);
 	struct cnuasgpu_link_frame f;
 
+	CHECK(bad != MAP_FAILED && lazy != MAP_FAILED, "mmap: %s", strerror(errno));
 	for (i = 0; i < 600 && sysfs("link_up") != 1; i++)
 		usleep(100000);
 	CHECK(sysfs("link_up") == 1, "link up");
@@ -295,6 +300,13 @@ static int test_link(int send, int count)
 			len = 65536;
 		memset(&f, 0, sizeof(f));
 		if (send) {
+			if (i == 0) {
+				f.buf = (uintptr_t)bad;
+				f.len = len;
+				r = xioctl(fd, CNUASGPU_IOC_LINK_SEND, &f);
+				CHECK(r == -EFAULT, "send from an unreadable buffer: %s",
+				      strerror(-r));
+			}
 			fill(buf, len, i);
 			f.buf = (uintptr_t)buf;
 			f.len = len;
@@ -302,13 +314,24 @@ static int test_link(int send, int count)
 			r = xioctl(fd, CNUASGPU_IOC_LINK_SEND, &f);
 			CHECK(r == 0, "send %d: %s", i, strerror(-r));
 		} else {
-			f.buf = (uintptr_t)buf;
+			uint8_t *dst = i == 1 ? lazy : buf;
+
+			if (i == 0) {
+				/* EFAULT, and the frame stays for the next call */
+				f.buf = (uintptr_t)bad;
+				f.len = 65536;
+				f.timeout_ms = 60000;
+				r = xioctl(fd, CNUASGPU_IOC_LINK_RECV, &f);
+				CHECK(r == -EFAULT, "recv into an unwritable buffer: %s",
+				      strerror(-r));
+			}
+			f.buf = (uintptr_t)dst;
 			f.len = 65536;
 			f.timeout_ms = 60000;
 			r = xioctl(fd, CNUASGPU_IOC_LINK_RECV, &f);
 			CHECK(r == 0, "recv %d: %s", i, strerror(-r));
 			fill(want, len, i);
-			CHECK(f.len == len && !memcmp(buf, want, len),
+			CHECK(f.len == len && !memcmp(dst, want, len),
 			      "frame %d: len %u want %u", i, f.len, len);
 		}
 		if (failures)
