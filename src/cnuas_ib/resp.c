@@ -30,7 +30,7 @@ struct cnuas_ib_res {
 	u32 last_psn;
 	u32 next_psn;			/* READ: next response to send */
 	u64 va;
-	u32 key;			/* READ: the MR's, a window resolved */
+	u32 rkey;			/* READ: the key the peer presented */
 	u32 len;
 	u64 orig;			/* atomic: the value before */
 };
@@ -421,7 +421,6 @@ static void cnuas_resp_read(struct cnuas_ib_qp *qp, struct cnuas_ib_rxp *p)
 	u32 len = cnuas_reth_len(reth), npkts;
 	struct cnuas_ib_res *r;
 	struct cnuas_ib_mr *mr;
-	u32 data_key = 0;
 
 	if (!cnuas_resp_qp_allows(qp, IB_ACCESS_REMOTE_READ))
 		return;
@@ -440,8 +439,6 @@ static void cnuas_resp_read(struct cnuas_ib_qp *qp, struct cnuas_ib_rxp *p)
 					IB_EVENT_QP_ACCESS_ERR);
 			return;
 		}
-		/* The responses read the MR's key (not a window's). */
-		data_key = mr->key;
 		cnuas_ib_mr_put(mr);
 	}
 	r = cnuas_resp_res_alloc(qp);
@@ -456,7 +453,7 @@ static void cnuas_resp_read(struct cnuas_ib_qp *qp, struct cnuas_ib_rxp *p)
 	r->last_psn = cnuas_psn_add(p->psn, npkts - 1);
 	r->next_psn = p->psn;
 	r->va = cnuas_reth_va(reth);
-	r->key = data_key;
+	r->rkey = cnuas_reth_rkey(reth);
 	r->len = len;
 	r->active = true;
 	t->epsn = cnuas_psn_add(r->last_psn, 1);
@@ -717,19 +714,30 @@ static int cnuas_resp_read_pkt(struct cnuas_ib_qp *qp, struct cnuas_ib_res *r)
 	op = &cnuas_opcodes[opc];
 	if (plen) {
 		/*
-		 * The READ's MR key as a one-entry SGE list (lkey == rkey):
-		 * the request's lookup checked the remote right, on the MR
-		 * or on the window the rkey named.
+		 * Every response, first or replayed, resolves the key the peer
+		 * presented again: an MR deregistered or a window unbound or
+		 * invalidated since the request ends the READ.
 		 */
-		struct cnuas_sge sge = {
-			.addr = r->va + off, .length = plen, .lkey = r->key,
-		};
+		struct cnuas_ib_mr *mr = NULL;
+		struct cnuas_sge sge = { .addr = r->va + off, .length = plen };
 
-		skb = cnuas_ib_pkt_from_mr(qp->cdev,
-					   &qp->t.skb_pools[CNUAS_SKB_RESP],
-					   &qp->attr.av, op->hdr_len, &bth,
-					   to_cpd(qp->ibqp.pd), &sge, 1, 0,
-					   plen, 0);	/* right checked */
+		if (qp->t.access & IB_ACCESS_REMOTE_READ)
+			mr = cnuas_ib_mr_get_rkey(to_cpd(qp->ibqp.pd), r->rkey,
+						  sge.addr, plen,
+						  IB_ACCESS_REMOTE_READ,
+						  qp->ibqp.qp_num);
+		if (mr) {
+			/* The MR's own key: a window resolves to it. */
+			sge.lkey = mr->key;
+			skb = cnuas_ib_pkt_from_mr(qp->cdev,
+						   &qp->t.skb_pools[CNUAS_SKB_RESP],
+						   &qp->attr.av, op->hdr_len,
+						   &bth, to_cpd(qp->ibqp.pd),
+						   &sge, 1, 0, plen, 0);
+			cnuas_ib_mr_put(mr);
+		} else {
+			skb = ERR_PTR(-EACCES);
+		}
 	} else {
 		skb = cnuas_ib_pkt_alloc(qp->cdev,
 					 &qp->t.skb_pools[CNUAS_SKB_RESP],

@@ -33,6 +33,9 @@
  *                an SRQ falls below its armed limit (not before; then the
  *                limit reads 0, disarmed, IBA 10.2.9.4), QP_ACCESS_ERR on
  *                the responder QP of a WRITE with a bad rkey (as mlx5)
+ *  mw-revoke     a 32 MiB READ through a type 1 window that is unbound
+ *                while its responses stream -> IBV_WC_REM_ACCESS_ERR and
+ *                the rest is not read (each response resolves the key)
  *  qp-access     WRITE, READ and ATOMIC to a responder QP whose access
  *                flags lack that right -> IBV_WC_REM_ACCESS_ERR, target
  *                untouched, even though the MR grants it; a QP with
@@ -694,6 +697,83 @@ static int bind_type2(struct pair *p, struct ibv_mw *mw, uint32_t key, struct ib
 	return run_b(p, &wr, IBV_WC_BIND_MW);
 }
 
+/*
+ * A long READ through a type 1 window, unbound while its responses are
+ * streaming: the READ fails with IBV_WC_REM_ACCESS_ERR and the rest of the
+ * buffer is not read, as every response packet resolves the key again.
+ */
+static void case_mw_revoke(void)
+{
+	const size_t len = 32 << 20;
+	volatile uint8_t *dst;
+	struct ibv_mr *smr, *dmr;
+	uint8_t *src, *d;
+	struct ibv_mw *mw;
+	struct ibv_wc wc;
+	struct pair p;
+	int s, rs = -1, bs = -1;
+	bool in_flight;
+	double t0;
+
+	if (!(C.dev_attr.device_cap_flags & IBV_DEVICE_MEM_WINDOW)) {
+		SKIP("mw-revoke", "the device offers no memory windows");
+		return;
+	}
+	pair_new(&p);
+	if (posix_memalign((void **)&src, 4096, len) || posix_memalign((void **)&d, 4096, len))
+		vt_die("out of memory");
+	memset(src, 0x5a, len);
+	memset(d, 0, len);
+	dst = d;
+	smr = ibv_reg_mr(C.pd, src, len, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_MW_BIND);
+	dmr = ibv_reg_mr(C.pd, d, len, IBV_ACCESS_LOCAL_WRITE);
+	mw = ibv_alloc_mw(C.pd, IBV_MW_TYPE_1);
+	if (!smr || !dmr || !mw)
+		vt_die("mw-revoke: %s", strerror(errno));
+	s = bind_type1(&p, mw, (struct ibv_mw_bind_info){ .mr = smr, .addr = (uintptr_t)src, .length = len,
+			.mw_access_flags = IBV_ACCESS_REMOTE_READ }, &wc);
+	REPORT(s == IBV_WC_SUCCESS, "mw-revoke", "bind a type 1 window over 32 MiB -> %s", st(s));
+
+	struct ibv_sge sg = { .addr = (uintptr_t)d, .length = (uint32_t)len, .lkey = dmr->lkey };
+	struct ibv_send_wr wr = { .wr_id = 21, .sg_list = &sg, .num_sge = 1, .opcode = IBV_WR_RDMA_READ,
+				  .send_flags = IBV_SEND_SIGNALED }, *bad;
+	struct ibv_mw_bind unbind = { .wr_id = 22, .send_flags = IBV_SEND_SIGNALED };
+
+	wr.wr.rdma.remote_addr = (uintptr_t)src;
+	wr.wr.rdma.rkey = mw->rkey;
+	if (ibv_post_send(p.a, &wr, &bad))
+		vt_die("mw-revoke: post READ: %s", strerror(errno));
+	/* unbind once the first responses have landed */
+	t0 = vt_now();
+	while (!dst[0] && vt_now() - t0 < 20)
+		;
+	in_flight = dst[0] && !dst[len - 1];
+	if (ibv_bind_mw(p.b, mw, &unbind))
+		vt_die("mw-revoke: unbind: %s", strerror(errno));
+	while (rs < 0 || bs < 0) {
+		if (vt_poll_one(p.cq, &wc, 60))
+			break;
+		if (wc.qp_num == p.a->qp_num)
+			rs = wc.status;
+		else if (wc.qp_num == p.b->qp_num && wc.wr_id == 22)
+			bs = wc.status;
+	}
+	REPORT(bs == IBV_WC_SUCCESS, "mw-revoke", "unbind during the READ -> %s", st(bs));
+	if (!in_flight)
+		SKIP("mw-revoke", "the READ was not streaming when the window went (first byte %s)",
+		     dst[0] ? "read, last too" : "never read");
+	else
+		REPORT(rs == IBV_WC_REM_ACCESS_ERR && !dst[len - 1], "mw-revoke",
+		       "32 MiB READ through the window, unbound mid-stream -> %s, last byte %s", st(rs),
+		       dst[len - 1] ? "READ" : "not read");
+	pair_free(&p);
+	ibv_dealloc_mw(mw);
+	ibv_dereg_mr(smr);
+	ibv_dereg_mr(dmr);
+	free(src);
+	free(d);
+}
+
 static void case_mw(void)
 {
 	uint8_t *win1, *win2;
@@ -817,6 +897,7 @@ int main(int argc, char **argv)
 		{ "zero-mr", case_zero_mr }, { "bad-rkey", case_bad_rkey }, { "atomic-align", case_atomic_align },
 		{ "resize-cq", case_resize_cq }, { "mcast", case_mcast },
 		{ "async", case_async }, { "mw", case_mw }, { "qp-access", case_qp_access },
+		{ "mw-revoke", case_mw_revoke },
 	};
 
 	vt_prog = "cnuas-badverbs";
