@@ -62,6 +62,10 @@ exact() { # exact DEB PATH...
 		fail=1
 	fi
 }
+# The module sources are the one list of src/Makefile, beside dkms.conf.
+mapfile -t dkms_files < <(make -s --no-print-directory -C src dkms-files |
+	sed "s|^|/usr/src/cnuas-$version/|")
+exact "$dkms_deb" /usr/src/cnuas-"$version"/dkms.conf "${dkms_files[@]}"
 exact "$sw_deb" /etc/default/cnuas-vswitchd /lib/systemd/system/cnuas-vswitchd.service \
 	/usr/bin/cnuas-vsctl /usr/sbin/cnuas-vswitchd \
 	/usr/share/man/man8/cnuas-vsctl.8.gz /usr/share/man/man8/cnuas-vswitchd.8.gz

@@ -65,7 +65,7 @@ d=/usr/src/cnuas-$version
 {
 	echo "/usr/share/doc/cnuas-dkms-$version/README.md"
 	echo "$d/dkms.conf"
-	tree_files src | grep -v '^src/cnuasgpu/peermem/' | sed "s|^src/|$d/|"
+	make -s --no-print-directory -C src dkms-files | sed "s|^|$d/|"
 } | with_dirs /usr/ | grep -vx -e /usr -e /usr/share -e /usr/share/doc -e /usr/src \
 	>"$tmp/dkms.expected"
 packaged "$dkms_rpm" >"$tmp/dkms.actual"

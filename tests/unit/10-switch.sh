@@ -8,4 +8,4 @@ cd "$(dirname "$0")/../.."
 if qemu=$(scripts/build-qemu --print 2>/dev/null | tail -n1) && [ -x "$qemu" ]; then
 	export PATH=$(dirname "$qemu"):$PATH
 fi
-make -C userspace check
+make -C userspace/vswitchd check

@@ -3,7 +3,7 @@
 #
 # libcnuaspeermem host tests (no device): uapi layout, ownership of the
 # GPU fd, PD, DMA-BUF and MR under AddressSanitizer/UBSan, SONAME and
-# symbol versions: make -C src/cnuasgpu/peermem check, built out of tree.
+# symbol versions: make -C userspace/peermem check, built out of tree.
 # Exit: 0 pass, 77 skip (no libibverbs-dev), anything else fail.
 
 set -u
@@ -12,10 +12,10 @@ REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 [ -f /usr/include/infiniband/verbs.h ] || { echo "SKIP: libibverbs-dev not installed"; exit 77; }
 OUT=$(mktemp -d)
 trap 'rm -rf "$OUT"' EXIT
-if make -s -C "$REPO/src/cnuasgpu/peermem" O="$OUT" check >"$OUT/log" 2>&1; then
+if make -s -C "$REPO/userspace/peermem" O="$OUT" check >"$OUT/log" 2>&1; then
 	grep -E '^(PASS|FAIL|note)' "$OUT/log"
 	exit 0
 fi
 cat "$OUT/log"
-echo "FAIL: make -C src/cnuasgpu/peermem check"
+echo "FAIL: make -C userspace/peermem check"
 exit 1
