@@ -6,6 +6,7 @@
 # library exports nothing (rdma-core's provider.map), needs only
 # IBVERBS_PRIVATE_34 of that tree's libibverbs, and registers itself
 # when loaded into it.
+# timeout: 1200
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
