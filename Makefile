@@ -19,8 +19,10 @@ userspace:
 modules:
 	$(MAKE) -C src KDIR=$(KDIR)
 
-# libibverbs provider: build/provider/libcnuas-rdmav34.so + cnuas.driver
-# (fetches and configures rdma-core's source once, see scripts/fetch-rdma-core).
+# libibverbs provider, standalone: build/provider/libcnuas.so,
+# libcnuas-rdmav34.so (a link to it) + cnuas.driver (fetches and configures
+# rdma-core's source once, see scripts/fetch-rdma-core). In rdma-core's own
+# tree: scripts/build-provider --in-tree OUT.
 provider:
 	scripts/build-provider
 

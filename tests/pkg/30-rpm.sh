@@ -270,7 +270,7 @@ libcnuaspeermem: its SONAME and symbol version as RPM Provides, the
 cnuas-devel pin on cnuas-libs and the pkg-config file's libdir are
 checked here; linking against the installed cnuas-devel is not.
 Only on Fedora: BuildRequires resolution (gcc, make, pkgconfig(libpcap),
-pkgconfig(libsystemd), systemd-rpm-macros), Fedora's hardening flags,
+pkgconfig(libsystemd), python3, systemd-rpm-macros), Fedora's hardening flags,
 debuginfo/debugsource packages, the systemd scriptlets (%systemd_post etc.
 are not defined by Debian's rpm, so cnuas-vswitchd has none here),
 /usr/sbin merged into /usr/bin (Fedora 42+), Fedora's licence list, and

@@ -1,9 +1,10 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later OR MIT
-# The libibverbs provider: it builds against rdma-core's private headers
-# (scripts/build-provider), exports only its ops entry, needs only the
-# system libibverbs' IBVERBS_PRIVATE_34, loads into it, and its ring and
-# WQE logic pass the host unit test under ASan/UBSan.
+# The libibverbs provider, standalone: it builds against rdma-core's
+# private headers (scripts/build-provider, userspace/provider/Makefile)
+# as libcnuas.so and libcnuas-rdmav34.so, exports only its ops entry,
+# needs only the system libibverbs' IBVERBS_PRIVATE_34, loads into it,
+# and its ring and WQE logic pass the host unit test under ASan/UBSan.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -29,7 +30,9 @@ bad() {
 	fail=1
 }
 
-[ -f "$lib" ] || bad "no $lib"
+[ -f "$out/libcnuas.so" ] || bad "no $out/libcnuas.so"
+# The name libibverbs loads is a link to the standalone library.
+[ "$(readlink "$lib")" = libcnuas.so ] || bad "$lib is not a link to libcnuas.so"
 [ "$(cat "$out/cnuas.driver")" = "driver cnuas" ] || bad "cnuas.driver is not 'driver cnuas'"
 
 # Exports: exactly the provider's ops entry.

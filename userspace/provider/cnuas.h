@@ -29,7 +29,7 @@
 #include <infiniband/driver.h>
 #include <infiniband/verbs.h>
 
-#include "uapi/cnuas-abi.h"
+#include <rdma/cnuas-abi.h>
 #include "ring.h"
 
 #define CNUAS_PREFIX "libcnuas: "

@@ -11,7 +11,7 @@
 #include <sys/mman.h>
 
 #include "cnuas.h"
-#include "cmd.h"
+#include "cnuas-abi.h"
 
 /* The ibv_wc fields the extended API can ask for. */
 #define CNUAS_WC_EX_FLAGS (IBV_WC_EX_WITH_BYTE_LEN | IBV_WC_EX_WITH_IMM |   \
@@ -87,21 +87,21 @@ int cnuas_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
 int cnuas_resize_cq(struct ibv_cq *ibcq, int cqe)
 {
 	struct cnuas_cq *cq = to_ccq(ibcq);
-	struct cnuas_resize_cq_cmd_resp resp = {};
-	struct ibv_resize_cq cmd;
+	struct cnuas_cmd_resize_cq_resp resp = {};
+	struct cnuas_cmd_resize_cq cmd;
 	struct cnuas_queue nq;
 	void *old_map;
 	size_t old_size;
 	int ret;
 
 	pthread_spin_lock(&cq->q.lock);
-	ret = ibv_cmd_resize_cq(ibcq, cqe, &cmd, sizeof(cmd), &resp.ibv_resp,
+	ret = ibv_cmd_resize_cq(ibcq, cqe, &cmd.ibv_cmd, sizeof(cmd), &resp.ibv_resp,
 				sizeof(resp));
 	if (ret) {
 		pthread_spin_unlock(&cq->q.lock);
 		return ret;
 	}
-	ret = cnuas_queue_map(ibcq->context, &nq, &resp.drv.cq,
+	ret = cnuas_queue_map(ibcq->context, &nq, &resp.drv_payload.cq,
 			      sizeof(struct cnuas_cqe), 0);
 	if (ret) {
 		/* The kernel posts to the new ring now: this CQ is lost. */
@@ -255,8 +255,8 @@ struct ibv_cq *cnuas_create_cq(struct ibv_context *ibctx, int cqe,
 			       struct ibv_comp_channel *channel,
 			       int comp_vector)
 {
-	struct ibv_create_cq cmd;
-	struct cnuas_create_cq_cmd_resp resp = {};
+	struct cnuas_cmd_create_cq cmd;
+	struct cnuas_cmd_create_cq_resp resp = {};
 	struct cnuas_cq *cq;
 	int ret;
 
@@ -264,11 +264,11 @@ struct ibv_cq *cnuas_create_cq(struct ibv_context *ibctx, int cqe,
 	if (!cq)
 		return NULL;
 	ret = ibv_cmd_create_cq(ibctx, cqe, channel, comp_vector,
-				&cq->vcq.cq, &cmd, sizeof(cmd),
+				&cq->vcq.cq, &cmd.ibv_cmd, sizeof(cmd),
 				&resp.ibv_resp, sizeof(resp));
 	if (ret)
 		goto err_free;
-	ret = map_cq(ibctx, cq, &resp.drv);
+	ret = map_cq(ibctx, cq, &resp.drv_payload);
 	if (ret)
 		goto err_destroy;
 	return &cq->vcq.cq;
@@ -284,8 +284,8 @@ err_free:
 struct ibv_cq_ex *cnuas_create_cq_ex(struct ibv_context *ibctx,
 				     struct ibv_cq_init_attr_ex *attr)
 {
-	struct ibv_create_cq_ex cmd;
-	struct cnuas_create_cq_ex_cmd_resp resp = {};
+	struct cnuas_cmd_create_cq_ex cmd;
+	struct cnuas_cmd_create_cq_ex_resp resp = {};
 	struct cnuas_cq *cq;
 	int ret;
 
@@ -300,11 +300,11 @@ struct ibv_cq_ex *cnuas_create_cq_ex(struct ibv_context *ibctx,
 	cq = calloc(1, sizeof(*cq));
 	if (!cq)
 		return NULL;
-	ret = ibv_cmd_create_cq_ex(ibctx, attr, &cq->vcq, &cmd, sizeof(cmd),
+	ret = ibv_cmd_create_cq_ex(ibctx, attr, &cq->vcq, &cmd.ibv_cmd, sizeof(cmd),
 				   &resp.ibv_resp, sizeof(resp), 0);
 	if (ret)
 		goto err_free;
-	ret = map_cq(ibctx, cq, &resp.drv);
+	ret = map_cq(ibctx, cq, &resp.drv_payload);
 	if (ret)
 		goto err_destroy;
 	set_ex_ops(cq);

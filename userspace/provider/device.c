@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "cnuas.h"
-#include "cmd.h"
+#include "cnuas-abi.h"
 
 static void cnuas_free_context(struct ibv_context *ibctx);
 
@@ -86,8 +86,8 @@ static struct verbs_context *cnuas_alloc_context(struct ibv_device *ibdev,
 						 int cmd_fd,
 						 void *private_data)
 {
-	struct cnuas_get_context_cmd cmd = {};
-	struct cnuas_get_context_cmd_resp resp = {};
+	struct cnuas_cmd_alloc_ucontext cmd = {};
+	struct cnuas_cmd_alloc_ucontext_resp resp = {};
 	struct cnuas_context *ctx;
 	int ret;
 
@@ -97,7 +97,7 @@ static struct verbs_context *cnuas_alloc_context(struct ibv_device *ibdev,
 	if (!ctx)
 		return NULL;
 
-	cmd.drv.abi_version = CNUAS_UVERBS_ABI_VERSION;
+	cmd.drv_payload.abi_version = CNUAS_UVERBS_ABI_VERSION;
 	ret = ibv_cmd_get_context(&ctx->vctx, &cmd.ibv_cmd, sizeof(cmd),
 				  &resp.ibv_resp, sizeof(resp));
 	if (ret) {
@@ -108,16 +108,16 @@ static struct verbs_context *cnuas_alloc_context(struct ibv_device *ibdev,
 		errno = ret;
 		goto err;
 	}
-	if (resp.drv.abi_version != CNUAS_UVERBS_ABI_VERSION) {
+	if (resp.drv_payload.abi_version != CNUAS_UVERBS_ABI_VERSION) {
 		fprintf(stderr, CNUAS_PREFIX
 			"%s: kernel answered provider ABI %u, libcnuas speaks %u: install matching cnuas_ib.ko and libcnuas\n",
-			ibdev->name, resp.drv.abi_version,
+			ibdev->name, resp.drv_payload.abi_version,
 			CNUAS_UVERBS_ABI_VERSION);
 		errno = EPROTO;
 		goto err;
 	}
-	ctx->max_inline = resp.drv.max_inline_data;
-	map_rx_poll(ctx, &resp.drv);
+	ctx->max_inline = resp.drv_payload.max_inline_data;
+	map_rx_poll(ctx, &resp.drv_payload);
 	verbs_set_ops(&ctx->vctx, &cnuas_ctx_ops);
 	return &ctx->vctx;
 

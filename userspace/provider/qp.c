@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "cnuas.h"
-#include "cmd.h"
+#include "cnuas-abi.h"
 #include "wqe.h"
 
 static void unmap_qp(struct cnuas_qp *qp)
@@ -50,8 +50,8 @@ static int map_qp(struct ibv_context *ibctx, struct cnuas_qp *qp,
 struct ibv_qp *cnuas_create_qp_ex(struct ibv_context *ibctx,
 				  struct ibv_qp_init_attr_ex *attr)
 {
-	struct ibv_create_qp cmd = {};
-	struct cnuas_create_qp_cmd_resp resp = {};
+	struct cnuas_cmd_create_qp cmd = {};
+	struct cnuas_cmd_create_qp_resp resp = {};
 	struct ibv_qp_init_attr_ex kattr;
 	struct cnuas_qp *qp;
 	int ret;
@@ -77,12 +77,12 @@ struct ibv_qp *cnuas_create_qp_ex(struct ibv_context *ibctx,
 	/* The send ops are ours alone: the kernel command does not take them. */
 	kattr = *attr;
 	kattr.comp_mask &= ~IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
-	ret = ibv_cmd_create_qp_ex(ibctx, &qp->vqp, &kattr, &cmd, sizeof(cmd),
+	ret = ibv_cmd_create_qp_ex(ibctx, &qp->vqp, &kattr, &cmd.ibv_cmd, sizeof(cmd),
 				   &resp.ibv_resp, sizeof(resp));
 	if (ret)
 		goto err_free;
 	attr->cap = kattr.cap;
-	ret = map_qp(ibctx, qp, &resp.drv, &attr->cap, attr->srq != NULL);
+	ret = map_qp(ibctx, qp, &resp.drv_payload, &attr->cap, attr->srq != NULL);
 	if (ret)
 		goto err_destroy;
 	if (attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) {

@@ -19,7 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "uapi/cnuas-abi.h"
+#include <rdma/cnuas-abi.h>
 
 struct cnuas_ring {
 	struct cnuas_queue_hdr *hdr;

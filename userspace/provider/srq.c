@@ -4,29 +4,29 @@
 #include <stdlib.h>
 
 #include "cnuas.h"
-#include "cmd.h"
+#include "cnuas-abi.h"
 
 struct ibv_srq *cnuas_create_srq(struct ibv_pd *pd,
 				 struct ibv_srq_init_attr *attr)
 {
-	struct ibv_create_srq cmd;
-	struct cnuas_create_srq_cmd_resp resp = {};
+	struct cnuas_cmd_create_srq cmd;
+	struct cnuas_cmd_create_srq_resp resp = {};
 	struct cnuas_srq *srq;
 	int ret;
 
 	srq = calloc(1, sizeof(*srq));
 	if (!srq)
 		return NULL;
-	ret = ibv_cmd_create_srq(pd, &srq->vsrq.srq, attr, &cmd, sizeof(cmd),
+	ret = ibv_cmd_create_srq(pd, &srq->vsrq.srq, attr, &cmd.ibv_cmd, sizeof(cmd),
 				 &resp.ibv_resp, sizeof(resp));
 	if (ret)
 		goto err_free;
-	ret = cnuas_queue_map(pd->context, &srq->q, &resp.drv.srq,
+	ret = cnuas_queue_map(pd->context, &srq->q, &resp.drv_payload.srq,
 			      sizeof(struct cnuas_recv_wqe), 1);
 	if (ret)
 		goto err_destroy;
 	srq->q.max_sge = attr->attr.max_sge;
-	srq->srq_num = resp.drv.srq_num;
+	srq->srq_num = resp.drv_payload.srq_num;
 	return &srq->vsrq.srq;
 
 err_destroy:

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 
 #include "cnuas.h"
-#include "cmd.h"
+#include "cnuas-abi.h"
 
 int cnuas_query_device_ex(struct ibv_context *ibctx,
 			  const struct ibv_query_device_ex_input *input,
@@ -185,7 +185,7 @@ int cnuas_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw,
 
 struct ibv_ah *cnuas_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr)
 {
-	struct cnuas_create_ah_cmd_resp resp = {};
+	struct cnuas_cmd_create_ah_resp resp = {};
 	struct cnuas_ah *ah;
 	int ret;
 
@@ -199,7 +199,7 @@ struct ibv_ah *cnuas_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr)
 		errno = ret;
 		return NULL;
 	}
-	ah->ah_num = resp.drv.ah_num;
+	ah->ah_num = resp.drv_payload.ah_num;
 	return &ah->ibah;
 }
 

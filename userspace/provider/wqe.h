@@ -10,7 +10,7 @@
 #include <stdint.h>
 #include <infiniband/verbs.h>
 
-#include "uapi/cnuas-abi.h"
+#include <rdma/cnuas-abi.h>
 
 struct cnuas_wqe_limits {
 	enum ibv_qp_type qp_type;

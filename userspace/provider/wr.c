@@ -22,10 +22,11 @@
  * ibv_qp_to_qp_ex() of libibverbs looks for VERBS_QP_EX in verbs_qp's
  * comp_mask, right after the union of ibv_qp and ibv_qp_ex. ibv_qp_ex
  * grew within provider ABI 34 (wr_flush, rdma-core 45), which moved that
- * field, so it must be set where the library we load into has it:
- * scripts/build-provider measures that library's ibv_qp_ex from its own
- * headers (CNUAS_LIB_QP_EX_SIZE). Where the library's is smaller, its
- * comp_mask lies on our tree's wr_flush, which no caller can use here.
+ * field, so it must be set where the library we load into has it: the
+ * standalone build (Makefile) measures that library's ibv_qp_ex from its
+ * own headers (CNUAS_LIB_QP_EX_SIZE); in rdma-core's tree the library
+ * is the tree's own. Where the library's is smaller, its comp_mask lies
+ * on our tree's wr_flush, which no caller can use here.
  */
 #ifndef CNUAS_LIB_QP_EX_SIZE
 #define CNUAS_LIB_QP_EX_SIZE sizeof(struct ibv_qp_ex)

@@ -7,6 +7,9 @@
  * edit a copy. Any change to a struct or a ring layout bumps
  * CNUAS_UVERBS_ABI_VERSION; a new opcode whose union member fits the
  * union's size does not (a kernel that does not know it refuses it).
+ * Comments go on their own lines before a nested struct or union: the
+ * provider's build turns these structs into macros with rdma-core's
+ * make_abi_structs.py, which only knows a bare "struct {" line.
  *
  * Rings: one mmap'ed buffer per queue, a struct cnuas_queue_hdr at offset 0,
  * then num_entries slots of entry_size bytes (both powers of two) at
@@ -104,11 +107,13 @@ struct cnuas_send_wqe {
 			__u32 remote_qkey;
 			__u32 reserved;
 		} ud;
-		struct {	/* kernel QPs only: IB_WR_REG_MR */
+		/* kernel QPs only: IB_WR_REG_MR */
+		struct {
 			__u32 key;	/* the FRMR's new lkey == rkey */
 			__u32 access;	/* IB_ACCESS_* */
 		} reg;
-		struct {	/* IBV_WR_BIND_MW (and ibv_bind_mw) */
+		/* IBV_WR_BIND_MW (and ibv_bind_mw) */
+		struct {
 			__aligned_u64 addr;	/* the window in the MR */
 			__aligned_u64 length;
 			__u32 mw_rkey;	/* the MW's current rkey: names it */
