@@ -175,7 +175,7 @@ static struct sk_buff *cnuas_pkt_new(struct cnuas_ib_dev *cdev,
 
 	udp = udp_hdr(skb);
 	udp->source = htons(av->udp_sport ?: 0xc000);
-	udp->dest = htons(CNUAS_ROCE_UDP_DPORT);
+	udp->dest = htons(ROCE_V2_UDP_DPORT);
 	udp->len = htons(ulen);
 	udp->check = 0;
 
@@ -463,7 +463,7 @@ int cnuas_ib_parse(struct cnuas_ib_dev *cdev, struct sk_buff *skb, u32 flags,
 	udp = (const void *)(d + off + l3);
 	ulen = ntohs(udp->len);
 	if (ulen < sizeof(*udp) + CNUAS_BTH_LEN + CNUAS_ICRC_LEN ||
-	    ulen > iplen - l3 || udp->dest != htons(CNUAS_ROCE_UDP_DPORT))
+	    ulen > iplen - l3 || udp->dest != htons(ROCE_V2_UDP_DPORT))
 		return CNUAS_STAT_DROP_HDR;
 
 	bth = (void *)(udp + 1);

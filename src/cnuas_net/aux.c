@@ -12,6 +12,7 @@
 #include <net/ip.h>
 
 #include "cnuas_net.h"
+#include "cnuas_roce.h"
 
 static DEFINE_IDA(cnuas_aux_ida);
 
@@ -134,7 +135,7 @@ bool cnuas_aux_wants(struct cnuas_net *cn, const struct sk_buff *skb)
 	if (len < off + sizeof(*uh))
 		return false;
 	uh = (const void *)(skb->data + off);
-	return uh->dest == htons(CNUAS_NET_ROCE_UDP_PORT);
+	return uh->dest == htons(CNUAS_ROCE_UDP_PORT);
 }
 
 void cnuas_aux_link_change(struct cnuas_net *cn, bool up)

@@ -257,7 +257,7 @@ static int parse(const struct rxe_frame *f, struct parsed *p)
 		p->l3_hdr = 40;
 	else
 		return -1;
-	if ((p->ip[p->l3_hdr + 2] << 8 | p->ip[p->l3_hdr + 3]) != CNUAS_ROCE_UDP_DPORT)
+	if ((p->ip[p->l3_hdr + 2] << 8 | p->ip[p->l3_hdr + 3]) != CNUAS_ROCE_UDP_PORT)
 		return -1;
 	p->bth = (struct cnuas_bth *)(p->ip + p->l3_hdr + UDP_HLEN);
 	return 0;
