@@ -222,22 +222,68 @@ struct cnuas_ib_cq {
 int cnuas_ib_cq_post(struct cnuas_ib_cq *cq, const struct cnuas_cqe *cqe,
 		     bool solicited);
 
-/* Memory regions: key = index << 8 | variant byte. */
-enum cnuas_ib_mr_type {
-	CNUAS_IB_MR_DMA,		/* kernel virtual addresses, no bounds */
-	CNUAS_IB_MR_USER,		/* ib_umem, pinned pages */
-	CNUAS_IB_MR_DMABUF,		/* DMA-BUF: CPU copies via its vmap */
-	CNUAS_IB_MR_FAST,		/* fast registration (mr-fast.c) */
-	CNUAS_IB_MR_MW,			/* a memory window's key (mw.c) */
-};
-
 struct dma_buf;
 struct dma_buf_attachment;
+struct cnuas_ib_mr;
+
+/* The direction of a copy between a buffer and an MR. */
+enum cnuas_ib_copy_dir {
+	CNUAS_IB_TO_MR,
+	CNUAS_IB_FROM_MR,
+};
+
+/*
+ * What one kind of MR table entry does differently; one const table per
+ * kind: DMA and user MRs (mr.c), DMA-BUF MRs (mr-dmabuf.c), fast
+ * registration MRs (mr-fast.c), memory windows (mw.c). A lookup through
+ * a window returns the MR under it, so a window has only ->lookup and
+ * ->invalidate. Optional (NULL) ones say so.
+ */
+struct cnuas_ib_mr_ops {
+	/*
+	 * Table lock held: the MR a lookup of @key through entry @mr finds
+	 * for [@addr, @addr + @len) and @access, or NULL. @rkey: a remote
+	 * key, used by responder QP @qpn.
+	 */
+	struct cnuas_ib_mr *(*lookup)(struct cnuas_ib_mr *mr,
+				      struct cnuas_ib_pd *pd, u32 key,
+				      u64 addr, u64 len, int access,
+				      bool rkey, u32 qpn);
+	/* cnuas_ib_mr_copy() */
+	int (*copy)(struct cnuas_ib_mr *mr, u64 addr, void *buf, u32 len,
+		    enum cnuas_ib_copy_dir dir);
+	/* cnuas_ib_mr_atomic(), @addr 8-byte aligned */
+	int (*atomic)(struct cnuas_ib_mr *mr, u64 addr, bool cmp_swap,
+		      u64 compare_add, u64 swap, u64 *orig);
+	/*
+	 * Optional: attach [@addr, @addr + @len) to @skb as page fragments;
+	 * -EOPNOTSUPP (and NULL): the caller copies.
+	 */
+	int (*frags)(struct cnuas_ib_mr *mr, u64 addr, u32 len,
+		     struct sk_buff *skb);
+	/*
+	 * Optional, table lock held: LOCAL_INV or SEND with Invalidate of
+	 * @key by QP @qpn of @pd. 0 or -EINVAL (and NULL).
+	 */
+	int (*invalidate)(struct cnuas_ib_mr *mr, struct cnuas_ib_pd *pd,
+			  u32 key, u32 qpn);
+	/* Optional: dereg, after the last lookup; undo the registration. */
+	void (*release)(struct cnuas_ib_mr *mr);
+	bool unbounded;			/* any kernel virtual address */
+};
+
+extern const struct cnuas_ib_mr_ops cnuas_ib_mr_dma_ops;
+extern const struct cnuas_ib_mr_ops cnuas_ib_mr_user_ops;
+extern const struct cnuas_ib_mr_ops cnuas_ib_mr_dmabuf_ops;
+extern const struct cnuas_ib_mr_ops cnuas_ib_mr_fast_ops;
+extern const struct cnuas_ib_mr_ops cnuas_ib_mw_ops;
+
+/* Memory regions: key = index << 8 | variant byte. */
 
 struct cnuas_ib_mr {
 	struct ib_mr ibmr;
 	struct cnuas_ib_dev *cdev;
-	enum cnuas_ib_mr_type type;
+	const struct cnuas_ib_mr_ops *ops;	/* what kind of entry */
 	u32 key;			/* lkey == rkey that lookups match */
 	int access;			/* IB_ACCESS_* */
 	u64 iova;
@@ -277,12 +323,6 @@ struct cnuas_ib_mw {
 	struct cnuas_ib_mr *mr;		/* its entry in the MR table */
 };
 
-/* The direction of a copy between a buffer and an MR. */
-enum cnuas_ib_copy_dir {
-	CNUAS_IB_TO_MR,
-	CNUAS_IB_FROM_MR,
-};
-
 /*
  * mr.c. Lookups return a referenced MR or NULL; they check the key, the
  * PD, that [addr, addr + len) lies inside the MR and @access (the
@@ -301,8 +341,13 @@ void cnuas_ib_mr_put(struct cnuas_ib_mr *mr);
  * 0, or -ENODEV: a DMA-BUF MR whose exporter revoked it since the lookup
  * (treat as a failed lookup: access NAK / protection error).
  */
-int cnuas_ib_mr_copy(struct cnuas_ib_mr *mr, u64 addr, void *buf, u32 len,
-		     enum cnuas_ib_copy_dir dir);
+static inline int cnuas_ib_mr_copy(struct cnuas_ib_mr *mr, u64 addr,
+				   void *buf, u32 len,
+				   enum cnuas_ib_copy_dir dir)
+{
+	return mr->ops->copy(mr, addr, buf, len, dir);
+}
+
 /* 8-byte atomics on MR memory, atomic against every other one here. */
 int cnuas_ib_mr_atomic(struct cnuas_ib_mr *mr, u64 addr, bool cmp_swap,
 		       u64 compare_add, u64 swap, u64 *orig);
@@ -577,9 +622,34 @@ struct ib_mr *cnuas_ib_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 len,
 				   struct ib_udata *udata);
 int cnuas_ib_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
 struct cnuas_ib_mr *cnuas_ib_mr_alloc(struct ib_pd *ibpd, int access,
-				      enum cnuas_ib_mr_type type);
+				      const struct cnuas_ib_mr_ops *ops);
 int cnuas_ib_mr_insert(struct cnuas_ib_mr *mr);
 int cnuas_ib_mr_check_access(int access);
+/* The ->lookup of an MR's own key: key, PD, access, validity, bounds. */
+struct cnuas_ib_mr *cnuas_ib_mr_lookup(struct cnuas_ib_mr *mr,
+				       struct cnuas_ib_pd *pd, u32 key,
+				       u64 addr, u64 len, int access,
+				       bool rkey, u32 qpn);
+/* The ->atomic of MRs whose ->copy may run under a spinlock. */
+int cnuas_ib_mr_atomic_copy(struct cnuas_ib_mr *mr, u64 addr, bool cmp_swap,
+			    u64 compare_add, u64 swap, u64 *orig);
+/*
+ * LOCAL_INV or SEND with Invalidate of @key by QP @qpn: an FRMR of @pd, or
+ * a type 2 window of @pd bound for @qpn. 0 or -EINVAL.
+ */
+int cnuas_ib_mr_invalidate(struct cnuas_ib_pd *pd, u32 key, u32 qpn);
+
+/* [addr, addr + len) inside the MR, without overflow. */
+static inline bool cnuas_ib_mr_in_bounds(const struct cnuas_ib_mr *mr,
+					 u64 addr, u64 len)
+{
+	if (addr + len < addr)
+		return false;
+	if (mr->ops->unbounded)
+		return true;
+	return addr >= mr->iova && len <= mr->length &&
+	       addr - mr->iova <= mr->length - len;
+}
 
 /* mr-fast.c */
 struct ib_mr *cnuas_ib_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
@@ -592,26 +662,12 @@ int cnuas_ib_dealloc_mw(struct ib_mw *ibmw);
 /* IBV_WR_BIND_MW reached in @qp's SQ: IB_WC_SUCCESS or the error. */
 enum ib_wc_status cnuas_ib_mw_bind(struct cnuas_ib_qp *qp,
 				   const struct cnuas_send_wqe *w);
-/* Table lock held: the window of @mw if @pd and @qpn may use it, or NULL. */
-struct cnuas_ib_mr *cnuas_ib_mw_resolve(struct cnuas_ib_mr *mw,
-					struct cnuas_ib_pd *pd, u32 key,
-					u64 addr, u64 len, int access,
-					u32 qpn);
 /* Table lock held: unbind the windows of an MR being deregistered. */
 void cnuas_ib_mw_unbind_all(struct cnuas_ib_mr *mr);
-/*
- * LOCAL_INV or SEND with Invalidate of @key by QP @qpn: an FRMR of @pd, or
- * a type 2 window of @pd bound for @qpn. 0 or -EINVAL.
- */
-int cnuas_ib_mr_invalidate(struct cnuas_ib_pd *pd, u32 key, u32 qpn);
 
 /* IB_WR_REG_MR on the FRMR that @key names: IB_WC_SUCCESS or the error. */
 enum ib_wc_status cnuas_ib_mr_fast_reg(struct cnuas_ib_pd *pd, u32 key,
 				       int access);
-/* Table lock held: invalidate the FRMR that @key names; 0 or -EINVAL. */
-int cnuas_ib_mr_fast_inv_locked(struct cnuas_ib_pd *pd, u32 key);
-int cnuas_ib_mr_fast_copy(struct cnuas_ib_mr *mr, u64 addr, void *buf,
-			  u32 len, enum cnuas_ib_copy_dir dir);
 
 /* mr-dmabuf.c */
 struct ib_mr *cnuas_ib_reg_user_mr_dmabuf(struct ib_pd *ibpd, u64 offset,
@@ -619,11 +675,6 @@ struct ib_mr *cnuas_ib_reg_user_mr_dmabuf(struct ib_pd *ibpd, u64 offset,
 					  int access,
 					  CNUAS_IB_REG_DMABUF_DMAH
 					  struct CNUAS_REG_DMABUF_ARG *arg);
-void cnuas_ib_mr_dmabuf_release(struct cnuas_ib_mr *mr);
-int cnuas_ib_mr_dmabuf_copy(struct cnuas_ib_mr *mr, u64 addr, void *buf,
-			    u32 len, enum cnuas_ib_copy_dir dir);
-int cnuas_ib_mr_dmabuf_atomic(struct cnuas_ib_mr *mr, u64 addr, bool cmp_swap,
-			      u64 compare_add, u64 swap, u64 *orig);
 
 /* ah.c */
 int cnuas_ib_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,

@@ -75,7 +75,7 @@ struct ib_mr *cnuas_ib_reg_user_mr_dmabuf(struct ib_pd *ibpd, u64 offset,
 		err = -EINVAL;
 		goto err_put;
 	}
-	mr = cnuas_ib_mr_alloc(ibpd, access, CNUAS_IB_MR_DMABUF);
+	mr = cnuas_ib_mr_alloc(ibpd, access, &cnuas_ib_mr_dmabuf_ops);
 	if (!mr) {
 		err = -ENOMEM;
 		goto err_put;
@@ -114,7 +114,7 @@ err_put:
 }
 
 /* dereg, after the last lookup is gone: undo the registration. */
-void cnuas_ib_mr_dmabuf_release(struct cnuas_ib_mr *mr)
+static void cnuas_ib_mr_dmabuf_release(struct cnuas_ib_mr *mr)
 {
 	cnuas_ib_dma_buf_vunmap(mr->dmabuf, &mr->dmabuf_map);
 	/* Serialized with the exporter's notification (reservation lock). */
@@ -122,8 +122,9 @@ void cnuas_ib_mr_dmabuf_release(struct cnuas_ib_mr *mr)
 	dma_buf_put(mr->dmabuf);
 }
 
-int cnuas_ib_mr_dmabuf_copy(struct cnuas_ib_mr *mr, u64 addr, void *buf,
-			    u32 len, enum cnuas_ib_copy_dir dir)
+static int cnuas_ib_mr_dmabuf_copy(struct cnuas_ib_mr *mr, u64 addr,
+				   void *buf, u32 len,
+				   enum cnuas_ib_copy_dir dir)
 {
 	/* In bounds: the lookup checked [addr, addr + len) against iova. */
 	size_t off = mr->dmabuf_off + (addr - mr->iova);
@@ -168,8 +169,9 @@ static void cnuas_ib_dmabuf_write64(struct cnuas_ib_mr *mr, size_t off,
  * for the other MR types: two MRs may share memory) and against
  * revocation (the MR's lock).
  */
-int cnuas_ib_mr_dmabuf_atomic(struct cnuas_ib_mr *mr, u64 addr, bool cmp_swap,
-			      u64 compare_add, u64 swap, u64 *orig)
+static int cnuas_ib_mr_dmabuf_atomic(struct cnuas_ib_mr *mr, u64 addr,
+				     bool cmp_swap, u64 compare_add, u64 swap,
+				     u64 *orig)
 {
 	size_t off = mr->dmabuf_off + (addr - mr->iova);
 	unsigned long flags;
@@ -195,3 +197,10 @@ out:
 	spin_unlock_irqrestore(&mr->cdev->atomic_lock, flags);
 	return err;
 }
+
+const struct cnuas_ib_mr_ops cnuas_ib_mr_dmabuf_ops = {
+	.lookup = cnuas_ib_mr_lookup,
+	.copy = cnuas_ib_mr_dmabuf_copy,
+	.atomic = cnuas_ib_mr_dmabuf_atomic,
+	.release = cnuas_ib_mr_dmabuf_release,
+};

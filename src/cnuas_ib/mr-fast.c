@@ -27,7 +27,7 @@ struct ib_mr *cnuas_ib_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
 		return ERR_PTR(-EINVAL);
 	if (!max_num_sg || max_num_sg > CNUAS_IB_MAX_FRMR_PAGES)
 		return ERR_PTR(-EINVAL);
-	mr = cnuas_ib_mr_alloc(ibpd, 0, CNUAS_IB_MR_FAST);
+	mr = cnuas_ib_mr_alloc(ibpd, 0, &cnuas_ib_mr_fast_ops);
 	if (!mr)
 		return ERR_PTR(-ENOMEM);
 	mr->fpages = kcalloc(max_num_sg, sizeof(*mr->fpages), GFP_KERNEL);
@@ -73,7 +73,7 @@ static struct cnuas_ib_mr *cnuas_ib_fast_find(struct cnuas_ib_pd *pd, u32 key)
 	struct cnuas_ib_dev *cdev = to_cdev(pd->ibpd.device);
 	struct cnuas_ib_mr *mr = xa_load(&cdev->mr_xa, key >> 8);
 
-	if (!mr || mr->type != CNUAS_IB_MR_FAST || mr->ibmr.pd != &pd->ibpd)
+	if (!mr || mr->ops != &cnuas_ib_mr_fast_ops || mr->ibmr.pd != &pd->ibpd)
 		return NULL;
 	return mr;
 }
@@ -110,18 +110,18 @@ enum ib_wc_status cnuas_ib_mr_fast_reg(struct cnuas_ib_pd *pd, u32 key,
 	return status;
 }
 
-int cnuas_ib_mr_fast_inv_locked(struct cnuas_ib_pd *pd, u32 key)
+/* Table lock held. */
+static int cnuas_ib_fast_invalidate(struct cnuas_ib_mr *mr,
+				    struct cnuas_ib_pd *pd, u32 key, u32 qpn)
 {
-	struct cnuas_ib_mr *mr = cnuas_ib_fast_find(pd, key);
-
-	if (!mr || mr->key != key)
+	if (mr->ibmr.pd != &pd->ibpd || mr->key != key)
 		return -EINVAL;
 	WRITE_ONCE(mr->revoked, true);
 	return 0;
 }
 
-int cnuas_ib_mr_fast_copy(struct cnuas_ib_mr *mr, u64 addr, void *buf,
-			  u32 len, enum cnuas_ib_copy_dir dir)
+static int cnuas_ib_fast_copy(struct cnuas_ib_mr *mr, u64 addr, void *buf,
+			      u32 len, enum cnuas_ib_copy_dir dir)
 {
 	u64 ps = mr->ibmr.page_size;
 	u64 pos = (mr->iova & (ps - 1)) + (addr - mr->iova);
@@ -143,3 +143,16 @@ int cnuas_ib_mr_fast_copy(struct cnuas_ib_mr *mr, u64 addr, void *buf,
 	}
 	return 0;
 }
+
+static void cnuas_ib_fast_release(struct cnuas_ib_mr *mr)
+{
+	kfree(mr->fpages);
+}
+
+const struct cnuas_ib_mr_ops cnuas_ib_mr_fast_ops = {
+	.lookup = cnuas_ib_mr_lookup,
+	.copy = cnuas_ib_fast_copy,
+	.atomic = cnuas_ib_mr_atomic_copy,
+	.invalidate = cnuas_ib_fast_invalidate,
+	.release = cnuas_ib_fast_release,
+};

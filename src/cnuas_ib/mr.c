@@ -6,8 +6,10 @@
  * index << 8 | a variant byte, so a stale key of a re-used index does not
  * match. Lookups hold a reference; dereg waits for them. Every data path
  * reaches MR memory through the lookups, cnuas_ib_mr_copy() and
- * cnuas_ib_mr_atomic() here, which hand DMA-BUF MRs to mr-dmabuf.c.
- * Memory windows (mw.c) are entries of the same table.
+ * cnuas_ib_mr_atomic(), which go through the entry's ops (struct
+ * cnuas_ib_mr_ops): DMA and user MRs here, DMA-BUF MRs in mr-dmabuf.c,
+ * fast registration MRs in mr-fast.c. Memory windows (mw.c) are entries
+ * of the same table.
  */
 #include <linux/highmem.h>
 #include <linux/random.h>
@@ -37,7 +39,7 @@ int cnuas_ib_mr_check_access(int access)
 }
 
 struct cnuas_ib_mr *cnuas_ib_mr_alloc(struct ib_pd *ibpd, int access,
-				      enum cnuas_ib_mr_type type)
+				      const struct cnuas_ib_mr_ops *ops)
 {
 	struct cnuas_ib_mr *mr;
 
@@ -48,7 +50,7 @@ struct cnuas_ib_mr *cnuas_ib_mr_alloc(struct ib_pd *ibpd, int access,
 	/* ib_core sets these too, after we return: lookups need them now. */
 	mr->ibmr.device = ibpd->device;
 	mr->ibmr.pd = ibpd;
-	mr->type = type;
+	mr->ops = ops;
 	mr->access = access;
 	refcount_set(&mr->ref, 1);
 	init_completion(&mr->released);
@@ -85,7 +87,7 @@ struct ib_mr *cnuas_ib_get_dma_mr(struct ib_pd *ibpd, int access)
 	err = cnuas_ib_mr_check_access(access);
 	if (err)
 		return ERR_PTR(err);
-	mr = cnuas_ib_mr_alloc(ibpd, access, CNUAS_IB_MR_DMA);
+	mr = cnuas_ib_mr_alloc(ibpd, access, &cnuas_ib_mr_dma_ops);
 	if (!mr)
 		return ERR_PTR(-ENOMEM);
 	mr->iova = 0;
@@ -143,7 +145,7 @@ struct ib_mr *cnuas_ib_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 len,
 	umem = cnuas_ib_umem_get(ibpd->device, start, len, access);
 	if (IS_ERR(umem))
 		return ERR_CAST(umem);
-	mr = cnuas_ib_mr_alloc(ibpd, access, CNUAS_IB_MR_USER);
+	mr = cnuas_ib_mr_alloc(ibpd, access, &cnuas_ib_mr_user_ops);
 	if (!mr) {
 		err = -ENOMEM;
 		goto err_umem;
@@ -185,14 +187,16 @@ int cnuas_ib_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	/* No new lookup finds it; wait for those in flight. */
 	cnuas_ib_mr_put(mr);
 	wait_for_completion(&mr->released);
-	if (mr->umem)
-		ib_umem_release(mr->umem);
-	if (mr->type == CNUAS_IB_MR_DMABUF)
-		cnuas_ib_mr_dmabuf_release(mr);
-	kvfree(mr->pages);
-	kfree(mr->fpages);
+	if (mr->ops->release)
+		mr->ops->release(mr);
 	kfree(mr);
 	return 0;
+}
+
+static void cnuas_ib_mr_user_release(struct cnuas_ib_mr *mr)
+{
+	ib_umem_release(mr->umem);
+	kvfree(mr->pages);
 }
 
 void cnuas_ib_mr_put(struct cnuas_ib_mr *mr)
@@ -201,16 +205,16 @@ void cnuas_ib_mr_put(struct cnuas_ib_mr *mr)
 		complete(&mr->released);
 }
 
-/* [addr, addr + len) inside the MR, without overflow. */
-static bool cnuas_ib_mr_in_bounds(const struct cnuas_ib_mr *mr, u64 addr,
-				  u64 len)
+struct cnuas_ib_mr *cnuas_ib_mr_lookup(struct cnuas_ib_mr *mr,
+				       struct cnuas_ib_pd *pd, u32 key,
+				       u64 addr, u64 len, int access,
+				       bool rkey, u32 qpn)
 {
-	if (addr + len < addr)
-		return false;
-	if (mr->type == CNUAS_IB_MR_DMA)
-		return true;
-	return addr >= mr->iova && len <= mr->length &&
-	       addr - mr->iova <= mr->length - len;
+	if (mr->key != key || mr->ibmr.pd != &pd->ibpd ||
+	    (mr->access & access) != access || READ_ONCE(mr->revoked) ||
+	    !cnuas_ib_mr_in_bounds(mr, addr, len))
+		return NULL;
+	return mr;
 }
 
 /* @qpn: the responder QP of an rkey, which may name a window; else 0. */
@@ -224,14 +228,8 @@ static struct cnuas_ib_mr *cnuas_ib_mr_get(struct cnuas_ib_pd *pd, u32 key,
 
 	xa_lock_irqsave(&cdev->mr_xa, flags);
 	mr = xa_load(&cdev->mr_xa, key >> 8);
-	if (mr && mr->type == CNUAS_IB_MR_MW)
-		mr = rkey ? cnuas_ib_mw_resolve(mr, pd, key, addr, len, access,
-						qpn) : NULL;
-	else if (mr && (mr->key != key || mr->ibmr.pd != &pd->ibpd ||
-			(mr->access & access) != access ||
-			READ_ONCE(mr->revoked) ||
-			!cnuas_ib_mr_in_bounds(mr, addr, len)))
-		mr = NULL;
+	if (mr)
+		mr = mr->ops->lookup(mr, pd, key, addr, len, access, rkey, qpn);
 	if (mr)
 		refcount_inc(&mr->ref);	/* > 0 while in the table */
 	xa_unlock_irqrestore(&cdev->mr_xa, flags);
@@ -255,28 +253,27 @@ struct cnuas_ib_mr *cnuas_ib_mr_get_rkey(struct cnuas_ib_pd *pd, u32 rkey,
 	return cnuas_ib_mr_get(pd, rkey, addr, len, access, true, qpn);
 }
 
-int cnuas_ib_mr_copy(struct cnuas_ib_mr *mr, u64 addr, void *buf, u32 len,
-		     enum cnuas_ib_copy_dir dir)
+/* Kernel virtual addresses: ib_uses_virt_dma(). */
+static int cnuas_ib_mr_dma_copy(struct cnuas_ib_mr *mr, u64 addr, void *buf,
+				u32 len, enum cnuas_ib_copy_dir dir)
 {
-	u64 off;
+	void *va = (void *)(uintptr_t)addr;
+
+	if (dir == CNUAS_IB_TO_MR)
+		memcpy(va, buf, len);
+	else
+		memcpy(buf, va, len);
+	return 0;
+}
+
+static int cnuas_ib_mr_user_copy(struct cnuas_ib_mr *mr, u64 addr, void *buf,
+				 u32 len, enum cnuas_ib_copy_dir dir)
+{
+	u64 off = mr->page_offset + (addr - mr->iova);
 	u32 pgoff, chunk;
 	struct page *page;
 	void *va;
 
-	if (mr->type == CNUAS_IB_MR_DMABUF)
-		return cnuas_ib_mr_dmabuf_copy(mr, addr, buf, len, dir);
-	if (mr->type == CNUAS_IB_MR_FAST)
-		return cnuas_ib_mr_fast_copy(mr, addr, buf, len, dir);
-	if (mr->type == CNUAS_IB_MR_DMA) {
-		va = (void *)(uintptr_t)addr;
-		if (dir == CNUAS_IB_TO_MR)
-			memcpy(va, buf, len);
-		else
-			memcpy(buf, va, len);
-		return 0;
-	}
-
-	off = mr->page_offset + (addr - mr->iova);
 	while (len) {
 		if (WARN_ON_ONCE((off >> PAGE_SHIFT) >= mr->npages))
 			return -EFAULT;
@@ -301,14 +298,17 @@ int cnuas_ib_mr_copy(struct cnuas_ib_mr *mr, u64 addr, void *buf, u32 len,
 int cnuas_ib_mr_atomic(struct cnuas_ib_mr *mr, u64 addr, bool cmp_swap,
 		       u64 compare_add, u64 swap, u64 *orig)
 {
+	if (addr & 7)
+		return -EINVAL;
+	return mr->ops->atomic(mr, addr, cmp_swap, compare_add, swap, orig);
+}
+
+int cnuas_ib_mr_atomic_copy(struct cnuas_ib_mr *mr, u64 addr, bool cmp_swap,
+			    u64 compare_add, u64 swap, u64 *orig)
+{
 	unsigned long flags;
 	u64 val, new;
 
-	if (addr & 7)
-		return -EINVAL;
-	if (mr->type == CNUAS_IB_MR_DMABUF)
-		return cnuas_ib_mr_dmabuf_atomic(mr, addr, cmp_swap, compare_add,
-						 swap, orig);
 	/*
 	 * One lock for the device: atomic against every other atomic that
 	 * goes through it (not against the CPU, as on real HCAs). The copy
@@ -340,19 +340,17 @@ u64 cnuas_ib_sge_total(const struct cnuas_sge *sge, u32 num_sge)
 /*
  * Attach [addr, addr + len) of a user MR to @skb as page fragments, each
  * with its own page reference, so the device reads the pages themselves
- * (the pin of the MR may go before the frame does). -EOPNOTSUPP: not a
- * user MR, or @skb has no room for the fragments; the caller copies.
+ * (the pin of the MR may go before the frame does). -EOPNOTSUPP: @skb
+ * has no room for the fragments; the caller copies.
  */
-static int cnuas_ib_mr_frags(struct cnuas_ib_mr *mr, u64 addr, u32 len,
-			     struct sk_buff *skb)
+static int cnuas_ib_mr_user_frags(struct cnuas_ib_mr *mr, u64 addr, u32 len,
+				  struct sk_buff *skb)
 {
 	u64 off = mr->page_offset + (addr - mr->iova);
 	u32 pgoff, chunk;
 	struct page *page;
 	int i;
 
-	if (mr->type != CNUAS_IB_MR_USER)
-		return -EOPNOTSUPP;
 	while (len) {
 		i = skb_shinfo(skb)->nr_frags;
 		/* One slot stays for the trailer (cnuas_ib_pkt_add_trailer). */
@@ -392,10 +390,13 @@ static int cnuas_sge_copy_fn(struct cnuas_sge_op *op, struct cnuas_ib_mr *mr,
 	return 0;
 }
 
+/* Only some kinds of MR have pages to lend: the others are copied. */
 static int cnuas_sge_frags_fn(struct cnuas_sge_op *op, struct cnuas_ib_mr *mr,
 			      u64 addr, u32 len)
 {
-	return cnuas_ib_mr_frags(mr, addr, len, op->skb);
+	if (!mr->ops->frags)
+		return -EOPNOTSUPP;
+	return mr->ops->frags(mr, addr, len, op->skb);
 }
 
 /* @len bytes from @offset into the SGE list, each piece checked. */
@@ -449,3 +450,33 @@ int cnuas_ib_sge_frags(struct cnuas_ib_pd *pd, const struct cnuas_sge *sge,
 
 	return cnuas_ib_sge_walk(pd, sge, num_sge, offset, len, access, &op);
 }
+
+int cnuas_ib_mr_invalidate(struct cnuas_ib_pd *pd, u32 key, u32 qpn)
+{
+	struct xarray *xa = &to_cdev(pd->ibpd.device)->mr_xa;
+	struct cnuas_ib_mr *mr;
+	unsigned long flags;
+	int err = -EINVAL;
+
+	xa_lock_irqsave(xa, flags);
+	mr = xa_load(xa, key >> 8);
+	if (mr && mr->ops->invalidate)
+		err = mr->ops->invalidate(mr, pd, key, qpn);
+	xa_unlock_irqrestore(xa, flags);
+	return err;
+}
+
+const struct cnuas_ib_mr_ops cnuas_ib_mr_dma_ops = {
+	.lookup = cnuas_ib_mr_lookup,
+	.copy = cnuas_ib_mr_dma_copy,
+	.atomic = cnuas_ib_mr_atomic_copy,
+	.unbounded = true,
+};
+
+const struct cnuas_ib_mr_ops cnuas_ib_mr_user_ops = {
+	.lookup = cnuas_ib_mr_lookup,
+	.copy = cnuas_ib_mr_user_copy,
+	.atomic = cnuas_ib_mr_atomic_copy,
+	.frags = cnuas_ib_mr_user_frags,
+	.release = cnuas_ib_mr_user_release,
+};

@@ -27,6 +27,11 @@ static inline struct cnuas_ib_mw *to_cmw(struct ib_mw *ibmw)
 	return container_of(ibmw, struct cnuas_ib_mw, ibmw);
 }
 
+static bool cnuas_ib_is_mw(const struct cnuas_ib_mr *mr)
+{
+	return mr->ops == &cnuas_ib_mw_ops;
+}
+
 int cnuas_ib_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata)
 {
 	struct cnuas_ib_mw *mw = to_cmw(ibmw);
@@ -35,7 +40,7 @@ int cnuas_ib_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata)
 
 	if (ibmw->type != IB_MW_TYPE_1 && ibmw->type != IB_MW_TYPE_2)
 		return -EINVAL;
-	mr = cnuas_ib_mr_alloc(ibmw->pd, 0, CNUAS_IB_MR_MW);
+	mr = cnuas_ib_mr_alloc(ibmw->pd, 0, &cnuas_ib_mw_ops);
 	if (!mr)
 		return -ENOMEM;
 	mr->mw_type = ibmw->type;
@@ -83,24 +88,24 @@ void cnuas_ib_mw_unbind_all(struct cnuas_ib_mr *mr)
 	xa_for_each(&mr->cdev->mr_xa, idx, e) {
 		if (!mr->num_mw)
 			break;
-		if (e->type == CNUAS_IB_MR_MW && e->parent == mr)
+		if (cnuas_ib_is_mw(e) && e->parent == mr)
 			cnuas_ib_mw_unbind(e);
 	}
 }
 
-struct cnuas_ib_mr *cnuas_ib_mw_resolve(struct cnuas_ib_mr *mw,
-					struct cnuas_ib_pd *pd, u32 key,
-					u64 addr, u64 len, int access,
-					u32 qpn)
+/* Table lock held: the MR under @mw if @pd and @qpn may use it; an rkey. */
+static struct cnuas_ib_mr *cnuas_ib_mw_lookup(struct cnuas_ib_mr *mw,
+					      struct cnuas_ib_pd *pd, u32 key,
+					      u64 addr, u64 len, int access,
+					      bool rkey, u32 qpn)
 {
 	struct cnuas_ib_mr *mr = mw->parent;
 
-	if (mw->key != key || READ_ONCE(mw->revoked) || !mr ||
+	if (!rkey || mw->key != key || READ_ONCE(mw->revoked) || !mr ||
 	    mw->ibmr.pd != &pd->ibpd || (mw->access & access) != access ||
 	    (mw->mw_type == IB_MW_TYPE_2 && mw->mw_qpn != qpn))
 		return NULL;
-	if (addr + len < addr || addr < mw->iova || len > mw->length ||
-	    addr - mw->iova > mw->length - len)
+	if (!cnuas_ib_mr_in_bounds(mw, addr, len))
 		return NULL;
 	/* The MR may have lost its memory since (DMA-BUF revoked). */
 	return READ_ONCE(mr->revoked) ? NULL : mr;
@@ -114,7 +119,7 @@ static struct cnuas_ib_mr *cnuas_ib_mw_bind_target(struct cnuas_ib_pd *pd,
 	struct cnuas_ib_mr *mr = xa_load(&to_cdev(pd->ibpd.device)->mr_xa,
 					 lkey >> 8);
 
-	if (!mr || mr->type == CNUAS_IB_MR_MW || mr->key != lkey ||
+	if (!mr || cnuas_ib_is_mw(mr) || mr->key != lkey ||
 	    READ_ONCE(mr->revoked) || mr->ibmr.pd != &pd->ibpd ||
 	    !(mr->access & IB_ACCESS_MW_BIND))
 		return NULL;
@@ -122,9 +127,7 @@ static struct cnuas_ib_mr *cnuas_ib_mw_bind_target(struct cnuas_ib_pd *pd,
 	if ((access & (IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_ATOMIC)) &&
 	    !(mr->access & IB_ACCESS_LOCAL_WRITE))
 		return NULL;
-	if (addr + len < addr || (mr->type != CNUAS_IB_MR_DMA &&
-				  (addr < mr->iova || len > mr->length ||
-				   addr - mr->iova > mr->length - len)))
+	if (!cnuas_ib_mr_in_bounds(mr, addr, len))
 		return NULL;
 	return mr;
 }
@@ -149,7 +152,7 @@ enum ib_wc_status cnuas_ib_mw_bind(struct cnuas_ib_qp *qp,
 	 * consumer's ibv_mw still holds the key it was allocated with.
 	 */
 	mw = xa_load(xa, key >> 8);
-	if (!mw || mw->type != CNUAS_IB_MR_MW || mw->ibmr.pd != &pd->ibpd)
+	if (!mw || !cnuas_ib_is_mw(mw) || mw->ibmr.pd != &pd->ibpd)
 		goto out;
 	/* IBA 10.6.7.2.2: a type 2 window is bound only while free. */
 	if (mw->mw_type == IB_MW_TYPE_2 && !READ_ONCE(mw->revoked))
@@ -183,26 +186,20 @@ out:
 	return status;
 }
 
-int cnuas_ib_mr_invalidate(struct cnuas_ib_pd *pd, u32 key, u32 qpn)
+/* Table lock held: only a bound type 2 window, through its QP. */
+static int cnuas_ib_mw_invalidate(struct cnuas_ib_mr *mw,
+				  struct cnuas_ib_pd *pd, u32 key, u32 qpn)
 {
-	struct xarray *xa = &to_cdev(pd->ibpd.device)->mr_xa;
-	struct cnuas_ib_mr *mw;
-	unsigned long flags;
-	int err = -EINVAL;
-
-	xa_lock_irqsave(xa, flags);
-	mw = xa_load(xa, key >> 8);
-	if (mw && mw->type == CNUAS_IB_MR_MW) {
-		/* Only a bound type 2 window, through the QP it is bound for. */
-		if (mw->mw_type == IB_MW_TYPE_2 && mw->key == key &&
-		    mw->ibmr.pd == &pd->ibpd && !READ_ONCE(mw->revoked) &&
-		    mw->mw_qpn == qpn) {
-			cnuas_ib_mw_unbind(mw);
-			err = 0;
-		}
-	} else {
-		err = cnuas_ib_mr_fast_inv_locked(pd, key);
-	}
-	xa_unlock_irqrestore(xa, flags);
-	return err;
+	if (mw->mw_type != IB_MW_TYPE_2 || mw->key != key ||
+	    mw->ibmr.pd != &pd->ibpd || READ_ONCE(mw->revoked) ||
+	    mw->mw_qpn != qpn)
+		return -EINVAL;
+	cnuas_ib_mw_unbind(mw);
+	return 0;
 }
+
+/* Lookups return the MR under a window: it never copies itself. */
+const struct cnuas_ib_mr_ops cnuas_ib_mw_ops = {
+	.lookup = cnuas_ib_mw_lookup,
+	.invalidate = cnuas_ib_mw_invalidate,
+};

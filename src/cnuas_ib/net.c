@@ -19,6 +19,7 @@
 #include <rdma/ib_verbs.h>
 
 #include "cnuas_ib.h"
+#include "cnuas_roce_frame.h"
 #include "cnuas_skb.h"
 #include "wire.h"
 
@@ -175,7 +176,7 @@ static struct sk_buff *cnuas_pkt_new(struct cnuas_ib_dev *cdev,
 
 	udp = udp_hdr(skb);
 	udp->source = htons(av->udp_sport ?: 0xc000);
-	udp->dest = htons(CNUAS_ROCE_UDP_DPORT);
+	udp->dest = htons(ROCE_V2_UDP_DPORT);
 	udp->len = htons(ulen);
 	udp->check = 0;
 
@@ -387,87 +388,44 @@ int cnuas_ib_xmit(struct cnuas_ib_dev *cdev, struct sk_buff *skb, bool more)
 	return err;
 }
 
-/* The IP header at @iph, @len bytes up to the frame's end. */
-static int cnuas_parse_ip(struct cnuas_ib_rxp *p, const u8 *iph, u32 len,
-			  __be16 proto, u32 *l3, u32 *iplen)
-{
-	if (proto == htons(ETH_P_IP)) {
-		const struct iphdr *ip4 = (const void *)iph;
-
-		if (len < sizeof(*ip4) || ip4->version != 4 || ip4->ihl < 5)
-			return CNUAS_STAT_DROP_HDR;
-		*l3 = ip4->ihl * 4;
-		*iplen = ntohs(ip4->tot_len);
-		if (*iplen < *l3 || *iplen > len ||
-		    ip_fast_csum(ip4, ip4->ihl) ||
-		    ip4->protocol != IPPROTO_UDP ||
-		    (ip4->frag_off & htons(IP_MF | IP_OFFSET)))
-			return CNUAS_STAT_DROP_HDR;
-		ipv6_addr_set_v4mapped(ip4->saddr, &p->saddr);
-		p->net_type = RDMA_NETWORK_IPV4;
-	} else if (proto == htons(ETH_P_IPV6)) {
-		const struct ipv6hdr *ip6 = (const void *)iph;
-
-		if (len < sizeof(*ip6) || ip6->version != 6 ||
-		    ip6->nexthdr != IPPROTO_UDP)
-			return CNUAS_STAT_DROP_HDR;
-		*l3 = sizeof(*ip6);
-		*iplen = *l3 + ntohs(ip6->payload_len);
-		if (*iplen > len)
-			return CNUAS_STAT_DROP_HDR;
-		p->saddr = ip6->saddr;
-		p->net_type = RDMA_NETWORK_IPV6;
-	} else {
-		return CNUAS_STAT_DROP_HDR;
-	}
-	p->iph = iph;
-	return 0;
-}
-
 int cnuas_ib_parse(struct cnuas_ib_dev *cdev, struct sk_buff *skb, u32 flags,
 		   struct cnuas_ib_rxp *p)
 {
 	const struct cnuas_opcode *op;
-	u32 off = ETH_HLEN, len, l3, iplen, ulen, blen;
-	const struct udphdr *udp;
+	struct cnuas_roce_frame f;
 	struct cnuas_bth *bth;
-	u32 icrc = 0;
-	__be16 proto;
-	int plen, err;
+	u32 icrc = 0, len, blen;
+	int plen;
 	u8 *d;
 
 	if (skb_linearize(skb))
 		return CNUAS_STAT_DROP_HDR;
 	d = skb->data;
 	len = skb->len;
-	if (len < ETH_HLEN)
+	/* The envelope; lengths that leave room for a BTH and the ICRC. */
+	if (cnuas_roce_frame_walk(d, len, &f) != CNUAS_ROCE_FRAME_OK ||
+	    cnuas_roce_frame_lengths(&f, len) != CNUAS_ROCE_FRAME_OK)
 		return CNUAS_STAT_DROP_HDR;
+	if (f.v6) {
+		const struct ipv6hdr *ip6 = (const void *)(d + f.ip);
+
+		p->saddr = ip6->saddr;
+		p->net_type = RDMA_NETWORK_IPV6;
+	} else {
+		const struct iphdr *ip4 = (const void *)(d + f.ip);
+
+		if (ip_fast_csum(ip4, ip4->ihl))
+			return CNUAS_STAT_DROP_HDR;
+		ipv6_addr_set_v4mapped(ip4->saddr, &p->saddr);
+		p->net_type = RDMA_NETWORK_IPV4;
+	}
 	p->skb = skb;
 	p->smac = d + ETH_ALEN;
-	p->vlan_id = 0xffff;
-	proto = get_unaligned((__be16 *)(d + 2 * ETH_ALEN));
-	if (proto == htons(ETH_P_8021Q)) {
-		if (len < ETH_HLEN + VLAN_HLEN)
-			return CNUAS_STAT_DROP_HDR;
-		p->vlan_id = get_unaligned_be16(d + ETH_HLEN) & VLAN_VID_MASK;
-		proto = get_unaligned((__be16 *)(d + ETH_HLEN + 2));
-		off += VLAN_HLEN;
-	}
-	err = cnuas_parse_ip(p, d + off, len - off, proto, &l3, &iplen);
-	if (err)
-		return err;
+	p->vlan_id = f.tagged ? f.vlan_tci & VLAN_VID_MASK : 0xffff;
+	p->iph = d + f.ip;
 
-	/* UDP: the datagram holds at least a BTH and the ICRC. */
-	if (iplen - l3 < sizeof(*udp))
-		return CNUAS_STAT_DROP_HDR;
-	udp = (const void *)(d + off + l3);
-	ulen = ntohs(udp->len);
-	if (ulen < sizeof(*udp) + CNUAS_BTH_LEN + CNUAS_ICRC_LEN ||
-	    ulen > iplen - l3 || udp->dest != htons(CNUAS_ROCE_UDP_DPORT))
-		return CNUAS_STAT_DROP_HDR;
-
-	bth = (void *)(udp + 1);
-	blen = ulen - sizeof(*udp);
+	bth = (void *)(d + f.udp + sizeof(struct udphdr));
+	blen = f.udp_len - sizeof(struct udphdr);
 	if (cnuas_bth_tver(bth))
 		return CNUAS_STAT_DROP_HDR;
 	op = cnuas_opcode_get(cnuas_bth_opcode(bth));
@@ -490,8 +448,9 @@ int cnuas_ib_parse(struct cnuas_ib_dev *cdev, struct sk_buff *skb, u32 flags,
 		return CNUAS_STAT_ICRC_ERR;
 	/* The device checked the same bytes we would: trust it. */
 	if (!(flags & CNUAS_NET_AUX_RX_ICRC_OK) &&
-	    (cnuas_icrc_linear(d + off, l3 + ulen - CNUAS_ICRC_LEN, &icrc) ||
-	     icrc != get_unaligned_le32(d + off + l3 + ulen - CNUAS_ICRC_LEN)))
+	    (cnuas_icrc_linear(d + f.ip, f.udp + f.udp_len - f.ip - CNUAS_ICRC_LEN,
+			       &icrc) ||
+	     icrc != get_unaligned_le32(d + f.udp + f.udp_len - CNUAS_ICRC_LEN)))
 		return CNUAS_STAT_ICRC_ERR;
 
 	p->op = op;

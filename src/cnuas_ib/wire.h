@@ -21,9 +21,10 @@
 #else
 #include "test/host_kernel.h"
 #endif
+/* CNUAS_BTH_LEN, CNUAS_ICRC_LEN and the ICRC's masked headers */
+#include "cnuas_roce.h"
 
-/* ---- header sizes (bytes) ---- */
-#define CNUAS_BTH_LEN		12
+/* ---- extension header sizes (bytes) ---- */
 #define CNUAS_DETH_LEN		8
 #define CNUAS_RETH_LEN		16
 #define CNUAS_ATOMIC_ETH_LEN	28
@@ -31,9 +32,6 @@
 #define CNUAS_ATOMIC_ACK_LEN	8
 #define CNUAS_IMMDT_LEN		4
 #define CNUAS_IETH_LEN		4
-#define CNUAS_ICRC_LEN		4
-
-#define CNUAS_ROCE_UDP_DPORT	4791
 
 /*
  * Extension headers after the BTH. The enum order is the order in which

@@ -5,13 +5,9 @@
  */
 #include <linux/etherdevice.h>
 #include <linux/idr.h>
-#include <linux/if_vlan.h>
-#include <linux/ip.h>
-#include <linux/ipv6.h>
-#include <linux/udp.h>
-#include <net/ip.h>
 
 #include "cnuas_net.h"
+#include "cnuas_roce_frame.h"
 
 static DEFINE_IDA(cnuas_aux_ida);
 
@@ -86,55 +82,22 @@ void cnuas_aux_destroy(struct cnuas_net *cn)
 
 /*
  * Ethernet mode: does this received frame belong to the RDMA client?
- * RoCEv2 = IPv4/IPv6 (no options after the fixed IPv6 header), UDP to
- * port 4791, unicast to us or multicast; one 802.1Q tag is allowed.
- * The frame is untrusted: every read is bounds checked.
+ * RoCEv2 (cnuas_roce_frame_walk(): IPv4/IPv6, UDP to port 4791, one
+ * 802.1Q tag allowed), unicast to us or multicast. The frame is
+ * untrusted: the walk reads only inside the head.
  */
 bool cnuas_aux_wants(struct cnuas_net *cn, const struct sk_buff *skb)
 {
 	const struct ethhdr *eth = (const struct ethhdr *)skb->data;
-	unsigned int len = skb_headlen(skb), off = ETH_HLEN;
-	const struct udphdr *uh;
-	__be16 proto;
+	unsigned int len = skb_headlen(skb);
+	struct cnuas_roce_frame f;
 
 	if (len < ETH_HLEN)
 		return false;
 	if (!is_multicast_ether_addr(eth->h_dest) &&
 	    !ether_addr_equal(eth->h_dest, cn->netdev->dev_addr))
 		return false;
-	proto = eth->h_proto;
-	if (proto == htons(ETH_P_8021Q)) {
-		const struct vlan_hdr *vh = (const void *)(skb->data + off);
-
-		if (len < off + VLAN_HLEN)
-			return false;
-		proto = vh->h_vlan_encapsulated_proto;
-		off += VLAN_HLEN;
-	}
-
-	if (proto == htons(ETH_P_IP)) {
-		const struct iphdr *ip = (const void *)(skb->data + off);
-
-		if (len < off + sizeof(*ip) || ip->version != 4 ||
-		    ip->ihl < 5 || ip->protocol != IPPROTO_UDP ||
-		    ip_is_fragment(ip))
-			return false;
-		off += ip->ihl * 4;
-	} else if (proto == htons(ETH_P_IPV6)) {
-		const struct ipv6hdr *ip6 = (const void *)(skb->data + off);
-
-		if (len < off + sizeof(*ip6) || ip6->version != 6 ||
-		    ip6->nexthdr != IPPROTO_UDP)
-			return false;
-		off += sizeof(*ip6);
-	} else {
-		return false;
-	}
-
-	if (len < off + sizeof(*uh))
-		return false;
-	uh = (const void *)(skb->data + off);
-	return uh->dest == htons(CNUAS_NET_ROCE_UDP_PORT);
+	return cnuas_roce_frame_walk(skb->data, len, &f) == CNUAS_ROCE_FRAME_OK;
 }
 
 void cnuas_aux_link_change(struct cnuas_net *cn, bool up)

@@ -40,9 +40,6 @@ struct cnuas_net;
 #define CNUAS_NET_AUX_NAME	"rdma"
 #define CNUAS_NET_AUX_MATCH	"cnuas_net." CNUAS_NET_AUX_NAME
 
-/* RoCEv2 UDP destination port (IANA). */
-#define CNUAS_NET_ROCE_UDP_PORT	4791
-
 struct cnuas_net_aux_dev {
 	struct auxiliary_device adev;
 	u32 link_layer;			/* CNUAS_VNIC_LL_ETH or _IB */

@@ -7,6 +7,7 @@
  * ports sharing one setting (set-fault --port all) fault independently.
  */
 #include "switch.h"
+#include "cnuas_roce.h"
 
 #include <errno.h>
 #include <math.h>
@@ -34,33 +35,36 @@ uint32_t fault_rand(struct fault *f)
  */
 static uint32_t corrupt_span(const uint8_t *d, uint32_t len, uint32_t *end)
 {
-	uint32_t l3 = VS_ETH_HLEN, l4 = 0, l3_end = len;
+	uint32_t l3 = CNUAS_ROCE_ETH_HLEN, l4 = 0, l3_end = len;
 	uint16_t et = (uint16_t)(d[12] << 8 | d[13]);
 
 	*end = len;
-	if (et == 0x8100 && len >= VS_ETH_HLEN + 4) {	/* one VLAN tag */
+	if (et == CNUAS_ROCE_ETH_P_8021Q && len >= CNUAS_ROCE_ETH_HLEN + CNUAS_ROCE_VLAN_HLEN) {
 		et = (uint16_t)(d[16] << 8 | d[17]);
-		l3 += 4;
+		l3 += CNUAS_ROCE_VLAN_HLEN;
 	}
-	if (et == 0x0800 && len >= l3 + 20 && (d[l3] >> 4) == 4 && d[l3 + 9] == 17) {
+	if (et == CNUAS_ROCE_ETH_P_IP && len >= l3 + CNUAS_ROCE_IPV4_HLEN && (d[l3] >> 4) == 4 &&
+	    d[l3 + 9] == CNUAS_ROCE_IPPROTO_UDP) {
 		uint32_t ihl = (d[l3] & 15u) * 4, tot = (uint32_t)(d[l3 + 2] << 8 | d[l3 + 3]);
 
-		if (ihl >= 20 && tot >= ihl && l3 + tot <= len) {
+		if (ihl >= CNUAS_ROCE_IPV4_HLEN && tot >= ihl && l3 + tot <= len) {
 			l4 = l3 + ihl;
 			l3_end = l3 + tot;
 		}
-	} else if (et == 0x86DD && len >= l3 + 40 && (d[l3] >> 4) == 6 && d[l3 + 6] == 17) {
+	} else if (et == CNUAS_ROCE_ETH_P_IPV6 && len >= l3 + CNUAS_ROCE_IPV6_HLEN && (d[l3] >> 4) == 6 &&
+		   d[l3 + 6] == CNUAS_ROCE_IPPROTO_UDP) {
 		uint32_t pl = (uint32_t)(d[l3 + 4] << 8 | d[l3 + 5]);
 
-		if (l3 + 40 + pl <= len) {
-			l4 = l3 + 40;
-			l3_end = l3 + 40 + pl;
+		if (l3 + CNUAS_ROCE_IPV6_HLEN + pl <= len) {
+			l4 = l3 + CNUAS_ROCE_IPV6_HLEN;
+			l3_end = l3 + CNUAS_ROCE_IPV6_HLEN + pl;
 		}
 	}
-	/* UDP dport 4791 with room for UDP + BTH + at least one more byte */
-	if (l4 && l4 + 8 + 12 < l3_end && (d[l4 + 2] << 8 | d[l4 + 3]) == VS_ROCE_PORT) {
+	/* UDP to the RoCEv2 port with room for UDP + BTH + at least one more byte */
+	if (l4 && l4 + CNUAS_ROCE_UDP_HLEN + CNUAS_BTH_LEN < l3_end &&
+	    (d[l4 + 2] << 8 | d[l4 + 3]) == CNUAS_ROCE_UDP_PORT) {
 		*end = l3_end;
-		return l4 + 8 + 12;
+		return l4 + CNUAS_ROCE_UDP_HLEN + CNUAS_BTH_LEN;
 	}
 	return VS_ETH_HLEN;
 }

@@ -21,7 +21,6 @@
 
 #define VS_MAX_FRAME 9216	/* largest frame on the wire (jumbo) */
 #define VS_ETH_HLEN 14		/* smallest frame we can switch */
-#define VS_ROCE_PORT 4791	/* RoCEv2 UDP destination port */
 #define VS_BATCH 64		/* frames per recvmmsg/sendmmsg */
 #define VS_RX_ROUNDS 4		/* batches per port per wakeup (fairness) */
 #define VS_DELAY_MAX 4096	/* delayed frames per port before we stop reading */

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later OR MIT
 /*
- * Host unit test of the RoCEv2 codec (wire.h, opcode.c, icrc.c): struct
- * layout, the opcode table, field packing, and the ICRC against frames
+ * Host unit test of the RoCEv2 codec (wire.h, opcode.c, icrc.c and the
+ * shared cnuas_roce.h, cnuas_roce_frame.h): struct layout, the opcode
+ * table, field packing, the envelope walk, and the ICRC against frames
  * that Linux Soft-RoCE put on the wire (rxe-frames.h). Built with ASan and
  * UBSan: every buffer handed to the codec is a heap copy of exactly its
  * length, so an out-of-bounds read fails the test.
@@ -11,6 +12,7 @@
 #include <string.h>
 
 #include "wire.h"
+#include "cnuas_roce_frame.h"
 #include "rxe-frames.h"
 
 static int failures, checks;
@@ -257,7 +259,7 @@ static int parse(const struct rxe_frame *f, struct parsed *p)
 		p->l3_hdr = 40;
 	else
 		return -1;
-	if ((p->ip[p->l3_hdr + 2] << 8 | p->ip[p->l3_hdr + 3]) != CNUAS_ROCE_UDP_DPORT)
+	if ((p->ip[p->l3_hdr + 2] << 8 | p->ip[p->l3_hdr + 3]) != CNUAS_ROCE_UDP_PORT)
 		return -1;
 	p->bth = (struct cnuas_bth *)(p->ip + p->l3_hdr + UDP_HLEN);
 	return 0;
@@ -361,6 +363,97 @@ out:
 	free(p.ip);
 }
 
+static enum cnuas_roce_verdict walk(const u8 *frame, unsigned int len, struct cnuas_roce_frame *w)
+{
+	u8 *copy = dup_bytes(frame, len);
+	enum cnuas_roce_verdict v = cnuas_roce_frame_walk(copy, len, w);
+
+	if (v == CNUAS_ROCE_FRAME_OK)
+		v = cnuas_roce_frame_lengths(w, len);
+	free(copy);
+	return v;
+}
+
+/* The shared envelope walk (cnuas_roce_frame.h) on a captured frame and on its mutants. */
+static void test_frame_walk(const struct rxe_frame *f)
+{
+	unsigned int ip_hlen = (f->bytes[12] << 8 | f->bytes[13]) == 0x86dd ? 40 :
+			       (f->bytes[ETH_HLEN] & 0xf) * 4;
+	unsigned int udp = ETH_HLEN + ip_hlen, len;
+	struct cnuas_roce_frame w;
+	u8 *m;
+
+	CHECK(walk(f->bytes, f->len, &w) == CNUAS_ROCE_FRAME_OK, "%s: walk", f->name);
+	CHECK(w.ip == ETH_HLEN && w.ip_hlen == ip_hlen && w.udp == udp && !w.tagged &&
+	      w.v6 == (ip_hlen == 40) && w.ip_end == f->len && udp + w.udp_len == f->len,
+	      "%s: walk offsets", f->name);
+	/* Cut anywhere inside the headers: never OK, never a read outside. */
+	for (len = 0; len < udp + UDP_HLEN + CNUAS_BTH_LEN + CNUAS_ICRC_LEN; len++)
+		CHECK(walk(f->bytes, len, &w) != CNUAS_ROCE_FRAME_OK, "%s: cut to %u", f->name,
+		      len);
+	/* Ethernet padding after the IP packet is fine. */
+	m = calloc(1, f->len + 8);
+	memcpy(m, f->bytes, f->len);
+	CHECK(walk(m, f->len + 8, &w) == CNUAS_ROCE_FRAME_OK, "%s: padded", f->name);
+	free(m);
+
+	/* One 802.1Q tag. */
+	m = malloc(f->len + 4);
+	memcpy(m, f->bytes, 12);
+	m[12] = 0x81;
+	m[13] = 0x00;
+	m[14] = 0xa1;	/* PCP 5, VID 0x123 */
+	m[15] = 0x23;
+	memcpy(m + 16, f->bytes + 12, f->len - 12);
+	CHECK(walk(m, f->len + 4, &w) == CNUAS_ROCE_FRAME_OK && w.tagged && w.vlan_tci == 0xa123 &&
+	      w.ip == ETH_HLEN + 4 && w.udp == udp + 4, "%s: tagged", f->name);
+	m[16] = 0x81;	/* a second tag is not walked into */
+	m[17] = 0x00;
+	CHECK(walk(m, f->len + 4, &w) == CNUAS_ROCE_FRAME_NOT_IP, "%s: two tags", f->name);
+	free(m);
+
+	m = dup_bytes(f->bytes, f->len);
+	m[12] = 0x08;
+	m[13] = 0x06;
+	CHECK(walk(m, f->len, &w) == CNUAS_ROCE_FRAME_NOT_IP, "%s: ARP", f->name);
+	memcpy(m, f->bytes, f->len);
+	m[ETH_HLEN] ^= 0x30;	/* version 4 <-> 7, 6 <-> 5 */
+	CHECK(walk(m, f->len, &w) == CNUAS_ROCE_FRAME_BAD_IP, "%s: IP version", f->name);
+	memcpy(m, f->bytes, f->len);
+	m[ETH_HLEN + (ip_hlen == 40 ? 6 : 9)] = 6;
+	CHECK(walk(m, f->len, &w) == CNUAS_ROCE_FRAME_NOT_UDP, "%s: TCP", f->name);
+	memcpy(m, f->bytes, f->len);
+	m[udp + 3] ^= 1;
+	CHECK(walk(m, f->len, &w) == CNUAS_ROCE_FRAME_NOT_ROCE, "%s: port", f->name);
+	memcpy(m, f->bytes, f->len);
+	m[udp + 4] = 0;
+	m[udp + 5] = UDP_HLEN + CNUAS_BTH_LEN + CNUAS_ICRC_LEN - 1;
+	CHECK(walk(m, f->len, &w) == CNUAS_ROCE_FRAME_BAD_LEN, "%s: UDP length short", f->name);
+	memcpy(m, f->bytes, f->len);
+	m[udp + 4] = 0xff;
+	CHECK(walk(m, f->len, &w) == CNUAS_ROCE_FRAME_BAD_LEN, "%s: UDP length long", f->name);
+	memcpy(m, f->bytes, f->len);
+	m[ETH_HLEN + (ip_hlen == 40 ? 4 : 2)] = 0xff;
+	CHECK(walk(m, f->len, &w) == CNUAS_ROCE_FRAME_BAD_LEN, "%s: IP length long", f->name);
+	if (ip_hlen != 40) {
+		memcpy(m, f->bytes, f->len);
+		m[ETH_HLEN] = 0x44;
+		CHECK(walk(m, f->len, &w) == CNUAS_ROCE_FRAME_BAD_IP, "%s: IHL 4", f->name);
+		memcpy(m, f->bytes, f->len);
+		m[ETH_HLEN + 6] |= 0x20;	/* more fragments */
+		CHECK(walk(m, f->len, &w) == CNUAS_ROCE_FRAME_FRAGMENT, "%s: MF", f->name);
+		memcpy(m, f->bytes, f->len);
+		m[ETH_HLEN + 7] = 1;		/* offset 8 */
+		CHECK(walk(m, f->len, &w) == CNUAS_ROCE_FRAME_FRAGMENT, "%s: offset", f->name);
+		memcpy(m, f->bytes, f->len);
+		m[ETH_HLEN + 2] = 0;
+		m[ETH_HLEN + 3] = ip_hlen + UDP_HLEN - 1;
+		CHECK(walk(m, f->len, &w) == CNUAS_ROCE_FRAME_BAD_LEN, "%s: IP length short",
+		      f->name);
+	}
+	free(m);
+}
+
 /* Hostile input: never a read outside the buffer (ASan), always -1. */
 static void test_icrc_malformed(void)
 {
@@ -414,8 +507,10 @@ int main(void)
 	test_opcode_table();
 	test_packing();
 	test_crc32();
-	for (i = 0; i < ARRAY_SIZE(rxe_frames); i++)
+	for (i = 0; i < ARRAY_SIZE(rxe_frames); i++) {
 		test_rxe_frame(rxe_frames[i]);
+		test_frame_walk(rxe_frames[i]);
+	}
 	test_icrc_malformed();
 
 	printf("%d checks, %d failed\n", checks, failures);

@@ -32,7 +32,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#define ROCE_PORT 4791
+#include "cnuas_roce.h"
+
 #define MAX_QPNS 16
 
 enum cls { C_RANDOM, C_VALID, C_NEAR, C_LENGTHS, C_TRUNC, C_ICRC, C_RKEY, C_OPCODE, C_GSI, C_BTH, C_N };
@@ -63,7 +64,7 @@ static _Noreturn void die(const char *fmt, const char *arg)
 	exit(1);
 }
 
-/* ---- ICRC (IBA A17.3.3): CRC-32 over the masked invariant fields ---- */
+/* ---- ICRC (IBA A17.3.3): CRC-32 over the masked start (cnuas_roce.h) and the rest ---- */
 
 static uint32_t crc_table[256];
 
@@ -88,20 +89,14 @@ static uint32_t crc_update(uint32_t c, const uint8_t *p, size_t n)
 /* ip: IPv4 header (20 bytes) + UDP + BTH + rest, len bytes (without ICRC). */
 static uint32_t icrc(const uint8_t *ip, size_t len)
 {
-	uint8_t h[8 + 20 + 8 + 12];
+	uint8_t h[CNUAS_ROCE_ICRC_HDR_MAX];
+	int n = cnuas_roce_icrc_hdr(h, ip, (unsigned int)len);
 	uint32_t c;
 
-	if (len < 40)
+	if (n < 0)
 		return 0;
-	memset(h, 0xff, 8);
-	memcpy(h + 8, ip, 40);
-	h[8 + 1] = 0xff;		/* TOS */
-	h[8 + 8] = 0xff;		/* TTL */
-	h[8 + 10] = h[8 + 11] = 0xff;	/* IP checksum */
-	h[8 + 26] = h[8 + 27] = 0xff;	/* UDP checksum */
-	h[8 + 32] = 0xff;		/* BTH FECN/BECN/resv */
-	c = crc_update(0xffffffffu, h, sizeof(h));
-	c = crc_update(c, ip + 40, len - 40);
+	c = crc_update(0xffffffffu, h, CNUAS_ROCE_ICRC_PREFIX_LEN + (size_t)n);
+	c = crc_update(c, ip + n, len - (size_t)n);
 	return ~c;
 }
 
@@ -255,8 +250,8 @@ static size_t build(const struct target *t, uint8_t *f, uint8_t op, uint32_t qpn
 
 	udp[0] = (uint8_t)(sport >> 8);
 	udp[1] = (uint8_t)sport;
-	udp[2] = ROCE_PORT >> 8;
-	udp[3] = ROCE_PORT & 0xff;
+	udp[2] = CNUAS_ROCE_UDP_PORT >> 8;
+	udp[3] = CNUAS_ROCE_UDP_PORT & 0xff;
 	udp[4] = (uint8_t)((iplen - 20) >> 8);
 	udp[5] = (uint8_t)(iplen - 20);
 	udp[6] = udp[7] = 0;
