@@ -27,6 +27,8 @@
  *   resp.c      responder: PSN checks, RECV/WRITE/READ/atomic execution,
  *               ACK coalescing, NAKs, duplicate replay
  *   counters.c  hardware counters (rdma statistic)
+ *   debug.h     debug lines per object and counter (dynamic debug)
+ *   debug.c     ... the names and explanations they print
  *   loopback.c  frames to our own MAC, delivered without the wire
  *   wire.h      RoCEv2 headers: structs, accessors, opcode table, ICRC API
  *   opcode.c    the BTH opcode table
@@ -55,6 +57,7 @@
 #include "uapi/cnuas-abi.h"
 #include "compat.h"
 #include "transport.h"
+#include "debug.h"
 
 #define CNUAS_IB_NAME_FMT	"cnuas_%d"
 

@@ -382,43 +382,72 @@ int cnuas_ib_xmit(struct cnuas_ib_dev *cdev, struct sk_buff *skb, bool more)
 		return err;
 	}
 	/* Down or refused: lost like on a wire; RC retransmits. */
-	cnuas_ib_stat_inc(cdev, CNUAS_STAT_SEND_ERR);
+	cnuas_stat_dbg_dev(cdev, CNUAS_STAT_SEND_ERR,
+			   "frame of %u bytes lost: %s refused it (%d)\n",
+			   skb->len, local ? "loopback" : "cnuas_net", err);
 	kfree_skb(skb);
 	return err;
 }
 
 /* The IP header at @iph, @len bytes up to the frame's end. */
-static int cnuas_parse_ip(struct cnuas_ib_rxp *p, const u8 *iph, u32 len,
-			  __be16 proto, u32 *l3, u32 *iplen)
+static int cnuas_parse_ip(struct cnuas_ib_dev *cdev, struct cnuas_ib_rxp *p,
+			  const u8 *iph, u32 len, __be16 proto, u32 *l3,
+			  u32 *iplen)
 {
 	if (proto == htons(ETH_P_IP)) {
 		const struct iphdr *ip4 = (const void *)iph;
 
-		if (len < sizeof(*ip4) || ip4->version != 4 || ip4->ihl < 5)
-			return CNUAS_STAT_DROP_HDR;
+		if (len < sizeof(*ip4))
+			return cnuas_rx_drop(cdev, CNUAS_STAT_DROP_HDR,
+					     "IPv4 header cut short (%u bytes)\n",
+					     len);
+		if (ip4->version != 4 || ip4->ihl < 5)
+			return cnuas_rx_drop(cdev, CNUAS_STAT_DROP_HDR,
+					     "IPv4 version %u, IHL %u\n",
+					     ip4->version, ip4->ihl);
 		*l3 = ip4->ihl * 4;
 		*iplen = ntohs(ip4->tot_len);
-		if (*iplen < *l3 || *iplen > len ||
-		    ip_fast_csum(ip4, ip4->ihl) ||
-		    ip4->protocol != IPPROTO_UDP ||
-		    (ip4->frag_off & htons(IP_MF | IP_OFFSET)))
-			return CNUAS_STAT_DROP_HDR;
+		if (*iplen < *l3 || *iplen > len)
+			return cnuas_rx_drop(cdev, CNUAS_STAT_DROP_HDR,
+					     "IPv4 total length %u, header %u, %u bytes there\n",
+					     *iplen, *l3, len);
+		if (ip_fast_csum(ip4, ip4->ihl))
+			return cnuas_rx_drop(cdev, CNUAS_STAT_DROP_HDR,
+					     "IPv4 header checksum from %pI4\n",
+					     &ip4->saddr);
+		if (ip4->protocol != IPPROTO_UDP)
+			return cnuas_rx_drop(cdev, CNUAS_STAT_DROP_HDR,
+					     "IP protocol %u is not UDP\n",
+					     ip4->protocol);
+		if (ip4->frag_off & htons(IP_MF | IP_OFFSET))
+			return cnuas_rx_drop(cdev, CNUAS_STAT_DROP_HDR,
+					     "IPv4 fragment from %pI4\n",
+					     &ip4->saddr);
 		ipv6_addr_set_v4mapped(ip4->saddr, &p->saddr);
 		p->net_type = RDMA_NETWORK_IPV4;
 	} else if (proto == htons(ETH_P_IPV6)) {
 		const struct ipv6hdr *ip6 = (const void *)iph;
 
-		if (len < sizeof(*ip6) || ip6->version != 6 ||
-		    ip6->nexthdr != IPPROTO_UDP)
-			return CNUAS_STAT_DROP_HDR;
+		if (len < sizeof(*ip6))
+			return cnuas_rx_drop(cdev, CNUAS_STAT_DROP_HDR,
+					     "IPv6 header cut short (%u bytes)\n",
+					     len);
+		if (ip6->version != 6 || ip6->nexthdr != IPPROTO_UDP)
+			return cnuas_rx_drop(cdev, CNUAS_STAT_DROP_HDR,
+					     "IPv6 version %u, next header %u (UDP only)\n",
+					     ip6->version, ip6->nexthdr);
 		*l3 = sizeof(*ip6);
 		*iplen = *l3 + ntohs(ip6->payload_len);
 		if (*iplen > len)
-			return CNUAS_STAT_DROP_HDR;
+			return cnuas_rx_drop(cdev, CNUAS_STAT_DROP_HDR,
+					     "IPv6 payload length %u, %u bytes there\n",
+					     *iplen - *l3, len - *l3);
 		p->saddr = ip6->saddr;
 		p->net_type = RDMA_NETWORK_IPV6;
 	} else {
-		return CNUAS_STAT_DROP_HDR;
+		return cnuas_rx_drop(cdev, CNUAS_STAT_DROP_HDR,
+				     "EtherType 0x%04x is not IP\n",
+				     ntohs(proto));
 	}
 	p->iph = iph;
 	return 0;
@@ -437,62 +466,102 @@ int cnuas_ib_parse(struct cnuas_ib_dev *cdev, struct sk_buff *skb, u32 flags,
 	u8 *d;
 
 	if (skb_linearize(skb))
-		return CNUAS_STAT_DROP_HDR;
+		return cnuas_rx_drop(cdev, CNUAS_STAT_DROP_HDR,
+				     "no memory to linearize %u bytes\n",
+				     skb->len);
 	d = skb->data;
 	len = skb->len;
 	if (len < ETH_HLEN)
-		return CNUAS_STAT_DROP_HDR;
+		return cnuas_rx_drop(cdev, CNUAS_STAT_DROP_HDR,
+				     "runt frame of %u bytes\n", len);
 	p->skb = skb;
 	p->smac = d + ETH_ALEN;
 	p->vlan_id = 0xffff;
 	proto = get_unaligned((__be16 *)(d + 2 * ETH_ALEN));
 	if (proto == htons(ETH_P_8021Q)) {
 		if (len < ETH_HLEN + VLAN_HLEN)
-			return CNUAS_STAT_DROP_HDR;
+			return cnuas_rx_drop(cdev, CNUAS_STAT_DROP_HDR,
+					     "802.1Q tag cut short (%u bytes)\n",
+					     len);
 		p->vlan_id = get_unaligned_be16(d + ETH_HLEN) & VLAN_VID_MASK;
 		proto = get_unaligned((__be16 *)(d + ETH_HLEN + 2));
 		off += VLAN_HLEN;
 	}
-	err = cnuas_parse_ip(p, d + off, len - off, proto, &l3, &iplen);
+	err = cnuas_parse_ip(cdev, p, d + off, len - off, proto, &l3, &iplen);
 	if (err)
 		return err;
 
 	/* UDP: the datagram holds at least a BTH and the ICRC. */
 	if (iplen - l3 < sizeof(*udp))
-		return CNUAS_STAT_DROP_HDR;
+		return cnuas_rx_drop(cdev, CNUAS_STAT_DROP_HDR,
+				     "IP payload of %u bytes, no UDP header\n",
+				     iplen - l3);
 	udp = (const void *)(d + off + l3);
 	ulen = ntohs(udp->len);
 	if (ulen < sizeof(*udp) + CNUAS_BTH_LEN + CNUAS_ICRC_LEN ||
-	    ulen > iplen - l3 || udp->dest != htons(CNUAS_ROCE_UDP_DPORT))
-		return CNUAS_STAT_DROP_HDR;
+	    ulen > iplen - l3)
+		return cnuas_rx_drop(cdev, CNUAS_STAT_DROP_HDR,
+				     "UDP length %u, IP payload %u (BTH and ICRC need %zu)\n",
+				     ulen, iplen - l3, sizeof(*udp) +
+				     CNUAS_BTH_LEN + CNUAS_ICRC_LEN);
+	if (udp->dest != htons(CNUAS_ROCE_UDP_DPORT))
+		return cnuas_rx_drop(cdev, CNUAS_STAT_DROP_HDR,
+				     "UDP port %u is not RoCEv2's\n",
+				     ntohs(udp->dest));
 
 	bth = (void *)(udp + 1);
 	blen = ulen - sizeof(*udp);
 	if (cnuas_bth_tver(bth))
-		return CNUAS_STAT_DROP_HDR;
+		return cnuas_rx_drop(cdev, CNUAS_STAT_DROP_HDR,
+				     "BTH transport version %u\n",
+				     cnuas_bth_tver(bth));
 	op = cnuas_opcode_get(cnuas_bth_opcode(bth));
 	if (!op)
-		return CNUAS_STAT_DROP_OPCODE;
+		return cnuas_rx_drop(cdev, CNUAS_STAT_DROP_OPCODE,
+				     "opcode 0x%02x unknown or not supported\n",
+				     cnuas_bth_opcode(bth));
 	plen = cnuas_payload_len(op, bth, blen);
 	if (plen < 0)
-		return CNUAS_STAT_DROP_HDR;
+		return cnuas_rx_drop(cdev, CNUAS_STAT_DROP_HDR,
+				     "opcode 0x%02x: headers, pad and ICRC overrun the %u bytes after UDP\n",
+				     cnuas_bth_opcode(bth), blen);
 	/* Pad only rounds a payload up to 4 bytes. */
 	if ((!(op->flags & CNUAS_OPF_PAYLOAD) && (plen || cnuas_bth_pad(bth))) ||
 	    ((plen + cnuas_bth_pad(bth)) & 3))
-		return CNUAS_STAT_DROP_HDR;
+		return cnuas_rx_drop(cdev, CNUAS_STAT_DROP_HDR,
+				     "opcode 0x%02x: payload of %d bytes with pad %u\n",
+				     cnuas_bth_opcode(bth), plen,
+				     cnuas_bth_pad(bth));
 	/* The default P_Key, full or limited member. */
 	if ((cnuas_bth_pkey(bth) & 0x7fff) != 0x7fff)
-		return CNUAS_STAT_DROP_PKEY;
+		return cnuas_rx_drop(cdev, CNUAS_STAT_DROP_PKEY,
+				     "QP%u PSN %u: P_Key 0x%04x is not the default\n",
+				     cnuas_bth_qpn(bth), cnuas_bth_psn(bth),
+				     cnuas_bth_pkey(bth));
 
 	if (flags & (CNUAS_NET_AUX_RX_ICRC_OK | CNUAS_NET_AUX_RX_ICRC_BAD))
 		cnuas_ib_stat_inc(cdev, CNUAS_STAT_RX_ICRC_OFFLOAD);
 	if (flags & CNUAS_NET_AUX_RX_ICRC_BAD)
-		return CNUAS_STAT_ICRC_ERR;
+		return cnuas_rx_drop(cdev, CNUAS_STAT_ICRC_ERR,
+				     "QP%u PSN %u: the device found a bad ICRC\n",
+				     cnuas_bth_qpn(bth), cnuas_bth_psn(bth));
 	/* The device checked the same bytes we would: trust it. */
-	if (!(flags & CNUAS_NET_AUX_RX_ICRC_OK) &&
-	    (cnuas_icrc_linear(d + off, l3 + ulen - CNUAS_ICRC_LEN, &icrc) ||
-	     icrc != get_unaligned_le32(d + off + l3 + ulen - CNUAS_ICRC_LEN)))
-		return CNUAS_STAT_ICRC_ERR;
+	if (!(flags & CNUAS_NET_AUX_RX_ICRC_OK)) {
+		u32 want = get_unaligned_le32(d + off + l3 + ulen -
+					      CNUAS_ICRC_LEN);
+
+		if (cnuas_icrc_linear(d + off, l3 + ulen - CNUAS_ICRC_LEN,
+				      &icrc))
+			return cnuas_rx_drop(cdev, CNUAS_STAT_ICRC_ERR,
+					     "QP%u PSN %u: no ICRC over this IP header\n",
+					     cnuas_bth_qpn(bth),
+					     cnuas_bth_psn(bth));
+		if (icrc != want)
+			return cnuas_rx_drop(cdev, CNUAS_STAT_ICRC_ERR,
+					     "QP%u PSN %u: ICRC 0x%08x, computed 0x%08x\n",
+					     cnuas_bth_qpn(bth),
+					     cnuas_bth_psn(bth), want, icrc);
+	}
 
 	p->op = op;
 	p->bth = bth;
