@@ -7,8 +7,9 @@
  *
  * A line reads "cnuas_0: QP17: ...". Lines that go with a hardware
  * counter (rdma statistic, hw_counters) name it in brackets, e.g.
- * "[rx_drop_bad_qkey] drop: Q_Key 0x1, the QP's is 0x11111111", so a
- * counter that moves can be matched with its reasons (docs/debugging.md).
+ * "cnuas_0: QP17: [duplicate_request] PSN 5 (opcode 0x0a), expected 9",
+ * so a counter that moves can be matched with its reasons; drops say
+ * "drop:" (docs/debugging.md lists them).
  *
  * A site that is off costs one patched-out jump: its arguments are not
  * evaluated, so they may call the explaining functions below. Without
