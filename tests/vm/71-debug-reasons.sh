@@ -37,7 +37,11 @@ mark() { lsh -t 30 "$N0" "echo 'cnuas-test-71: $1' >/dev/kmsg"; }
 # since NAME: node 0's kernel log after the mark.
 since() { lsh -t 30 "$N0" "dmesg | sed -n '/cnuas-test-71: $1\$/,\$p'"; }
 icrc_errors() {
-	lsh -t 30 "$N0" "cat /sys/class/infiniband/$DEV/ports/1/hw_counters/rx_icrc_errors"
+	local v
+	v=$(lsh -t 30 "$N0" "cat /sys/class/infiniband/$DEV/ports/1/hw_counters/rx_icrc_errors" | tr -dc 0-9)
+	# In $(...): say it on stderr, the caller exits.
+	[ -n "$v" ] || { echo "FAIL: node0: cannot read the rx_icrc_errors hw_counter" >&2; return 1; }
+	echo "$v"
 }
 mac0=$(lsh -t 30 "$N0" "cat /sys/class/net/$NETDEV/address") || fail "no MAC of node0"
 # fuzz SEED: COUNT frames with a bad ICRC at node 0.
@@ -57,9 +61,9 @@ rc=$?
 # 1. A drop: the counter moves, the line names it and the reason.
 run=$$-$RANDOM
 mark "icrc-$run"
-c0=$(icrc_errors) || fail "node0: no rx_icrc_errors hw_counter"
+c0=$(icrc_errors) || exit 1
 fuzz 71
-c1=$(icrc_errors)
+c1=$(icrc_errors) || exit 1
 log=$(since "icrc-$run")
 lines=$(echo "$log" | grep -cE "$DEV: \[rx_icrc_errors\] drop: QP[0-9]+ PSN [0-9]+: .*ICRC")
 note "rx_icrc_errors $c0 -> $c1, $lines debug lines"
@@ -96,9 +100,9 @@ done
 # 3. Off again: counted, not printed.
 dyndbg -p || fail "node0: cannot disable dynamic debug for cnuas_ib"
 mark "off-$run"
-c0=$(icrc_errors)
+c0=$(icrc_errors) || exit 1
 fuzz 72
-c1=$(icrc_errors)
+c1=$(icrc_errors) || exit 1
 lines=$(since "off-$run" | grep -c 'rx_icrc_errors')
 note "debug off: rx_icrc_errors $c0 -> $c1, $lines debug lines"
 [ $((c1 - c0)) -ge $((COUNT / 2)) ] || fail "rx_icrc_errors moved by $((c1 - c0)) with debug off"
