@@ -31,6 +31,8 @@
  *   resp.c      responder: PSN checks, RECV/WRITE/READ/atomic execution,
  *               ACK coalescing and holding, NAKs, duplicate replay
  *   counters.c  hardware counters (rdma statistic)
+ *   debug.h     debug lines per object and counter (dynamic debug)
+ *   debug.c     ... the names and explanations they print
  *   loopback.c  frames to our own MAC, delivered without the wire
  *   debug.h     dynamic-debug helpers and drop reasons
  *   compat.h    differences between the kernels we build against
@@ -61,6 +63,7 @@
 #include "uapi/cnuas-abi.h"
 #include "compat.h"
 #include "transport.h"
+#include "debug.h"
 
 #define CNUAS_IB_NAME_FMT	"cnuas_%d"
 

@@ -89,6 +89,8 @@ void cnuas_ib_comp_advance(struct cnuas_ib_qp *qp)
 		}
 		cnuas_ib_queue_consume(&qp->sq, 1);
 		if (status) {
+			cnuas_dbg_qp(qp, "send WQE 0x%llx completes with %s\n",
+				     sw->wqe.wr_id, ib_wc_status_msg(status));
 			cnuas_ib_tqp_fatal(qp, 0);
 			return;
 		}
@@ -233,14 +235,20 @@ static void cnuas_comp_read_resp(struct cnuas_ib_qp *qp,
 	cnuas_comp_ack_to(qp, cnuas_psn_add(p->psn, -1));
 	sw = cnuas_comp_rd_head(qp, p->psn);
 	if (!sw || sw->wqe.opcode != IB_UVERBS_WR_RDMA_READ) {
-		cnuas_ib_stat_inc(qp->cdev, CNUAS_STAT_DROP_RESP);
+		cnuas_stat_dbg_qp(qp, CNUAS_STAT_DROP_RESP,
+				  "drop: READ response PSN %u: no READ waits for it\n",
+				  p->psn);
 		return;
 	}
 	off = cnuas_psn_diff(p->psn, sw->first_psn) * t->mtu;
 	want = min(sw->len - off, t->mtu);
 	last = off + want == sw->len;
 	if (p->paylen != want || !!(p->op->flags & CNUAS_OPF_LAST) != last) {
-		cnuas_ib_stat_inc(qp->cdev, CNUAS_STAT_DROP_RESP);
+		cnuas_stat_dbg_qp(qp, CNUAS_STAT_DROP_RESP,
+				  "drop: READ response PSN %u: %u bytes%s, expected %u%s\n",
+				  p->psn, p->paylen,
+				  p->op->flags & CNUAS_OPF_LAST ? " (last)" : "",
+				  want, last ? " (last)" : "");
 		return;
 	}
 	if (want) {
@@ -249,6 +257,9 @@ static void cnuas_comp_read_resp(struct cnuas_ib_qp *qp,
 					sw->wqe.num_sge, off, p->payload, want,
 					CNUAS_IB_TO_MR, IB_ACCESS_LOCAL_WRITE);
 		if (err) {
+			cnuas_dbg_qp(qp, "READ response PSN %u: %s\n", p->psn,
+				     err == -EMSGSIZE ? "local SGEs too short" :
+				     "bad lkey, range or access in the local SGEs");
 			cnuas_comp_fail(qp, sw, err == -EMSGSIZE ?
 					IB_WC_LOC_LEN_ERR : IB_WC_LOC_PROT_ERR);
 			return;
@@ -274,7 +285,9 @@ static void cnuas_comp_atomic_ack(struct cnuas_ib_qp *qp,
 	cnuas_comp_ack_to(qp, cnuas_psn_add(p->psn, -1));
 	sw = cnuas_comp_rd_head(qp, p->psn);
 	if (!sw || sw->wqe.opcode == IB_UVERBS_WR_RDMA_READ) {
-		cnuas_ib_stat_inc(qp->cdev, CNUAS_STAT_DROP_RESP);
+		cnuas_stat_dbg_qp(qp, CNUAS_STAT_DROP_RESP,
+				  "drop: ATOMIC ACK PSN %u: no atomic waits for it\n",
+				  p->psn);
 		return;
 	}
 	ack = cnuas_eh_ptr(p->op, p->bth, CNUAS_EH_ATOMIC_ACK);
@@ -284,6 +297,9 @@ static void cnuas_comp_atomic_ack(struct cnuas_ib_qp *qp,
 				sw->wqe.num_sge, 0, &orig, sizeof(orig),
 				CNUAS_IB_TO_MR, IB_ACCESS_LOCAL_WRITE);
 	if (err) {
+		cnuas_dbg_qp(qp, "ATOMIC ACK PSN %u: %s\n", p->psn,
+			     err == -EMSGSIZE ? "local SGE too short" :
+			     "bad lkey, range or access in the local SGE");
 		cnuas_comp_fail(qp, sw, err == -EMSGSIZE ?
 				IB_WC_LOC_LEN_ERR : IB_WC_LOC_PROT_ERR);
 		return;
@@ -299,14 +315,19 @@ static void cnuas_comp_rnr(struct cnuas_ib_qp *qp, u32 psn, u8 timer)
 {
 	struct cnuas_ib_tqp *t = &qp->t;
 
-	cnuas_ib_stat_inc(qp->cdev, CNUAS_STAT_RCVD_RNR_ERR);
+	cnuas_stat_dbg_qp(qp, CNUAS_STAT_RCVD_RNR_ERR,
+			  "RNR NAK for PSN %u: wait %u us, %u RNR retries left%s\n",
+			  psn, cnuas_rnr_usecs[timer & 31], t->rnr_left,
+			  t->rnr_retry == 7 ? " (no limit)" : "");
 	cnuas_comp_ack_to(qp, cnuas_psn_add(psn, -1));
 	/* Nothing outstanding (e.g. a late NAK after a flush). */
 	if (t->state == IB_QPS_ERR || qp->sq.index == t->sq_fetch ||
 	    t->una == t->psn_hi)
 		return;
 	if (!t->rnr_left) {
-		cnuas_ib_stat_inc(qp->cdev, CNUAS_STAT_RNR_RETRY_EXCEEDED);
+		cnuas_stat_dbg_qp(qp, CNUAS_STAT_RNR_RETRY_EXCEEDED,
+				  "PSN %u: RNR retries used up, the WQE fails\n",
+				  psn);
 		cnuas_comp_fail(qp, cnuas_ib_swqe_at(qp, qp->sq.index),
 				IB_WC_RNR_RETRY_EXC_ERR);
 		return;
@@ -338,7 +359,9 @@ static void cnuas_comp_nak(struct cnuas_ib_qp *qp, u32 psn, u8 code)
 		 * NAK (the responder sends one per gap), and halve the
 		 * window: everything sent after the loss is sent again.
 		 */
-		cnuas_ib_stat_inc(qp->cdev, CNUAS_STAT_RCVD_SEQ_ERR);
+		cnuas_stat_dbg_qp(qp, CNUAS_STAT_RCVD_SEQ_ERR,
+				  "NAK PSN sequence error: the peer expects PSN %u, oldest unacked %u, window %u\n",
+				  psn, t->una, t->cwnd);
 		/* Overtaken by a later ACK (a reordering path): stale. */
 		if (cnuas_psn_diff(psn, t->una) < 0)
 			return;
@@ -363,6 +386,9 @@ static void cnuas_comp_nak(struct cnuas_ib_qp *qp, u32 psn, u8 code)
 		status = IB_WC_REM_OP_ERR;
 		break;
 	}
+	cnuas_dbg_qp(qp, "%s received for PSN %u: the WQE fails with %s\n",
+		     cnuas_ib_syndrome_name(CNUAS_AETH_TYPE_NAK | code), psn,
+		     ib_wc_status_msg(status));
 	cnuas_comp_fail(qp, cnuas_ib_swqe_at(qp, qp->sq.index), status);
 }
 
@@ -373,7 +399,9 @@ void cnuas_ib_comp_rx(struct cnuas_ib_qp *qp, struct cnuas_ib_rxp *p)
 	u8 syn;
 
 	if (!t->swqe) {
-		cnuas_ib_stat_inc(qp->cdev, CNUAS_STAT_DROP_RESP);
+		cnuas_stat_dbg_qp(qp, CNUAS_STAT_DROP_RESP,
+				  "drop: response PSN %u for a QP without send queue\n",
+				  p->psn);
 		return;
 	}
 	/*
@@ -383,7 +411,9 @@ void cnuas_ib_comp_rx(struct cnuas_ib_qp *qp, struct cnuas_ib_rxp *p)
 	 */
 	if (cnuas_psn_diff(p->psn, t->psn_hi) >= 0 ||
 	    cnuas_psn_diff(p->psn, t->una) < -1) {
-		cnuas_ib_stat_inc(qp->cdev, CNUAS_STAT_DROP_RESP);
+		cnuas_stat_dbg_qp(qp, CNUAS_STAT_DROP_RESP,
+				  "drop: response PSN %u outside the window [%u, %u)\n",
+				  p->psn, cnuas_psn_add(t->una, -1), t->psn_hi);
 		return;
 	}
 	if (p->opcode == CNUAS_OP_RC_ATOMIC_ACK) {
@@ -407,7 +437,9 @@ void cnuas_ib_comp_rx(struct cnuas_ib_qp *qp, struct cnuas_ib_rxp *p)
 		cnuas_comp_nak(qp, p->psn, syn & CNUAS_AETH_VALUE_MASK);
 		break;
 	default:
-		cnuas_ib_stat_inc(qp->cdev, CNUAS_STAT_DROP_RESP);
+		cnuas_stat_dbg_qp(qp, CNUAS_STAT_DROP_RESP,
+				  "drop: response PSN %u with reserved syndrome 0x%02x\n",
+				  p->psn, syn);
 		break;
 	}
 }

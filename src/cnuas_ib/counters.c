@@ -44,6 +44,12 @@ static const struct rdma_stat_desc cnuas_ib_stat_descs[CNUAS_STAT_NUM] = {
 	[CNUAS_STAT_MW_BIND]		= { .name = "mw_bind" },
 };
 
+const char *cnuas_ib_stat_name(enum cnuas_ib_stat s)
+{
+	return (unsigned int)s < CNUAS_STAT_NUM ? cnuas_ib_stat_descs[s].name :
+						  "?";
+}
+
 struct rdma_hw_stats *cnuas_ib_alloc_hw_port_stats(struct ib_device *ibdev,
 						   u32 port)
 {

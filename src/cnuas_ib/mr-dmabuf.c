@@ -37,8 +37,8 @@ static void cnuas_ib_dmabuf_revoke(struct dma_buf_attachment *att)
 
 	spin_lock_irqsave(&mr->lock, flags);
 	if (!mr->revoked)
-		ibdev_dbg(&mr->cdev->ibdev, "MR 0x%x: DMA-BUF revoked by %s\n",
-			  mr->ibmr.lkey, att->dmabuf->exp_name);
+		cnuas_dbg_mr(mr, "DMA-BUF revoked by %s\n",
+			     att->dmabuf->exp_name);
 	WRITE_ONCE(mr->revoked, true);
 	spin_unlock_irqrestore(&mr->lock, flags);
 }

@@ -183,6 +183,10 @@ out:
 	xa_unlock_irqrestore(xa, flags);
 	if (!status)
 		cnuas_ib_stat_inc(qp->cdev, CNUAS_STAT_MW_BIND);
+	else
+		cnuas_dbg_qp(qp, "MW 0x%x: bind to lkey 0x%x [0x%llx +0x%llx) access 0x%x fails\n",
+			     key, w->wr.bind.mr_lkey, w->wr.bind.addr,
+			     w->wr.bind.length, access);
 	return status;
 }
 

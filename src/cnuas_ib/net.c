@@ -383,15 +383,40 @@ int cnuas_ib_xmit(struct cnuas_ib_dev *cdev, struct sk_buff *skb, bool more)
 		return err;
 	}
 	/* Down or refused: lost like on a wire; RC retransmits. */
-	cnuas_ib_stat_inc(cdev, CNUAS_STAT_SEND_ERR);
+	cnuas_stat_dbg_dev(cdev, CNUAS_STAT_SEND_ERR,
+			   "frame of %u bytes lost: %s refused it (%d)\n",
+			   skb->len, local ? "loopback" : "cnuas_net", err);
 	kfree_skb(skb);
 	return err;
+}
+
+static const char *cnuas_frame_why(enum cnuas_roce_verdict v)
+{
+	switch (v) {
+	case CNUAS_ROCE_FRAME_SHORT:
+		return "headers cut short";
+	case CNUAS_ROCE_FRAME_NOT_IP:
+		return "EtherType is not IP";
+	case CNUAS_ROCE_FRAME_BAD_IP:
+		return "bad IP header";
+	case CNUAS_ROCE_FRAME_NOT_UDP:
+		return "IP protocol is not UDP";
+	case CNUAS_ROCE_FRAME_FRAGMENT:
+		return "IP fragment";
+	case CNUAS_ROCE_FRAME_NOT_ROCE:
+		return "UDP port is not RoCEv2's";
+	case CNUAS_ROCE_FRAME_BAD_LEN:
+		return "IP or UDP length does not fit the frame, a BTH and the ICRC";
+	default:
+		return "frame";
+	}
 }
 
 int cnuas_ib_parse(struct cnuas_ib_dev *cdev, struct sk_buff *skb, u32 flags,
 		   struct cnuas_ib_rxp *p)
 {
 	const struct cnuas_opcode *op;
+	enum cnuas_roce_verdict v;
 	struct cnuas_roce_frame f;
 	struct cnuas_bth *bth;
 	u32 icrc = 0, len, blen;
@@ -399,13 +424,19 @@ int cnuas_ib_parse(struct cnuas_ib_dev *cdev, struct sk_buff *skb, u32 flags,
 	u8 *d;
 
 	if (skb_linearize(skb))
-		return CNUAS_STAT_DROP_HDR;
+		return cnuas_rx_drop(cdev, CNUAS_STAT_DROP_HDR,
+				     "no memory to linearize %u bytes\n",
+				     skb->len);
 	d = skb->data;
 	len = skb->len;
 	/* The envelope; lengths that leave room for a BTH and the ICRC. */
-	if (cnuas_roce_frame_walk(d, len, &f) != CNUAS_ROCE_FRAME_OK ||
-	    cnuas_roce_frame_lengths(&f, len) != CNUAS_ROCE_FRAME_OK)
-		return CNUAS_STAT_DROP_HDR;
+	v = cnuas_roce_frame_walk(d, len, &f);
+	if (v == CNUAS_ROCE_FRAME_OK)
+		v = cnuas_roce_frame_lengths(&f, len);
+	if (v != CNUAS_ROCE_FRAME_OK)
+		return cnuas_rx_drop(cdev, CNUAS_STAT_DROP_HDR,
+				     "%s (frame of %u bytes)\n",
+				     cnuas_frame_why(v), len);
 	if (f.v6) {
 		const struct ipv6hdr *ip6 = (const void *)(d + f.ip);
 
@@ -415,7 +446,9 @@ int cnuas_ib_parse(struct cnuas_ib_dev *cdev, struct sk_buff *skb, u32 flags,
 		const struct iphdr *ip4 = (const void *)(d + f.ip);
 
 		if (ip_fast_csum(ip4, ip4->ihl))
-			return CNUAS_STAT_DROP_HDR;
+			return cnuas_rx_drop(cdev, CNUAS_STAT_DROP_HDR,
+					     "IPv4 header checksum from %pI4\n",
+					     &ip4->saddr);
 		ipv6_addr_set_v4mapped(ip4->saddr, &p->saddr);
 		p->net_type = RDMA_NETWORK_IPV4;
 	}
@@ -427,31 +460,56 @@ int cnuas_ib_parse(struct cnuas_ib_dev *cdev, struct sk_buff *skb, u32 flags,
 	bth = (void *)(d + f.udp + sizeof(struct udphdr));
 	blen = f.udp_len - sizeof(struct udphdr);
 	if (cnuas_bth_tver(bth))
-		return CNUAS_STAT_DROP_HDR;
+		return cnuas_rx_drop(cdev, CNUAS_STAT_DROP_HDR,
+				     "BTH transport version %u\n",
+				     cnuas_bth_tver(bth));
 	op = cnuas_opcode_get(cnuas_bth_opcode(bth));
 	if (!op)
-		return CNUAS_STAT_DROP_OPCODE;
+		return cnuas_rx_drop(cdev, CNUAS_STAT_DROP_OPCODE,
+				     "opcode 0x%02x unknown or not supported\n",
+				     cnuas_bth_opcode(bth));
 	plen = cnuas_payload_len(op, bth, blen);
 	if (plen < 0)
-		return CNUAS_STAT_DROP_HDR;
+		return cnuas_rx_drop(cdev, CNUAS_STAT_DROP_HDR,
+				     "opcode 0x%02x: headers, pad and ICRC overrun the %u bytes after UDP\n",
+				     cnuas_bth_opcode(bth), blen);
 	/* Pad only rounds a payload up to 4 bytes. */
 	if ((!(op->flags & CNUAS_OPF_PAYLOAD) && (plen || cnuas_bth_pad(bth))) ||
 	    ((plen + cnuas_bth_pad(bth)) & 3))
-		return CNUAS_STAT_DROP_HDR;
+		return cnuas_rx_drop(cdev, CNUAS_STAT_DROP_HDR,
+				     "opcode 0x%02x: payload of %d bytes with pad %u\n",
+				     cnuas_bth_opcode(bth), plen,
+				     cnuas_bth_pad(bth));
 	/* The default P_Key, full or limited member. */
 	if ((cnuas_bth_pkey(bth) & 0x7fff) != 0x7fff)
-		return CNUAS_STAT_DROP_PKEY;
+		return cnuas_rx_drop(cdev, CNUAS_STAT_DROP_PKEY,
+				     "QP%u PSN %u: P_Key 0x%04x is not the default\n",
+				     cnuas_bth_qpn(bth), cnuas_bth_psn(bth),
+				     cnuas_bth_pkey(bth));
 
 	if (flags & (CNUAS_NET_AUX_RX_ICRC_OK | CNUAS_NET_AUX_RX_ICRC_BAD))
 		cnuas_ib_stat_inc(cdev, CNUAS_STAT_RX_ICRC_OFFLOAD);
 	if (flags & CNUAS_NET_AUX_RX_ICRC_BAD)
-		return CNUAS_STAT_ICRC_ERR;
+		return cnuas_rx_drop(cdev, CNUAS_STAT_ICRC_ERR,
+				     "QP%u PSN %u: the device found a bad ICRC\n",
+				     cnuas_bth_qpn(bth), cnuas_bth_psn(bth));
 	/* The device checked the same bytes we would: trust it. */
-	if (!(flags & CNUAS_NET_AUX_RX_ICRC_OK) &&
-	    (cnuas_icrc_linear(d + f.ip, f.udp + f.udp_len - f.ip - CNUAS_ICRC_LEN,
-			       &icrc) ||
-	     icrc != get_unaligned_le32(d + f.udp + f.udp_len - CNUAS_ICRC_LEN)))
-		return CNUAS_STAT_ICRC_ERR;
+	if (!(flags & CNUAS_NET_AUX_RX_ICRC_OK)) {
+		u32 want = get_unaligned_le32(d + f.udp + f.udp_len -
+					      CNUAS_ICRC_LEN);
+
+		if (cnuas_icrc_linear(d + f.ip, f.udp + f.udp_len - f.ip -
+				      CNUAS_ICRC_LEN, &icrc))
+			return cnuas_rx_drop(cdev, CNUAS_STAT_ICRC_ERR,
+					     "QP%u PSN %u: no ICRC over this IP header\n",
+					     cnuas_bth_qpn(bth),
+					     cnuas_bth_psn(bth));
+		if (icrc != want)
+			return cnuas_rx_drop(cdev, CNUAS_STAT_ICRC_ERR,
+					     "QP%u PSN %u: ICRC 0x%08x, computed 0x%08x\n",
+					     cnuas_bth_qpn(bth),
+					     cnuas_bth_psn(bth), want, icrc);
+	}
 
 	p->op = op;
 	p->bth = bth;

@@ -238,6 +238,9 @@ void cnuas_ib_qp_error(struct cnuas_ib_qp *qp, enum ib_event_type event)
 	}
 	qp->state = IB_QPS_ERR;
 	spin_unlock_irqrestore(&qp->state_lock, flags);
+	cnuas_dbg_qp(qp, "state %s -> ERR by the transport, event %s\n",
+		     cnuas_ib_qp_state_name(old),
+		     event ? ib_event_msg(event) : "none");
 
 	/* Any context: the transport defers the flush to its work item. */
 	cnuas_ib_transport_qp_modify(qp, IB_QP_STATE, old);
@@ -404,8 +407,25 @@ int cnuas_ib_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 			spin_unlock_irqrestore(&qp->rq_lock, flags);
 		}
 	}
+	cnuas_dbg_qp(qp, "modify_qp: state %s -> %s, mask 0x%x\n",
+		     cnuas_ib_qp_state_name(cur), cnuas_ib_qp_state_name(new),
+		     mask);
+	if (new == IB_QPS_RTR && cur != IB_QPS_RTR)
+		cnuas_dbg_qp(qp, "RTR: dest QP%u, rq_psn %u, MTU %u, min_rnr_timer %u\n",
+			     qp->attr.dest_qpn, qp->attr.rq_psn, qp->attr.mtu,
+			     qp->attr.min_rnr_timer);
+	if (new == IB_QPS_RTS && cur != IB_QPS_RTS)
+		cnuas_dbg_qp(qp, "RTS: sq_psn %u, timeout %u, retry_cnt %u, rnr_retry %u\n",
+			     qp->attr.sq_psn, qp->attr.timeout,
+			     qp->attr.retry_cnt, qp->attr.rnr_retry);
 	cnuas_ib_transport_qp_modify(qp, mask, cur);
 out:
+	if (err)
+		cnuas_dbg_qp(qp, "modify_qp: state %s -> %s, mask 0x%x refused (%d)\n",
+			     cnuas_ib_qp_state_name(cur),
+			     cnuas_ib_qp_state_name(mask & IB_QP_STATE ?
+						    attr->qp_state : cur),
+			     mask, err);
 	mutex_unlock(&qp->modify_lock);
 	return err;
 }

@@ -19,26 +19,42 @@ static int cnuas_rx_check(struct cnuas_ib_qp *qp, struct cnuas_ib_rxp *p)
 
 	if (qp->type == IB_QPT_RC) {
 		if (!(flags & CNUAS_OPF_RC))
-			return CNUAS_STAT_DROP_OPCODE;
+			return cnuas_rx_drop_qp(qp, CNUAS_STAT_DROP_OPCODE,
+						"opcode 0x%02x is not RC\n",
+						p->opcode);
 		/* RC has no source QPN on the wire: the peer's address. */
 		if (memcmp(&p->saddr, qp->attr.av.dgid.raw, sizeof(p->saddr)))
-			return CNUAS_STAT_DROP_SRC;
-		if (flags & CNUAS_OPF_REQ)
-			return s == IB_QPS_RTR || s == IB_QPS_RTS ||
-			       s == IB_QPS_SQD || s == IB_QPS_SQE ?
-			       0 : CNUAS_STAT_DROP_STATE;
-		return s == IB_QPS_RTS || s == IB_QPS_SQD ?
-		       0 : CNUAS_STAT_DROP_STATE;
+			return cnuas_rx_drop_qp(qp, CNUAS_STAT_DROP_SRC,
+						"PSN %u from %pI6c, the peer is %pI6c\n",
+						p->psn, &p->saddr,
+						qp->attr.av.dgid.raw);
+		/* Requests from RTR on, responses in RTS and SQD. */
+		if (s == IB_QPS_RTS || s == IB_QPS_SQD ||
+		    ((flags & CNUAS_OPF_REQ) &&
+		     (s == IB_QPS_RTR || s == IB_QPS_SQE)))
+			return 0;
+		return cnuas_rx_drop_qp(qp, CNUAS_STAT_DROP_STATE,
+					"%s PSN %u in state %s\n",
+					flags & CNUAS_OPF_REQ ? "request" :
+					"response", p->psn,
+					cnuas_ib_qp_state_name(s));
 	}
 	gsi = qp->type == IB_QPT_GSI;
 	to_gsi = p->qpn == CNUAS_IB_GSI_QPN;
 	/* Multicast: only for a UD QP (mcast.c attached no other). */
 	if (p->qpn == CNUAS_IB_MCAST_QPN && qp->type != IB_QPT_UD)
-		return CNUAS_STAT_DROP_QPN;
+		return cnuas_rx_drop_qp(qp, CNUAS_STAT_DROP_QPN,
+					"multicast for a QP that is not UD\n");
 	if (!(flags & CNUAS_OPF_UD) || gsi != to_gsi)
-		return CNUAS_STAT_DROP_OPCODE;
-	return s == IB_QPS_RTR || s == IB_QPS_RTS || s == IB_QPS_SQD ||
-	       s == IB_QPS_SQE ? 0 : CNUAS_STAT_DROP_STATE;
+		return cnuas_rx_drop_qp(qp, CNUAS_STAT_DROP_OPCODE,
+					"opcode 0x%02x is not UD, or GSI mismatch\n",
+					p->opcode);
+	if (s == IB_QPS_RTR || s == IB_QPS_RTS || s == IB_QPS_SQD ||
+	    s == IB_QPS_SQE)
+		return 0;
+	return cnuas_rx_drop_qp(qp, CNUAS_STAT_DROP_STATE,
+				"datagram in state %s\n",
+				cnuas_ib_qp_state_name(s));
 }
 
 /* Hand @p to the QP numbered @qpn: 0, or the CNUAS_STAT_* drop reason. */
@@ -52,7 +68,9 @@ static int cnuas_rx_qp(struct cnuas_ib_dev *cdev, u32 qpn,
 	/* QP0 does not exist on RoCE; QPN 1 is the GSI QP. */
 	qp = qpn ? cnuas_ib_qp_get(cdev, qpn) : NULL;
 	if (!qp)
-		return CNUAS_STAT_DROP_QPN;
+		return cnuas_rx_drop(cdev, CNUAS_STAT_DROP_QPN,
+				     "opcode 0x%02x PSN %u: no QP%u\n",
+				     p->opcode, p->psn, qpn);
 	/*
 	 * Send what the packets call for (ACKs, READ responses, more
 	 * requests) at the end of the batch, not from the worker.
@@ -86,8 +104,14 @@ static int cnuas_rx_mcast(struct cnuas_ib_dev *cdev, struct cnuas_ib_rxp *p)
 	bool taken = false;
 
 	if (!(p->op->flags & CNUAS_OPF_UD))
-		return CNUAS_STAT_DROP_OPCODE;
+		return cnuas_rx_drop(cdev, CNUAS_STAT_DROP_OPCODE,
+				     "multicast opcode 0x%02x is not UD\n",
+				     p->opcode);
 	n = cnuas_ib_mcast_qpns(cdev, p, qpn);
+	if (!n)
+		return cnuas_rx_drop(cdev, CNUAS_STAT_DROP_QPN,
+				     "multicast PSN %u: no QP in its group\n",
+				     p->psn);
 	for (i = 0; i < n; i++) {
 		w = cnuas_rx_qp(cdev, qpn[i], p);
 		if (!w)

@@ -220,7 +220,10 @@ static void cnuas_req_local_error(struct cnuas_ib_qp *qp,
 {
 	sw->state = CNUAS_SW_DONE;
 	sw->status = status;
-	cnuas_ib_stat_inc(qp->cdev, CNUAS_STAT_SEND_ERR);
+	cnuas_stat_dbg_qp(qp, CNUAS_STAT_SEND_ERR,
+			  "send WQE 0x%llx (opcode %u) fails: %s\n",
+			  sw->wqe.wr_id, sw->wqe.opcode,
+			  ib_wc_status_msg(status));
 	cnuas_ib_tqp_fatal(qp, 0);
 }
 
@@ -599,11 +602,16 @@ void cnuas_ib_req_retry_timeout(struct cnuas_ib_qp *qp)
 	/* Back off; a retry counts once per ACK timeout without progress. */
 	if (t->rto_j)
 		t->rto_j = min(t->rto_j * 2, t->timeout_j);
-	if (time_before(jiffies, t->progress_j + t->timeout_j))
+	if (time_before(jiffies, t->progress_j + t->timeout_j)) {
+		cnuas_dbg_qp(qp, "no ACK for PSN %u within %u ms: resend from it\n",
+			     t->una, jiffies_to_msecs(t->rto_j));
 		goto resend;
+	}
 	t->progress_j = jiffies;
 	if (!t->retry_left) {
-		cnuas_ib_stat_inc(qp->cdev, CNUAS_STAT_RETRY_EXCEEDED);
+		cnuas_stat_dbg_qp(qp, CNUAS_STAT_RETRY_EXCEEDED,
+				  "no ACK for PSN %u after %u retries: the WQE fails\n",
+				  t->una, t->retry_cnt);
 		if (qp->sq.index == t->sq_fetch)
 			return;
 		sw = cnuas_ib_swqe_at(qp, qp->sq.index);
@@ -613,7 +621,9 @@ void cnuas_ib_req_retry_timeout(struct cnuas_ib_qp *qp)
 		return;
 	}
 	t->retry_left--;
-	cnuas_ib_stat_inc(qp->cdev, CNUAS_STAT_COMPLETER_RETRY);
+	cnuas_stat_dbg_qp(qp, CNUAS_STAT_COMPLETER_RETRY,
+			  "ACK timeout (%u ms) for PSN %u: resend, %u retries left\n",
+			  jiffies_to_msecs(t->timeout_j), t->una, t->retry_left);
 resend:
 	/* The peer (or the path) is slow: resend little, grow back. */
 	t->ssthresh = max_t(u32, CNUAS_IB_MIN_WINDOW, t->cwnd / 2);

@@ -178,6 +178,8 @@ static void cnuas_resp_ack_maybe(struct cnuas_ib_qp *qp,
 /* NAK the expected PSN with @syn; fatal ones move the QP to error. */
 static void cnuas_resp_nak(struct cnuas_ib_qp *qp, u8 syn)
 {
+	cnuas_dbg_qp(qp, "%s sent for PSN %u (syndrome 0x%02x)\n",
+		     cnuas_ib_syndrome_name(syn), qp->t.epsn, syn);
 	cnuas_resp_ack_pkt(qp, CNUAS_OP_RC_ACK, syn, qp->t.epsn, NULL);
 }
 
@@ -203,7 +205,8 @@ static bool cnuas_resp_qp_allows(struct cnuas_ib_qp *qp, int right)
 
 static void cnuas_resp_rnr(struct cnuas_ib_qp *qp)
 {
-	cnuas_ib_stat_inc(qp->cdev, CNUAS_STAT_SEND_RNR_ERR);
+	cnuas_stat_dbg_qp(qp, CNUAS_STAT_SEND_RNR_ERR,
+			  "PSN %u: no receive WQE posted\n", qp->t.epsn);
 	cnuas_resp_nak(qp, CNUAS_AETH_TYPE_RNR | qp->t.min_rnr_timer);
 }
 
@@ -257,6 +260,8 @@ static bool cnuas_resp_take_rwqe(struct cnuas_ib_qp *qp)
 		cnuas_resp_rnr(qp);
 		return false;
 	}
+	cnuas_dbg_qp(qp, "PSN %u: malformed receive WQE 0x%llx\n", t->epsn,
+		     t->rwqe->wr_id);
 	t->rwqe_valid = true;
 	cnuas_resp_recv_done(qp, NULL, IB_WC_LOC_QP_OP_ERR, IB_WC_RECV, 0);
 	cnuas_resp_fail(qp, CNUAS_AETH_NAK_OPERR, IB_EVENT_QP_FATAL);
@@ -283,6 +288,10 @@ static void cnuas_resp_send(struct cnuas_ib_qp *qp, struct cnuas_ib_rxp *p)
 		if (err) {
 			bool len = err == -EMSGSIZE;
 
+			cnuas_dbg_qp(qp, "SEND PSN %u: %u bytes at offset %u: %s\n",
+				     p->psn, p->paylen, t->recv_off,
+				     len ? "receive WQE too short" :
+				     "bad lkey, range or access in the receive WQE");
 			cnuas_resp_recv_done(qp, NULL, len ? IB_WC_LOC_LEN_ERR :
 					     IB_WC_LOC_PROT_ERR, IB_WC_RECV,
 					     t->recv_off);
@@ -302,6 +311,9 @@ static void cnuas_resp_send(struct cnuas_ib_qp *qp, struct cnuas_ib_rxp *p)
 		 * window bound for this QP, can be invalidated remotely:
 		 * anything else is an invalid request (IBA 10.6.7.2.2).
 		 */
+		cnuas_dbg_qp(qp, "SEND with Invalidate PSN %u: rkey 0x%x cannot be invalidated\n",
+			     p->psn, cnuas_ieth_rkey(cnuas_eh_ptr(p->op, p->bth,
+								  CNUAS_EH_IETH)));
 		cnuas_resp_recv_done(qp, NULL, IB_WC_REM_INV_REQ_ERR,
 				     IB_WC_RECV, t->recv_off);
 		cnuas_resp_fail(qp, CNUAS_AETH_NAK_INVALID,
@@ -339,6 +351,8 @@ static void cnuas_resp_write(struct cnuas_ib_qp *qp, struct cnuas_ib_rxp *p)
 		if (!cnuas_resp_qp_allows(qp, IB_ACCESS_REMOTE_WRITE))
 			return;
 		if (len > CNUAS_IB_MAX_MSG_SZ) {
+			cnuas_dbg_qp(qp, "WRITE PSN %u: length %u over the maximum message\n",
+				     p->psn, len);
 			cnuas_resp_fail(qp, CNUAS_AETH_NAK_INVALID,
 					IB_EVENT_QP_REQ_ERR);
 			return;
@@ -349,6 +363,15 @@ static void cnuas_resp_write(struct cnuas_ib_qp *qp, struct cnuas_ib_rxp *p)
 						  IB_ACCESS_REMOTE_WRITE,
 						  qp->ibqp.qp_num);
 			if (!mr) {
+				cnuas_dbg_qp(qp, "WRITE PSN %u rkey 0x%x va 0x%llx len %u: %s\n",
+					     p->psn, cnuas_reth_rkey(reth),
+					     cnuas_reth_va(reth), len,
+					     cnuas_ib_rkey_why(pd,
+							       cnuas_reth_rkey(reth),
+							       cnuas_reth_va(reth),
+							       len,
+							       IB_ACCESS_REMOTE_WRITE,
+							       qp->ibqp.qp_num));
 				cnuas_resp_fail(qp, CNUAS_AETH_NAK_ACCESS,
 						IB_EVENT_QP_ACCESS_ERR);
 				return;
@@ -364,6 +387,8 @@ static void cnuas_resp_write(struct cnuas_ib_qp *qp, struct cnuas_ib_rxp *p)
 	}
 	if (p->paylen > t->wr_left ||
 	    ((flags & CNUAS_OPF_LAST) && p->paylen != t->wr_left)) {
+		cnuas_dbg_qp(qp, "WRITE PSN %u: %u payload bytes, %u left of the message\n",
+			     p->psn, p->paylen, t->wr_left);
 		cnuas_resp_fail(qp, CNUAS_AETH_NAK_INVALID, IB_EVENT_QP_REQ_ERR);
 		return;
 	}
@@ -379,6 +404,12 @@ static void cnuas_resp_write(struct cnuas_ib_qp *qp, struct cnuas_ib_rxp *p)
 			mr = NULL;
 		}
 		if (!mr) {
+			cnuas_dbg_qp(qp, "WRITE PSN %u rkey 0x%x va 0x%llx len %u: %s\n",
+				     p->psn, t->wr_rkey, t->wr_va, p->paylen,
+				     cnuas_ib_rkey_why(pd, t->wr_rkey, t->wr_va,
+						       p->paylen,
+						       IB_ACCESS_REMOTE_WRITE,
+						       qp->ibqp.qp_num));
 			cnuas_resp_fail(qp, CNUAS_AETH_NAK_ACCESS,
 					IB_EVENT_QP_ACCESS_ERR);
 			return;
@@ -425,6 +456,8 @@ static void cnuas_resp_read(struct cnuas_ib_qp *qp, struct cnuas_ib_rxp *p)
 	if (!cnuas_resp_qp_allows(qp, IB_ACCESS_REMOTE_READ))
 		return;
 	if (len > CNUAS_IB_MAX_MSG_SZ) {
+		cnuas_dbg_qp(qp, "READ PSN %u: length %u over the maximum message\n",
+			     p->psn, len);
 		cnuas_resp_fail(qp, CNUAS_AETH_NAK_INVALID, IB_EVENT_QP_REQ_ERR);
 		return;
 	}
@@ -435,6 +468,14 @@ static void cnuas_resp_read(struct cnuas_ib_qp *qp, struct cnuas_ib_rxp *p)
 					  IB_ACCESS_REMOTE_READ,
 					  qp->ibqp.qp_num);
 		if (!mr) {
+			cnuas_dbg_qp(qp, "READ PSN %u rkey 0x%x va 0x%llx len %u: %s\n",
+				     p->psn, cnuas_reth_rkey(reth),
+				     cnuas_reth_va(reth), len,
+				     cnuas_ib_rkey_why(to_cpd(qp->ibqp.pd),
+						       cnuas_reth_rkey(reth),
+						       cnuas_reth_va(reth), len,
+						       IB_ACCESS_REMOTE_READ,
+						       qp->ibqp.qp_num));
 			cnuas_resp_fail(qp, CNUAS_AETH_NAK_ACCESS,
 					IB_EVENT_QP_ACCESS_ERR);
 			return;
@@ -444,6 +485,8 @@ static void cnuas_resp_read(struct cnuas_ib_qp *qp, struct cnuas_ib_rxp *p)
 	r = cnuas_resp_res_alloc(qp);
 	if (!r) {
 		/* More than max_dest_rd_atomic outstanding. */
+		cnuas_dbg_qp(qp, "READ PSN %u: more than %u READ/atomic requests outstanding\n",
+			     p->psn, t->res_num);
 		cnuas_resp_fail(qp, CNUAS_AETH_NAK_INVALID, IB_EVENT_QP_REQ_ERR);
 		return;
 	}
@@ -478,6 +521,8 @@ static void cnuas_resp_atomic(struct cnuas_ib_qp *qp, struct cnuas_ib_rxp *p)
 	if (!cnuas_resp_qp_allows(qp, IB_ACCESS_REMOTE_ATOMIC))
 		return;
 	if (va & 7) {
+		cnuas_dbg_qp(qp, "atomic PSN %u: va 0x%llx not 8-byte aligned\n",
+			     p->psn, va);
 		cnuas_resp_fail(qp, CNUAS_AETH_NAK_INVALID, IB_EVENT_QP_REQ_ERR);
 		return;
 	}
@@ -485,6 +530,13 @@ static void cnuas_resp_atomic(struct cnuas_ib_qp *qp, struct cnuas_ib_rxp *p)
 				  cnuas_atomic_eth_rkey(a), va, sizeof(u64),
 				  IB_ACCESS_REMOTE_ATOMIC, qp->ibqp.qp_num);
 	if (!mr) {
+		cnuas_dbg_qp(qp, "atomic PSN %u rkey 0x%x va 0x%llx: %s\n",
+			     p->psn, cnuas_atomic_eth_rkey(a), va,
+			     cnuas_ib_rkey_why(to_cpd(qp->ibqp.pd),
+					       cnuas_atomic_eth_rkey(a), va,
+					       sizeof(u64),
+					       IB_ACCESS_REMOTE_ATOMIC,
+					       qp->ibqp.qp_num));
 		cnuas_resp_fail(qp, CNUAS_AETH_NAK_ACCESS,
 				IB_EVENT_QP_ACCESS_ERR);
 		return;
@@ -493,6 +545,8 @@ static void cnuas_resp_atomic(struct cnuas_ib_qp *qp, struct cnuas_ib_rxp *p)
 	r = cnuas_resp_res_alloc(qp);
 	if (!r) {
 		cnuas_ib_mr_put(mr);
+		cnuas_dbg_qp(qp, "atomic PSN %u: more than %u READ/atomic requests outstanding\n",
+			     p->psn, t->res_num);
 		cnuas_resp_fail(qp, CNUAS_AETH_NAK_INVALID, IB_EVENT_QP_REQ_ERR);
 		return;
 	}
@@ -503,11 +557,15 @@ static void cnuas_resp_atomic(struct cnuas_ib_qp *qp, struct cnuas_ib_rxp *p)
 	cnuas_ib_mr_put(mr);
 	if (err == -ENODEV) {
 		/* A DMA-BUF MR revoked by its exporter since the lookup. */
+		cnuas_dbg_qp(qp, "atomic PSN %u: MR revoked under it\n",
+			     p->psn);
 		cnuas_resp_fail(qp, CNUAS_AETH_NAK_ACCESS,
 				IB_EVENT_QP_ACCESS_ERR);
 		return;
 	}
 	if (err) {
+		cnuas_dbg_qp(qp, "atomic PSN %u va 0x%llx failed (%d)\n",
+			     p->psn, va, err);
 		cnuas_resp_fail(qp, CNUAS_AETH_NAK_OPERR, IB_EVENT_QP_FATAL);
 		return;
 	}
@@ -533,7 +591,9 @@ static void cnuas_resp_dup(struct cnuas_ib_qp *qp, struct cnuas_ib_rxp *p)
 	struct cnuas_ib_res *r;
 	u32 k, i;
 
-	cnuas_ib_stat_inc(qp->cdev, CNUAS_STAT_DUP_REQ);
+	cnuas_stat_dbg_qp(qp, CNUAS_STAT_DUP_REQ,
+			  "PSN %u (opcode 0x%02x), expected %u\n",
+			  p->psn, p->opcode, t->epsn);
 	if (flags & (CNUAS_OPF_SEND | CNUAS_OPF_WRITE)) {
 		if (cnuas_bth_ackreq(p->bth))
 			cnuas_resp_ack_now(qp, false);	/* it retries */
@@ -601,15 +661,21 @@ static void cnuas_resp_ud(struct cnuas_ib_qp *qp, struct cnuas_ib_rxp *p)
 	int err;
 
 	if (cnuas_deth_qkey(deth) != qkey) {
-		cnuas_ib_stat_inc(qp->cdev, CNUAS_STAT_DROP_QKEY);
+		cnuas_stat_dbg_qp(qp, CNUAS_STAT_DROP_QKEY,
+				  "drop: datagram from QP%u with Q_Key 0x%x, the QP's is 0x%x\n",
+				  cnuas_deth_sqpn(deth), cnuas_deth_qkey(deth),
+				  qkey);
 		return;
 	}
 	err = cnuas_ib_recv_wqe_pop(qp, w);
 	if (err == -ENOENT) {
-		cnuas_ib_stat_inc(qp->cdev, CNUAS_STAT_DROP_NO_RECV);
+		cnuas_stat_dbg_qp(qp, CNUAS_STAT_DROP_NO_RECV,
+				  "drop: datagram of %u bytes from QP%u, no receive WQE posted\n",
+				  p->paylen, cnuas_deth_sqpn(deth));
 		return;
 	}
 	if (err) {
+		cnuas_dbg_qp(qp, "malformed receive WQE 0x%llx\n", w->wr_id);
 		/* A malformed WQE, consumed: it fails, the QP too. */
 		cqe.wr_id = w->wr_id;
 		cqe.status = IB_WC_LOC_QP_OP_ERR;
@@ -632,6 +698,10 @@ static void cnuas_resp_ud(struct cnuas_ib_qp *qp, struct cnuas_ib_rxp *p)
 					p->payload, p->paylen, CNUAS_IB_TO_MR,
 					IB_ACCESS_LOCAL_WRITE);
 
+	if (err)
+		cnuas_dbg_qp(qp, "datagram of %u bytes: %s\n", p->paylen,
+			     err == -EMSGSIZE ? "receive WQE too short" :
+			     "bad lkey, range or access in the receive WQE");
 	cqe.wr_id = w->wr_id;
 	cqe.status = !err ? IB_WC_SUCCESS : err == -EMSGSIZE ?
 		     IB_WC_LOC_LEN_ERR : IB_WC_LOC_PROT_ERR;
@@ -664,7 +734,9 @@ void cnuas_ib_resp_rx(struct cnuas_ib_qp *qp, struct cnuas_ib_rxp *p)
 	diff = cnuas_psn_diff(p->psn, t->epsn);
 	if (diff > 0) {
 		/* A gap: say so once, until the expected PSN comes. */
-		cnuas_ib_stat_inc(qp->cdev, CNUAS_STAT_OUT_OF_SEQ_REQ);
+		cnuas_stat_dbg_qp(qp, CNUAS_STAT_OUT_OF_SEQ_REQ,
+				  "drop: PSN %u, expected %u (%d ahead)\n",
+				  p->psn, t->epsn, diff);
 		if (!t->nak_sent) {
 			t->nak_sent = true;
 			cnuas_resp_nak(qp, CNUAS_AETH_TYPE_NAK |
@@ -678,6 +750,8 @@ void cnuas_ib_resp_rx(struct cnuas_ib_qp *qp, struct cnuas_ib_rxp *p)
 	}
 	t->nak_sent = false;
 	if (!cnuas_resp_in_order(qp, p)) {
+		cnuas_dbg_qp(qp, "PSN %u: opcode 0x%02x, %u bytes, out of place in the message\n",
+			     p->psn, p->opcode, p->paylen);
 		cnuas_resp_fail(qp, CNUAS_AETH_NAK_INVALID, IB_EVENT_QP_REQ_ERR);
 		return;
 	}
@@ -751,7 +825,9 @@ static int cnuas_resp_read_pkt(struct cnuas_ib_qp *qp, struct cnuas_ib_res *r)
 		return -EAGAIN;
 	}
 	if (IS_ERR(skb)) {
-		/* Deregistered (or a DMA-BUF revoked) under the READ. */
+		/* Key no longer valid, or a DMA-BUF revoked, under the READ. */
+		cnuas_dbg_qp(qp, "READ response PSN %u: rkey 0x%x no longer grants it (%ld): NAK access\n",
+			     r->next_psn, r->rkey, PTR_ERR(skb));
 		r->active = false;
 		cnuas_resp_ack_pkt(qp, CNUAS_OP_RC_ACK,
 				   CNUAS_AETH_TYPE_NAK | CNUAS_AETH_NAK_ACCESS,
@@ -884,7 +960,11 @@ int cnuas_ib_resp_ack_run(struct cnuas_ib_qp *qp, bool req_sent)
 		return 0;
 	if (!req_sent && t->ack_hold_ns && !timer_pending(&t->ack_timer) &&
 	    ktime_get_ns() - t->ack_hold_ns >= CNUAS_IB_ACK_HOLD_MISS_NS) {
-		cnuas_ib_stat_inc(qp->cdev, CNUAS_STAT_ACK_HOLD_EXPIRED);
+		cnuas_stat_dbg_qp(qp, CNUAS_STAT_ACK_HOLD_EXPIRED,
+				  "ACK for PSN %u held %llu us for no request\n",
+				  cnuas_psn_add(t->epsn, -1),
+				  div_u64(ktime_get_ns() - t->ack_hold_ns,
+					  NSEC_PER_USEC));
 		/* Until a hold works again, one miss is enough. */
 		if (t->ack_misses < CNUAS_IB_ACK_MISSES)
 			t->ack_misses++;

@@ -150,6 +150,9 @@ void cnuas_ib_tqp_fatal(struct cnuas_ib_qp *qp, enum ib_event_type ev)
 
 	if (t->state == IB_QPS_ERR)
 		return;
+	cnuas_dbg_qp(qp, "transport error: state %s -> ERR, event %s\n",
+		     cnuas_ib_qp_state_name(t->state),
+		     ev ? ib_event_msg(ev) : "none");
 	t->state = IB_QPS_ERR;
 	t->fatal = true;
 	t->fatal_event = ev;
@@ -232,6 +235,8 @@ static bool cnuas_tqp_run(struct cnuas_ib_qp *qp)
 	if (t->pending)
 		goto out;
 	if (test_and_clear_bit(CNUAS_TQP_RNR, &t->flags) && t->rnr_wait) {
+		cnuas_dbg_qp(qp, "RNR wait over: resend from PSN %u\n",
+			     t->rnr_psn);
 		t->rnr_wait = false;
 		t->progress_j = jiffies;
 		cnuas_ib_req_rewind(qp, t->rnr_psn);

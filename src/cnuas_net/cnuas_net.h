@@ -181,6 +181,24 @@ static inline bool cnuas_is_eth(const struct cnuas_net *cn)
 	return cn->link_layer == CNUAS_VNIC_LL_ETH;
 }
 
+/*
+ * Debug lines of the function, through dynamic debug (off until enabled:
+ * echo 'module cnuas_net +p' > /sys/kernel/debug/dynamic_debug/control).
+ * On the PCI device: in IB mode there is no netdev.
+ */
+#define cnuas_net_dbg(cn, fmt, ...) \
+	dev_dbg(&(cn)->pdev->dev, fmt, ##__VA_ARGS__)
+
+/*
+ * A frame dropped: count it in @ctr and say why, naming the counter as
+ * ethtool -S does (@name), e.g. "[rx_errors] drop: ...".
+ */
+#define cnuas_net_drop(cn, ctr, name, fmt, ...)				\
+do {									\
+	(ctr)++;							\
+	cnuas_net_dbg(cn, "[" name "] drop: " fmt, ##__VA_ARGS__);	\
+} while (0)
+
 /* main.c */
 int cnuas_hw_reset(struct cnuas_net *cn);
 bool cnuas_ring_size_ok(u32 size);

@@ -59,6 +59,10 @@ static netdev_tx_t cnuas_start_xmit(struct sk_buff *skb, struct net_device *nd)
 		if (!more)
 			cnuas_tx_doorbell(cn);
 		spin_unlock(&cn->tx_lock);
+		cnuas_net_dbg(cn, "[tx_dropped] drop: %u-byte frame: %s (%d)\n",
+			      len, err == -ENETDOWN ? "device not running" :
+			      err == -EMSGSIZE ? "empty or over the maximum frame" :
+			      "no memory or DMA mapping", err);
 		u64_stats_update_begin(&cn->tx_stats.syncp);
 		u64_stats_inc(&cn->tx_stats.dropped);
 		u64_stats_update_end(&cn->tx_stats.syncp);

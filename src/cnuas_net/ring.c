@@ -526,8 +526,10 @@ static void cnuas_rx_deliver(struct cnuas_net *cn, struct sk_buff *skb,
 		return;
 	}
 	if (!cn->netdev) {
+		cnuas_net_drop(cn, *no_client, "rx_no_client",
+			       "%u-byte frame, no RDMA driver attached\n",
+			       skb->len);
 		napi_consume_skb(skb, 1);
-		(*no_client)++;
 		return;
 	}
 	cnuas_rx_pool_leave(cn, skb);
@@ -574,7 +576,9 @@ int cnuas_rx_poll(struct cnuas_net *cn, int budget)
 
 		if ((flags & CNUAS_VNIC_DESC_F_ERR) || !len ||
 		    len > rx->buf_len) {
-			errors++;
+			cnuas_net_drop(cn, errors, "rx_errors",
+				       "RX slot %u: descriptor flags 0x%x, length %u (buffers hold %u)\n",
+				       slot, flags, len, rx->buf_len);
 			cnuas_rx_post(rx, slot);	/* reuse the buffer */
 			continue;
 		}
@@ -582,7 +586,9 @@ int cnuas_rx_poll(struct cnuas_net *cn, int budget)
 			skb = cnuas_rx_copy(cn, b, len);
 			cnuas_rx_post(rx, slot);	/* reuse the buffer */
 			if (!skb) {
-				dropped++;
+				cnuas_net_drop(cn, dropped, "rx_dropped_nomem",
+					       "no skb to copy %u bytes into\n",
+					       len);
 				continue;
 			}
 			pkts++;
@@ -591,7 +597,9 @@ int cnuas_rx_poll(struct cnuas_net *cn, int budget)
 			continue;
 		}
 		if (cnuas_rx_buf_alloc(cn, &nb, true)) {
-			dropped++;
+			cnuas_net_drop(cn, dropped, "rx_dropped_nomem",
+				       "no new RX buffer: %u-byte frame dropped, its buffer reused\n",
+				       len);
 			cnuas_rx_post(rx, slot);
 			continue;
 		}
@@ -602,7 +610,8 @@ int cnuas_rx_poll(struct cnuas_net *cn, int budget)
 		skb = napi_build_skb(data, rx->truesize);
 		if (!skb) {
 			skb_free_frag(data);
-			dropped++;
+			cnuas_net_drop(cn, dropped, "rx_dropped_nomem",
+				       "no skb around a %u-byte frame\n", len);
 			continue;
 		}
 		skb_reserve(skb, CNUAS_RX_HEADROOM);
