@@ -51,8 +51,9 @@ check-pkg:
 check-vm:
 	tests/run vm
 
-# libFuzzer targets (tests/fuzz/), FUZZ_SECONDS each (default 60); inputs
-# that add coverage join tests/fuzz/corpus/, crashes land in build/fuzz/crashes/.
+# libFuzzer targets (tests/fuzz/), FUZZ_SECONDS each (default 60); then
+# tests/fuzz/corpus/ is re-minimized with the new inputs; crashes land in
+# build/fuzz/crashes/.
 FUZZ_SECONDS ?= 60
 fuzz:
 	$(MAKE) -C tests/fuzz run FUZZ_SECONDS=$(FUZZ_SECONDS)
