@@ -9,7 +9,7 @@ KDIR ?= $(firstword $(wildcard /lib/modules/$(shell uname -r)/build) \
 		    $(lastword $(sort $(wildcard /lib/modules/6.1.*-amd64/build))))
 
 .PHONY: all userspace modules provider qemu package-qemu debs image check check-unit check-pkg \
-	check-vm demo bench deps clean
+	check-vm demo bench deps fuzz clean
 
 all: userspace modules
 
@@ -52,6 +52,13 @@ check-pkg:
 	tests/run pkg
 check-vm:
 	tests/run vm
+
+# libFuzzer targets (tests/fuzz/), FUZZ_SECONDS each (default 60); then
+# tests/fuzz/corpus/ is re-minimized with the new inputs; crashes land in
+# build/fuzz/crashes/.
+FUZZ_SECONDS ?= 60
+fuzz:
+	$(MAKE) -C tests/fuzz run FUZZ_SECONDS=$(FUZZ_SECONDS)
 
 demo:
 	scripts/deps demo

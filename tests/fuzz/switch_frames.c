@@ -1,0 +1,131 @@
+// SPDX-License-Identifier: GPL-2.0-or-later OR MIT
+/*
+ * Fuzz target: the switch's frame path (receive, ingress faults, learning,
+ * forwarding, egress batching, back-pressure, timers, hangup) on real
+ * socketpair ports.
+ *
+ * Input: a 6-byte setup, then operations.
+ *   setup: ports-2 (low 2 bits) | pin (4) | small queue (8) | capture (16),
+ *          MAC limit, drop, corrupt, reorder (percent = byte * 100 / 255
+ *          for each) and delay (ms) of the faults of every port.
+ *   op byte: low 3 bits the operation, the rest the port.
+ *     0-3: send a frame: 2 length bytes, then that many bytes
+ *     4:   the switch reads the port (EPOLLIN)
+ *     5:   the port's peer reads everything, the switch may send (EPOLLOUT)
+ *     6:   time passes (next byte: ms), timers and housekeeping run
+ *     7:   the port's peer hangs up
+ */
+#include "vswitch_fixture.h"
+
+#include "capture.h"
+
+#include <string.h>
+#include <sys/epoll.h>
+#include <unistd.h>
+
+static void pump(struct vsf *v)
+{
+	int timeout;
+
+	dp_flush(&v->sw);
+	dp_timers(&v->sw, &timeout);
+	dp_housekeeping(&v->sw);
+}
+
+static struct port *live(struct vsf *v, unsigned i)
+{
+	struct port *p = v->port[i];
+
+	return p && p->used && !p->closing ? p : NULL;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n);
+int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n)
+{
+	static struct vsf v;
+	char err[128];
+	size_t off = 6;
+
+	if (n < off)
+		return 0;
+	vsf_init(&v, 2 + (d[0] & 3), d[0] & 8 ? 16 : 256, "/nonexistent/switch.sock");
+	struct vswitch *sw = &v.sw;
+
+	sw->psec_all.pin = d[0] & 4;
+	sw->psec_all.limit = d[1] & 7;
+	if (d[0] & 16)
+		sw->cap = capture_start("/fuzz.pcap", d[1] >> 4 & 3, err, sizeof(err));
+	sw->fault_all.drop = (uint32_t)d[2] << 24;
+	sw->fault_all.corrupt = (uint32_t)d[3] << 24;
+	sw->fault_all.reorder = (uint32_t)d[4] << 24;
+	sw->fault_all.delay_ms = d[5] & 15;
+	sw->fault_all.seed = d[5];
+	sw->fault_all.active = sw->fault_all.drop || sw->fault_all.corrupt ||
+			       sw->fault_all.reorder || sw->fault_all.delay_ms;
+	for (unsigned i = 0; i < v.nports; i++) {
+		v.port[i]->psec = sw->psec_all;
+		v.port[i]->fault = sw->fault_all;
+		fault_start(&v.port[i]->fault, v.port[i]->id);
+	}
+
+	while (off < n) {
+		unsigned op = d[off] & 7, i = (d[off] >> 3) % v.nports;
+		struct port *p = live(&v, i);
+
+		off++;
+		switch (op) {
+		case 0: case 1: case 2: case 3: {
+			size_t len;
+
+			if (off + 2 > n)
+				goto out;
+			len = (size_t)d[off] << 8 | d[off + 1];
+			off += 2;
+			if (len > n - off)
+				len = n - off;
+			if (v.peer[i] >= 0 && send(v.peer[i], d + off, len, MSG_DONTWAIT) < 0) {
+				/* the switch stopped reading: back-pressure, try again later */
+			}
+			off += len;
+			break;
+		}
+		case 4:
+			if (p)
+				dp_port_event(sw, p, EPOLLIN);
+			break;
+		case 5:
+			vsf_drain_peer(&v, i);
+			if (p)
+				dp_port_event(sw, p, EPOLLOUT);
+			break;
+		case 6:
+			if (off < n)
+				sw->now += (uint64_t)d[off++] * 1000000ull;
+			break;
+		case 7:
+			if (v.peer[i] >= 0) {
+				close(v.peer[i]);
+				v.peer[i] = -1;
+			}
+			if (p)
+				dp_port_event(sw, p, EPOLLIN | EPOLLHUP | EPOLLRDHUP);
+			break;
+		}
+		pump(&v);
+	}
+out:
+	/* let every port drain, then everything delayed come out */
+	for (unsigned round = 0; round < 4; round++) {
+		sw->now += 10 * 1000000ull;
+		for (unsigned i = 0; i < v.nports; i++) {
+			struct port *p = live(&v, i);
+
+			vsf_drain_peer(&v, i);
+			if (p)
+				dp_port_event(sw, p, EPOLLIN | EPOLLOUT);
+		}
+		pump(&v);
+	}
+	vsf_fini(&v);
+	return 0;
+}

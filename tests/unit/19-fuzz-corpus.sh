@@ -1,0 +1,26 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later OR MIT
+# The libFuzzer targets of tests/fuzz/: every input of the kept corpus
+# runs once, then each target fuzzes briefly (FUZZ_SECONDS, default 10).
+# Any crash, sanitizer report or broken property fails.
+# timeout: 900
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+probe=$(mktemp -d)
+trap 'rm -rf "$probe"' EXIT
+echo 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { return d && n; }' >"$probe/p.c"
+if ! clang -fsanitize=fuzzer,address,undefined -o "$probe/p" "$probe/p.c" >"$probe/log" 2>&1; then
+	echo "SKIP: clang with libFuzzer is missing (apt-get install clang libclang-rt-14-dev): $(head -n1 "$probe/log")"
+	exit 77
+fi
+
+# The provider's target needs rdma-core's headers: fetched once and cached.
+scripts/fetch-rdma-core >/dev/null 2>&1 || echo "rdma-core not available: provider_cq left out"
+
+make -s -C tests/fuzz all
+targets=$(make -s -C tests/fuzz targets)
+echo "targets: $targets"
+out=$PWD/build/fuzz
+tests/fuzz/run-fuzz replay "$out" 0 $targets
+tests/fuzz/run-fuzz brief "$out" "${FUZZ_SECONDS:-10}" $targets
