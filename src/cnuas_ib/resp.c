@@ -826,7 +826,7 @@ static int cnuas_resp_read_pkt(struct cnuas_ib_qp *qp, struct cnuas_ib_res *r)
 	}
 	if (IS_ERR(skb)) {
 		/* Key no longer valid, or a DMA-BUF revoked, under the READ. */
-		cnuas_dbg_qp(qp, "READ response PSN %u: rkey 0x%x no longer grants it (%ld): NAK access\n",
+		cnuas_dbg_qp(qp, "READ resp PSN %u: rkey 0x%x no longer valid (%ld): NAK\n",
 			     r->next_psn, r->rkey, PTR_ERR(skb));
 		r->active = false;
 		cnuas_resp_ack_pkt(qp, CNUAS_OP_RC_ACK,
