@@ -19,7 +19,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	uint32_t len = (uint32_t)size;
-	CnuasRoceFrame r;
+	struct cnuas_roce_frame r;
 	uint16_t verdict;
 	uint8_t *f;
 	bool ok;
@@ -39,12 +39,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	if (verdict != CNUAS_VNIC_DESC_F_ICRC_OK && verdict != CNUAS_VNIC_DESC_F_ICRC_BAD)
 		abort();
-	if (r.end > len || r.udp < r.ip || r.end < r.udp + 24)
+	uint32_t end = cnuas_roce_end(&r);
+
+	if (end > len || r.udp < r.ip || end < r.udp + 24)
 		abort();
 	/* the same ICRC as the kernel driver's software one */
 	uint32_t kicrc;
 
-	if (cnuas_icrc_linear(f + r.ip, r.end - ICRC_LEN - r.ip, &kicrc) ||
+	if (cnuas_icrc_linear(f + r.ip, end - CNUAS_ICRC_LEN - r.ip, &kicrc) ||
 	    kicrc != cnuas_roce_icrc(f, &r))
 		abort();
 	if (!cnuas_vnic_roce_tx(f, len) || cnuas_vnic_roce_rx(f, len) != CNUAS_VNIC_DESC_F_ICRC_OK)

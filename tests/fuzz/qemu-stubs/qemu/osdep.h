@@ -7,6 +7,7 @@
 #ifndef CNUAS_FUZZ_QEMU_OSDEP_H
 #define CNUAS_FUZZ_QEMU_OSDEP_H
 
+#include <assert.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
