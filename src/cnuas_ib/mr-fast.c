@@ -116,6 +116,12 @@ static int cnuas_ib_fast_invalidate(struct cnuas_ib_mr *mr,
 {
 	if (mr->ibmr.pd != &pd->ibpd || mr->key != key)
 		return -EINVAL;
+	/*
+	 * Not while windows are bound to it (as rxe): after a REG_MR they
+	 * would resolve against the new pages.
+	 */
+	if (mr->num_mw)
+		return -EBUSY;
 	WRITE_ONCE(mr->revoked, true);
 	return 0;
 }
