@@ -410,6 +410,15 @@ static int parse_port_sel(struct vswitch *sw, struct req *r, struct port **one)
 	return first;
 }
 
+/* The start of a set-* answer: {"port": ID or "all", "@key": */
+static void json_port_sel(struct strbuf *b, const struct port *one, const char *key)
+{
+	if (one)
+		sb_printf(b, "{\"port\": %u, \"%s\": ", one->id, key);
+	else
+		sb_printf(b, "{\"port\": \"all\", \"%s\": ", key);
+}
+
 static int cmd_set_fault(struct vswitch *sw, struct req *r)
 {
 	struct port *one;
@@ -439,12 +448,7 @@ static int cmd_set_fault(struct vswitch *sw, struct req *r)
 	else
 		vs_log(VS_LOG_INFO, "fault %s on all ports", f.active ? "set" : "cleared");
 	if (r->json) {
-		sb_printf(&r->out, "{\"port\": ");
-		if (one)
-			sb_printf(&r->out, "%u", one->id);
-		else
-			sb_printf(&r->out, "\"all\"");
-		sb_printf(&r->out, ", \"fault\": ");
+		json_port_sel(&r->out, one, "fault");
 		json_fault(&r->out, &f);
 		sb_printf(&r->out, "}\n");
 	} else {
@@ -514,12 +518,7 @@ static int cmd_set_port_security(struct vswitch *sw, struct req *r)
 		       ps.pin ? "on" : "off", ps.limit);
 	}
 	if (r->json) {
-		sb_printf(&r->out, "{\"port\": ");
-		if (one)
-			sb_printf(&r->out, "%u", one->id);
-		else
-			sb_printf(&r->out, "\"all\"");
-		sb_printf(&r->out, ", \"port_security\": ");
+		json_port_sel(&r->out, one, "port_security");
 		json_psec(&r->out, &ps);
 		sb_printf(&r->out, "}\n");
 	} else {
