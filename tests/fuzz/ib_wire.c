@@ -166,7 +166,7 @@ int LLVMFuzzerTestOneInput(const u8 *data, size_t size)
 	udp = d + off + l3;
 	ulen = rd_be16(udp + 4);
 	if (ulen < UDP_HLEN + CNUAS_BTH_LEN + CNUAS_ICRC_LEN || ulen > iplen - l3 ||
-	    rd_be16(udp + 2) != CNUAS_ROCE_UDP_DPORT)
+	    rd_be16(udp + 2) != CNUAS_ROCE_UDP_PORT)
 		goto out;
 	bth = (struct cnuas_bth *)(udp + UDP_HLEN);
 	blen = ulen - UDP_HLEN;

@@ -965,7 +965,8 @@ static void test_msix_reentrancy(void)
         g_assert_cmpuint(rd(v, CNUAS_VNIC_REG_RXQ + CNUAS_VNIC_Q_STATE), ==,
                          CNUAS_VNIC_QS_RUNNING);
     }
-    g_assert_cmpuint(vstat(v, CNUAS_VNIC_STAT_IRQS), >=, 4);
+    /* The vector fired (into the blocked write) and changed nothing. */
+    g_assert_cmpuint(vstat(v, CNUAS_VNIC_STAT_IRQS), >=, 1);
     qpci_msix_disable(v->dev);
     vnic_free(v);
 }
