@@ -15,7 +15,7 @@ lab_load() {
 	# shellcheck disable=SC1091
 	. "$LAB_DIR/lab.env"
 	# Labs started before these settings existed.
-	RXE_NODES=${RXE_NODES:-0} MTU=${MTU:-1500}
+	RXE_NODES=${RXE_NODES:-0} MTU=${MTU:-1500} INIT=${INIT:-shell} DISTROS=${DISTROS:-bookworm}
 }
 
 # Node kinds in order: cnuas, then stock virtio-net, then virtio-net + rdma_rxe.
@@ -24,6 +24,13 @@ node_kind() {
 	if [ "$1" -lt "$NODES" ]; then echo cnuas
 	elif [ "$1" -lt $((NODES + VIRTIO_NODES)) ]; then echo virtio
 	else echo rxe; fi
+}
+
+# The distro of node N: the N-th of $DISTROS, the last one for the rest.
+node_distro() {
+	local list
+	read -r -a list <<<"$DISTROS"
+	if [ "$1" -lt ${#list[@]} ]; then echo "${list[$1]}"; else echo "${list[-1]}"; fi
 }
 
 node_dir() {
@@ -179,18 +186,18 @@ lab_down() {
 }
 
 lab_status() {
-	local n pid total
+	local n pid total img
 	lab_load
 	total=$(lab_total)
-	echo "lab $LAB_DIR: $NODES cnuas + $VIRTIO_NODES virtio + $RXE_NODES rxe node(s), link layer $LINK_LAYER, MTU $MTU, accel $ACCEL"
-	echo "image $IMAGE"
+	echo "lab $LAB_DIR: $NODES cnuas + $VIRTIO_NODES virtio + $RXE_NODES rxe node(s), link layer $LINK_LAYER, MTU $MTU, accel $ACCEL, init $INIT"
 	echo "qemu $QEMU"
 	pid=$(pidfile_pid "$LAB_DIR/switch.pid")
 	if pid_alive "$pid"; then echo "switch: running (pid $pid)"; else echo "switch: stopped"; fi
 	for n in $(seq 0 $((total - 1))); do
 		pid=$(pidfile_pid "$LAB_DIR/node$n.pid")
+		img=IMAGE_$n
 		if pid_alive "$pid"; then
-			echo "node$n: running (pid $pid, $(node_kind "$n"))"
+			echo "node$n: running (pid $pid, $(node_kind "$n"), $(node_distro "$n"), ${!img:-})"
 		else
 			echo "node$n: stopped"
 		fi

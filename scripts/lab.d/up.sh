@@ -28,19 +28,19 @@ build_switch() {
 	[ -x "$sw/cnuas-vswitchd" ] && [ -x "$sw/cnuas-vsctl" ] || die "userspace did not produce cnuas-vswitchd/cnuas-vsctl"
 }
 
-build_image() {
-	local dev=$1 kdir mods
+build_image() { # build_image DEV DISTRO
+	local dev=$1 distro=$2 kdir mods
 	if [ "$dev" = 1 ]; then
-		kdir=$("$ROOT/scripts/guest-image" --kdir | tail -1) || die "guest-image --kdir failed"
+		kdir=$("$ROOT/scripts/guest-image" --distro "$distro" --kdir | tail -1) || die "guest-image --kdir failed"
 		# Build in a copy: the tree stays clean (its .o files would end
 		# up in the packages) and other builds in src/ do not race us.
 		# Files are compared by content and written with the time of the
 		# copy, not the source's; and a build from another checkout
 		# starts from clean (its objects may be newer than our older
 		# sources, and make would keep them).
-		mods=${CNUAS_CACHE:-$HOME/.cache/cnuas}/work/dev-src
+		mods=${CNUAS_CACHE:-$HOME/.cache/cnuas}/work/dev-src-$distro
 		mkdir -p "$mods"
-		if [ "$(cat "$mods/.cnuas-src-root" 2>/dev/null)" != "$ROOT" ]; then
+		if [ "$(cat "$mods/.cnuas-src-root" 2>/dev/null)" != "$ROOT $kdir" ]; then
 			make -s -C "$mods" KDIR="$kdir" clean >/dev/null 2>&1 || true
 			rm -f "$mods/.cnuas-src-root"
 		fi
@@ -50,16 +50,16 @@ build_image() {
 			"$ROOT/src/" "$mods/"
 		say "--dev: make -C src KDIR=$kdir (in $mods)"
 		nice make -s -j2 -C "$mods" KDIR="$kdir" >&2 || die "make -C src failed"
-		echo "$ROOT" >"$mods/.cnuas-src-root"
+		echo "$ROOT $kdir" >"$mods/.cnuas-src-root"
 		# The provider goes in too (build/provider/); exit 3: cannot
 		# be built here, the image then has no libcnuas.
 		local prc=0
 		nice "$ROOT/scripts/build-provider" >&2 || prc=$?
 		[ "$prc" -eq 0 ] || [ "$prc" -eq 3 ] || die "scripts/build-provider failed"
 		[ "$prc" -eq 0 ] || say "--dev: no libibverbs provider in the image (build-provider: cannot build here)"
-		"$ROOT/scripts/guest-image" --dev-modules "$mods" | tail -1
+		"$ROOT/scripts/guest-image" --distro "$distro" --dev-modules "$mods" | tail -1
 	else
-		"$ROOT/scripts/guest-image" | tail -1
+		"$ROOT/scripts/guest-image" --distro "$distro" | tail -1
 	fi
 }
 
@@ -82,7 +82,7 @@ probe_accel() {
 	if [ -r /dev/kvm ] && [ -w /dev/kvm ]; then
 		timeout -s KILL 5 "$QEMU" -accel kvm -M q35 -m 256 -nodefaults -no-user-config \
 			-display none -monitor none -no-reboot -L /usr/share/seabios -L /usr/share/qemu \
-			-kernel "$IMAGE/vmlinuz" -initrd "$IMAGE/initrd.img" \
+			-kernel "$IMAGE_0/vmlinuz" -initrd "$IMAGE_0/initrd.img" \
 			-append "console=ttyS0 cnuas.probe panic=-1 quiet" \
 			-serial "file:$log" </dev/null >/dev/null 2>&1 || true
 		if grep -q CNUAS-PROBE-OK "$log" 2>/dev/null; then
@@ -95,8 +95,21 @@ probe_accel() {
 
 mac_of() { printf '52:54:00:c0:00:%02x' $(($1 + 1)); }
 
+# The kernel command line of a systemd guest: the lab interface as the
+# ip= that systemd-network-generator turns into a systemd-networkd
+# configuration (the address, the prefix, the MTU).
+systemd_cmdline() { # systemd_cmdline NODE IFNAME IP/LEN IP6/LEN
+	local n=$1 ifname=$2 ip=$3 ip6=$4 mask
+	echo -n "cnuas.init=systemd systemd.hostname=node$n"
+	[ -n "$ifname" ] || return 0
+	[ "${ip#*/}" = 24 ] || die "systemd_cmdline: /24 expected"
+	mask=255.255.255.0
+	[ -z "$ip" ] || echo -n " ip=${ip%/*}:::$mask::$ifname:none:$MTU"
+	[ -z "$ip6" ] || echo -n " ip=[${ip6%/*}]:::${ip6#*/}::$ifname:none:$MTU"
+}
+
 start_guest() {
-	local n=$1 kind=$2 nd=$LAB_DIR/node$1 args=() k ifname ip ip6 accel
+	local n=$1 kind=$2 nd=$LAB_DIR/node$1 args=() k ifname ip ip6 accel image cmdline reboot=-no-reboot
 	mkdir -p "$nd"
 	# shellcheck disable=SC2054 # -accel options are comma-separated
 	if [ "$ACCEL" = kvm ]; then accel=(-accel kvm -cpu host); else accel=(-accel tcg,tb-size=256); fi
@@ -121,16 +134,27 @@ start_guest() {
 		args+=(-chardev "socket,id=agent$k,path=$nd/agent$k.sock,server=on,wait=off"
 			-device "virtserialport,bus=vser.0,chardev=agent$k,name=org.cnuas.agent.$k")
 	done
+	image=IMAGE_$n
+	image=${!image}
+	cmdline="console=ttyS0 root=/dev/vda rw panic=-1 mitigations=off net.ifnames=0 cnuas.node=$n cnuas.kind=$kind"
+	if [ "$INIT" = systemd ]; then
+		# A guest may reboot itself (systemctl reboot); writes to its
+		# disk last as long as its QEMU process.
+		reboot=
+		cmdline+=" $(systemd_cmdline "$n" "$ifname" "$ip" "$ip6")"
+	else
+		cmdline+=" cnuas.if=$ifname cnuas.ip=$ip cnuas.ip6=$ip6 cnuas.mtu=$MTU"
+	fi
 	: >"$LAB_DIR/node$n.console.log"
-	echo "---- $(date -u +%T) node$n ($kind)" >>"$LAB_DIR/node$n.qemu.log"
+	echo "---- $(date -u +%T) node$n ($kind, $(node_distro "$n"), init $INIT)" >>"$LAB_DIR/node$n.qemu.log"
 	spawn "$LAB_DIR/node$n.pid" "$LAB_DIR/node$n.qemu.log" \
 		"$QEMU" -name "node$n,debug-threads=on" -M q35 -m "$MEM" -smp 1 "${accel[@]}" \
-		-nodefaults -no-user-config -nographic -monitor none -no-reboot \
+		-nodefaults -no-user-config -nographic -monitor none $reboot \
 		-L /usr/share/seabios -L /usr/share/qemu \
 		-d guest_errors \
-		-kernel "$IMAGE/vmlinuz" -initrd "$IMAGE/initrd.img" \
-		-append "console=ttyS0 root=/dev/vda rw panic=-1 mitigations=off net.ifnames=0 cnuas.node=$n cnuas.kind=$kind cnuas.if=$ifname cnuas.ip=$ip cnuas.ip6=$ip6 cnuas.mtu=$MTU" \
-		-drive "file=$IMAGE/rootfs.ext4,if=none,id=root,format=raw,snapshot=on" \
+		-kernel "$image/vmlinuz" -initrd "$image/initrd.img" \
+		-append "$cmdline" \
+		-drive "file=$image/rootfs.ext4,if=none,id=root,format=raw,snapshot=on" \
 		-device virtio-blk-pci,drive=root \
 		-chardev "file,id=con,path=$LAB_DIR/node$n.console.log" -serial chardev:con \
 		-qmp "unix:$nd/qmp.sock,server=on,wait=off" \
@@ -199,6 +223,9 @@ node_ready() {
 	elif [ "$LINK_LAYER" = eth ]; then
 		check="ip -4 -o addr show dev cnuas0 | grep -q ' 198.18.0.$((n + 1))/'"
 	fi
+	# A systemd guest is up when its boot has finished (a failed unit
+	# shows in the tests, not here).
+	[ "$INIT" = systemd ] && check="systemctl is-system-running --wait >/dev/null; $check"
 	# Generous: on a loaded host a TCG agent takes seconds to answer a sync.
 	timeout 40 "$PY" "$LABD/labctl.py" exec --sync-timeout 20 "$LAB_DIR/node$n" -- sh -c "$check" \
 		</dev/null >/dev/null 2>&1
@@ -248,6 +275,8 @@ wait_ready() {
 
 lab_up() {
 	local nodes=2 virtio=0 rxe=0 mtu=9000 ll=eth dev=0 mem=1024 gpu=0 psec=1 n total sw_args=()
+	local init=shell distros=bookworm d img
+	local -A images=()
 	while [ $# -gt 0 ]; do
 		case $1 in
 		--nodes) nodes=$2; shift 2 ;;
@@ -259,11 +288,17 @@ lab_up() {
 		--gpu) gpu=1; shift ;;
 		--mem) mem=$2; shift 2 ;;
 		--no-port-security) psec=0; shift ;;
+		--init) init=$2; shift 2 ;;
+		--distro) distros=$2; shift 2 ;;
 		*) die "up: unknown argument $1" ;;
 		esac
 	done
 	case "$nodes$virtio$rxe$mem$mtu" in '' | *[!0-9]*) die "up: --nodes/--virtio-nodes/--rxe-nodes/--mem/--mtu take numbers" ;; esac
 	case $ll in eth | ib) ;; *) die "up: --link-layer eth|ib" ;; esac
+	case $init in shell | systemd) ;; *) die "up: --init shell|systemd" ;; esac
+	for d in ${distros//,/ }; do
+		case $d in bookworm | trixie) ;; *) die "up: --distro bookworm|trixie[,...], not '$d'" ;; esac
+	done
 	[ $((nodes + virtio + rxe)) -ge 1 ] && [ $((nodes + virtio + rxe)) -le 32 ] || die "up: 1..32 nodes"
 	# 68 = IPv4 minimum; 9000 leaves room in the 9216-byte switch frames.
 	[ "$mtu" -ge 68 ] && [ "$mtu" -le 9000 ] || die "up: --mtu 68..9000"
@@ -279,24 +314,34 @@ lab_up() {
 	build_switch
 	VSWITCHD=$ROOT/userspace/vswitchd/cnuas-vswitchd
 	VSCTL=$ROOT/userspace/vswitchd/cnuas-vsctl
+	# Node N runs the N-th distro of the list; the last one for the rest.
+	DISTROS=${distros//,/ }
+	total=$((nodes + virtio + rxe))
 	# CNUAS_LAB_IMAGE: a ready image directory (e.g. scripts/guest-image --no-driver).
-	if [ -n "${CNUAS_LAB_IMAGE:-}" ]; then
-		IMAGE=$CNUAS_LAB_IMAGE
-	else
-		IMAGE=$(build_image $dev) || die "guest image build failed"
-	fi
-	[ -s "$IMAGE/rootfs.ext4" ] || die "guest image build failed"
+	for n in $(seq 0 $((total - 1))); do
+		d=$(node_distro "$n")
+		if [ -z "${images[$d]:-}" ]; then
+			if [ -n "${CNUAS_LAB_IMAGE:-}" ]; then
+				img=$CNUAS_LAB_IMAGE
+			else
+				img=$(build_image $dev "$d") || die "guest image build failed ($d)"
+			fi
+			[ -s "$img/rootfs.ext4" ] || die "guest image build failed ($d)"
+			images[$d]=$img
+		fi
+		printf -v "IMAGE_$n" '%s' "${images[$d]}"
+	done
 
 	# Fresh lab folder; old logs go.
 	mkdir -p "$LAB_DIR"
 	(cd "$LAB_DIR" && rm -rf node* switch.* vport* gpulink* kvm-probe.log lab.env)
 	ACCEL=$(probe_accel)
-	NODES=$nodes VIRTIO_NODES=$virtio RXE_NODES=$rxe LINK_LAYER=$ll MEM=$mem MTU=$mtu GPU=$gpu
+	NODES=$nodes VIRTIO_NODES=$virtio RXE_NODES=$rxe LINK_LAYER=$ll MEM=$mem MTU=$mtu GPU=$gpu INIT=$init
 	GPU_MEM=${CNUAS_LAB_GPU_MEM:-256M}
 	if [ "$gpu" = 1 ]; then
 		"$QEMU" -device help 2>/dev/null | grep -q '"cnuasgpu"' || die "$QEMU has no cnuasgpu device"
 	fi
-	say "starting switch + $nodes cnuas + $virtio virtio + $rxe rxe guest(s), $ll, MTU $mtu, accel $ACCEL, image ${IMAGE##*/}"
+	say "starting switch + $nodes cnuas + $virtio virtio + $rxe rxe guest(s), $ll, MTU $mtu, accel $ACCEL, init $init, ${distros}: ${images[*]##*/}"
 
 	sw_args=("$VSWITCHD" --socket "$LAB_DIR/switch.sock" --ctl "$LAB_DIR/switch.ctl" --foreground)
 	# Each guest keeps the MAC QEMU gave it; no guest can take another's.
@@ -305,14 +350,17 @@ lab_up() {
 		"$VSWITCHD" --help 2>&1 | grep -q -- '--link-layer' || die "cnuas-vswitchd has no --link-layer option"
 		sw_args+=(--link-layer ib)
 	fi
-	total=$((nodes + virtio + rxe))
 	for n in $(seq "$nodes" $((total - 1))); do
 		sw_args+=(--dgram "$LAB_DIR/vport$n.sw=$LAB_DIR/vport$n.qemu")
 	done
 	printf '%s\n' "${sw_args[@]}" >"$LAB_DIR/switch.cmd"
 	{
-		echo "NODES=$NODES VIRTIO_NODES=$VIRTIO_NODES RXE_NODES=$RXE_NODES LINK_LAYER=$LINK_LAYER MEM=$MEM MTU=$MTU ACCEL=$ACCEL DEV=$dev GPU=$GPU"
-		printf 'QEMU=%q\nIMAGE=%q\nVSWITCHD=%q\nVSCTL=%q\n' "$QEMU" "$IMAGE" "$VSWITCHD" "$VSCTL"
+		echo "NODES=$NODES VIRTIO_NODES=$VIRTIO_NODES RXE_NODES=$RXE_NODES LINK_LAYER=$LINK_LAYER MEM=$MEM MTU=$MTU ACCEL=$ACCEL DEV=$dev GPU=$GPU INIT=$INIT"
+		printf 'DISTROS=%q\nQEMU=%q\nVSWITCHD=%q\nVSCTL=%q\n' "$DISTROS" "$QEMU" "$VSWITCHD" "$VSCTL"
+		for n in $(seq 0 $((total - 1))); do
+			img=IMAGE_$n
+			printf 'IMAGE_%d=%q\n' "$n" "${!img}"
+		done
 	} >"$LAB_DIR/lab.env"
 	# A failed start leaves no process behind (the logs stay).
 	trap 'lab_down >/dev/null 2>&1 || true' EXIT

@@ -27,9 +27,6 @@
 #include "compat.h"
 
 #define CNUAS_NET_DRV_NAME	KBUILD_MODNAME
-#ifndef CNUAS_VERSION
-#define CNUAS_VERSION		"0.1.0"
-#endif
 
 #define CNUAS_NET_MIN_MTU	68
 #define CNUAS_NET_MAX_MTU	9000

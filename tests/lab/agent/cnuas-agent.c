@@ -3,9 +3,10 @@
  * cnuas-agent: in-guest control agent of the Cnuas lab.
  *
  *   cnuas-agent --port /dev/vport0p1   serve exec sessions on one port
- *   cnuas-agent --supervise            (PID 1) one server per port named
- *                                      org.cnuas.agent.*, respawned when
- *                                      they die; reaps orphans
+ *   cnuas-agent --supervise            (PID 1 or a service) one server per
+ *                                      port named org.cnuas.agent.*,
+ *                                      respawned when they die; reaps
+ *                                      orphans
  *
  * One port carries one session at a time; the host picks a free port.
  */
@@ -267,11 +268,15 @@ static __attribute__((noreturn)) void supervise(void)
 	struct port ports[MAX_PORTS];
 	int n = 0, i;
 
-	/* Ports show up shortly after virtio_console loads. */
-	for (i = 0; i < 100 && !(n = find_ports(ports)); i++)
+	/* Ports show up once virtio_console loads (udev loads it in a systemd guest). */
+	for (i = 0; i < 600 && !(n = find_ports(ports)); i++)
 		usleep(100 * 1000);
-	if (!n)
+	if (!n) {
 		agent_log("no %s* virtio-serial ports found", PORT_NAME_PREFIX);
+		/* A service is restarted and looks again; PID 1 stays. */
+		if (getpid() != 1)
+			exit(1);
+	}
 	agent_log("serving %d port(s)", n);
 	for (;;) {
 		int status;

@@ -1,15 +1,16 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later OR MIT
-# autopkgtest of our Debian packages inside a lab guest (node 0, which has
-# a cnuas-vnic on the switch): the DKMS test autodep8 generates from
-# "Testsuite: autopkgtest-pkg-dkms" and our debian/tests/device-smoke must
-# both PASS (not skip). The guest has no route to a Debian mirror, so the
-# test dependencies are in the image and apt sees only autopkgtest's own
-# repository of the built packages. gcc under TCG takes ~100 s per kernel
-# source file, so the image routes gcc-N through ccache and fills that
-# cache with its own (native) DKMS build of the same sources; the guest
-# still runs the whole dkms build and install. The ccache line below
-# shows hits and misses: misses mean an hour-long build (and a timeout).
+# autopkgtest of our Debian packages inside a real guest (node 0: Debian 12
+# booted by systemd, with a cnuas-vnic on the switch): the DKMS test
+# autodep8 generates from "Testsuite: autopkgtest-pkg-dkms" and our
+# debian/tests/device-smoke must both PASS (not skip). The guest has no
+# route to a Debian mirror, so the test dependencies are in the image and
+# apt sees only autopkgtest's own repository of the built packages. gcc
+# under TCG takes ~100 s per kernel source file, so the image routes gcc-N
+# through ccache and fills that cache with its own (native) DKMS build of
+# the same sources; the guest still runs the whole dkms build and install.
+# The ccache line below shows hits and misses: misses mean an hour-long
+# build (and a timeout).
 # timeout: 1500
 . "$(dirname "$0")/lib.sh"
 need_cnuas_nodes 1

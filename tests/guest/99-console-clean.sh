@@ -1,0 +1,1 @@
+../vm/99-console-clean.sh
