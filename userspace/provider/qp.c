@@ -56,7 +56,8 @@ struct ibv_qp *cnuas_create_qp_ex(struct ibv_context *ibctx,
 	struct cnuas_qp *qp;
 	int ret;
 
-	if (attr->qp_type != IBV_QPT_RC && attr->qp_type != IBV_QPT_UD) {
+	if (attr->qp_type != IBV_QPT_RC && attr->qp_type != IBV_QPT_UC &&
+	    attr->qp_type != IBV_QPT_UD) {
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
