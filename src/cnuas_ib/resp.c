@@ -794,6 +794,10 @@ static void cnuas_resp_uc(struct cnuas_ib_qp *qp, struct cnuas_ib_rxp *p)
 		/* Lost: the rest of the message in progress, or this one's start. */
 		if (t->resp_op || !first)
 			cnuas_resp_uc_drop(qp, p);
+		else if (!t->uc_drop && diff > 0)	/* whole ones skipped */
+			cnuas_stat_dbg_qp(qp, CNUAS_STAT_UC_MSG_DROPPED,
+					  "PSN %u: a message or more before it lost\n",
+					  p->psn);
 		t->epsn = p->psn;
 	} else if (t->resp_op && first) {
 		/* In sequence, but its requester gave the message up. */

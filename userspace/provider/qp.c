@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later OR MIT
 /*
- * Queue pairs (RC, UD): the kernel answers create_qp with the geometry
+ * Queue pairs (RC, UC, UD): the kernel answers create_qp with the geometry
  * of the SQ and RQ rings, which are mapped here and unmapped after the
  * QP is destroyed. send_ops_flags add the ibv_wr_* API (wr.c).
  */
