@@ -478,13 +478,13 @@ struct cnuas_ib_qp_attr {
 	u8 max_dest_rd_atomic;
 	u16 pkey_index;
 	int access;			/* qp_access_flags */
-	struct cnuas_ib_av av;		/* RC: the peer */
+	struct cnuas_ib_av av;		/* RC, UC: the peer */
 };
 
 struct cnuas_ib_qp {
 	struct ib_qp ibqp;
 	struct cnuas_ib_dev *cdev;
-	enum ib_qp_type type;		/* IB_QPT_RC, _UD, _GSI */
+	enum ib_qp_type type;		/* IB_QPT_RC, _UC, _UD, _GSI */
 	bool is_user;
 	bool sig_all;
 	atomic_t mcast_attached;	/* groups it is in (mcast.c) */
@@ -541,6 +541,12 @@ void cnuas_ib_qp_error(struct cnuas_ib_qp *qp, enum ib_event_type event);
 static inline struct cnuas_ib_dev *to_cdev(struct ib_device *ibdev)
 {
 	return container_of(ibdev, struct cnuas_ib_dev, ibdev);
+}
+
+/* RC and UC: one peer QP, set at RTR; UD and GSI address every WR. */
+static inline bool cnuas_ib_qp_connected(const struct cnuas_ib_qp *qp)
+{
+	return qp->type == IB_QPT_RC || qp->type == IB_QPT_UC;
 }
 
 static inline bool cnuas_ib_is_eth(const struct cnuas_ib_dev *cdev)

@@ -42,6 +42,7 @@ static const struct rdma_stat_desc cnuas_ib_stat_descs[CNUAS_STAT_NUM] = {
 	[CNUAS_STAT_ACK_WITH_REQ]	= { .name = "ack_with_request" },
 	[CNUAS_STAT_ACK_HOLD_EXPIRED]	= { .name = "ack_hold_expired" },
 	[CNUAS_STAT_MW_BIND]		= { .name = "mw_bind" },
+	[CNUAS_STAT_UC_MSG_DROPPED]	= { .name = "uc_msg_dropped" },
 };
 
 const char *cnuas_ib_stat_name(enum cnuas_ib_stat s)

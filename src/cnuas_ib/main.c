@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * cnuas_ib: module, auxiliary driver and ib_device life cycle. Binds to
- * cnuas_net's "cnuas_net.rdma" auxiliary device, registers cnuas_N with
- * ib_core and turns link changes into port events.
+ * cnuas_net's "cnuas_net.rdma" auxiliary device, registers cnuas_N (a
+ * child of the PCI function) with ib_core and turns link changes into
+ * port events.
  */
 #include <linux/module.h>
 #include <linux/skbuff.h>
@@ -168,7 +169,13 @@ static int cnuas_ib_probe(struct auxiliary_device *aux,
 	ibdev->node_type = RDMA_NODE_IB_CA;
 	ibdev->phys_port_cnt = CNUAS_IB_NUM_PORTS;
 	ibdev->num_comp_vectors = 1;
-	ibdev->dev.parent = &aux->dev;
+	/*
+	 * The PCI function is the parent, as mlx5's: sysfs then shows the
+	 * netdev beside the RDMA device (device/net/cnuas0), where rdma-core
+	 * and RDMA CM tools look for it. The driver stays bound to the
+	 * auxiliary device, which is the PCI function's child.
+	 */
+	ibdev->dev.parent = aux->dev.parent;
 	strscpy(ibdev->node_desc, "cnuas", sizeof(ibdev->node_desc));
 	addrconf_addr_eui48((u8 *)&ibdev->node_guid, adev->mac);
 	ib_set_device_ops(ibdev, &cnuas_ib_dev_ops);

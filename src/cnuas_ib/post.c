@@ -14,14 +14,15 @@ static bool cnuas_ib_send_opcode_ok(const struct cnuas_ib_qp *qp,
 	case IB_WR_SEND:
 	case IB_WR_SEND_WITH_IMM:
 		return true;
-	case IB_WR_SEND_WITH_INV:
 	case IB_WR_RDMA_WRITE:
 	case IB_WR_RDMA_WRITE_WITH_IMM:
+	case IB_WR_REG_MR:
+	case IB_WR_LOCAL_INV:
+		return cnuas_ib_qp_connected(qp);
+	case IB_WR_SEND_WITH_INV:	/* UC has no Invalidate opcodes */
 	case IB_WR_RDMA_READ:
 	case IB_WR_ATOMIC_CMP_AND_SWP:
 	case IB_WR_ATOMIC_FETCH_AND_ADD:
-	case IB_WR_REG_MR:
-	case IB_WR_LOCAL_INV:
 		return qp->type == IB_QPT_RC;
 	default:
 		return false;
@@ -132,7 +133,7 @@ static int cnuas_ib_send_wqe_fill(struct cnuas_ib_qp *qp,
 		break;
 	}
 
-	if (qp->type != IB_QPT_RC) {
+	if (!cnuas_ib_qp_connected(qp)) {
 		if (!ud_wr(wr)->ah)
 			return -EINVAL;
 		wqe->wr.ud.ah_num = to_cah(ud_wr(wr)->ah)->ah_num;

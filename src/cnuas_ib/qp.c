@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Queue pairs: create (RC, UD, GSI), the state machine and attribute
+ * Queue pairs: create (RC, UC, UD, GSI), the state machine and attribute
  * checks of modify_qp, query, destroy, and the lookups the transport
  * uses. QPNs live in qp_xa; a lookup takes the xa_lock and a reference,
  * destroy takes the QP out of the table, then waits for the references.
@@ -112,6 +112,7 @@ int cnuas_ib_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 
 	switch (init->qp_type) {
 	case IB_QPT_RC:
+	case IB_QPT_UC:
 	case IB_QPT_UD:
 		break;
 	case IB_QPT_GSI:
@@ -143,7 +144,7 @@ int cnuas_ib_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	mutex_init(&qp->modify_lock);
 	qp->state = IB_QPS_RESET;
 	memset(&qp->attr, 0, sizeof(qp->attr));
-	if (qp->type != IB_QPT_RC) {
+	if (!cnuas_ib_qp_connected(qp)) {
 		/* UD/GSI have no path MTU attribute: the port's. */
 		qp->attr.path_mtu = cnuas_ib_active_mtu(cdev);
 		qp->attr.mtu = ib_mtu_enum_to_int(qp->attr.path_mtu);
@@ -347,8 +348,8 @@ static void cnuas_ib_qp_store_attr(struct cnuas_ib_qp *qp,
 		a->access = attr->qp_access_flags;
 	if (mask & IB_QP_AV)
 		a->av = *av;
-	/* RC: the UDP source port spreads by QP pair, as RoCE HCAs do. */
-	if ((mask & (IB_QP_AV | IB_QP_DEST_QPN)) && qp->type == IB_QPT_RC &&
+	/* RC, UC: the UDP source port spreads by QP pair, as RoCE HCAs do. */
+	if ((mask & (IB_QP_AV | IB_QP_DEST_QPN)) && cnuas_ib_qp_connected(qp) &&
 	    !a->av.flow_label)
 		a->av.udp_sport = rdma_get_udp_sport(0, qp->ibqp.qp_num,
 						     a->dest_qpn);
@@ -454,7 +455,7 @@ int cnuas_ib_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 	attr->dest_qp_num = a.dest_qpn;
 	attr->qp_access_flags = a.access;
 	cnuas_ib_qp_caps(qp, &attr->cap);
-	if (qp->type == IB_QPT_RC && a.av.network_type)
+	if (cnuas_ib_qp_connected(qp) && a.av.network_type)
 		cnuas_ib_av_to_attr(&a.av, &attr->ah_attr);
 	attr->pkey_index = a.pkey_index;
 	attr->port_num = 1;

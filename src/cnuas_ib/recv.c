@@ -2,7 +2,7 @@
 /*
  * Received RoCEv2 frames: validate (net.c), find the QP by the BTH's
  * destination QPN, check that the packet may reach it (transport, state,
- * RC peer) and hand requests to the responder, responses to the
+ * RC or UC peer) and hand requests to the responder, responses to the
  * completer. Every dropped frame is counted by reason. NAPI softirq.
  */
 #include <linux/skbuff.h>
@@ -17,18 +17,20 @@ static int cnuas_rx_check(struct cnuas_ib_qp *qp, struct cnuas_ib_rxp *p)
 	enum ib_qp_state s = qp->t.state;
 	bool gsi, to_gsi;
 
-	if (qp->type == IB_QPT_RC) {
-		if (!(flags & CNUAS_OPF_RC))
+	if (cnuas_ib_qp_connected(qp)) {
+		bool rc = qp->type == IB_QPT_RC;
+
+		if (!(flags & (rc ? CNUAS_OPF_RC : CNUAS_OPF_UC)))
 			return cnuas_rx_drop_qp(qp, CNUAS_STAT_DROP_OPCODE,
-						"opcode 0x%02x is not RC\n",
-						p->opcode);
-		/* RC has no source QPN on the wire: the peer's address. */
+						"opcode 0x%02x is not %s\n",
+						p->opcode, rc ? "RC" : "UC");
+		/* No source QPN on the wire: the peer's address. */
 		if (memcmp(&p->saddr, qp->attr.av.dgid.raw, sizeof(p->saddr)))
 			return cnuas_rx_drop_qp(qp, CNUAS_STAT_DROP_SRC,
 						"PSN %u from %pI6c, the peer is %pI6c\n",
 						p->psn, &p->saddr,
 						qp->attr.av.dgid.raw);
-		/* Requests from RTR on, responses in RTS and SQD. */
+		/* Requests from RTR on, responses (RC) in RTS and SQD. */
 		if (s == IB_QPS_RTS || s == IB_QPS_SQD ||
 		    ((flags & CNUAS_OPF_REQ) &&
 		     (s == IB_QPS_RTR || s == IB_QPS_SQE)))

@@ -7,7 +7,9 @@
  * stays unacknowledged. Retransmission goes back to the PSN the peer
  * asks for (sequence NAK, RNR NAK) or to the oldest unacknowledged one
  * (ACK timeout); ACKs of packets sent before a rewind still count and
- * move the requester forward again (cnuas_ib_req_rewind()).
+ * move the requester forward again (cnuas_ib_req_rewind()). UC and UD
+ * send each packet once, with no window, and complete a WQE once its
+ * last packet is out.
  */
 #include <linux/skbuff.h>
 #include <linux/slab.h>
@@ -145,6 +147,9 @@ static enum ib_wc_status cnuas_req_start(struct cnuas_ib_qp *qp,
 		break;
 	case IB_UVERBS_WR_RDMA_WRITE:
 	case IB_UVERBS_WR_RDMA_WRITE_WITH_IMM:
+		if (!cnuas_ib_qp_connected(qp))
+			return IB_WC_LOC_QP_OP_ERR;
+		break;
 	case IB_UVERBS_WR_SEND_WITH_INV:
 		if (!rc)
 			return IB_WC_LOC_QP_OP_ERR;
@@ -162,7 +167,8 @@ static enum ib_wc_status cnuas_req_start(struct cnuas_ib_qp *qp,
 	len = inl ? w->inline_len :
 	      cnuas_ib_sge_total((const struct cnuas_sge *)sw->data,
 				 w->num_sge);
-	if (len > CNUAS_IB_MAX_MSG_SZ || (!rc && len > t->mtu))
+	if (len > CNUAS_IB_MAX_MSG_SZ ||
+	    (!cnuas_ib_qp_connected(qp) && len > t->mtu))
 		return IB_WC_LOC_LEN_ERR;
 	if (cnuas_is_atomic_op(w->opcode)) {
 		if (len < sizeof(u64))
@@ -195,7 +201,7 @@ static enum ib_wc_status cnuas_req_local_op(struct cnuas_ib_qp *qp,
 
 	if (sw->status)
 		return sw->status;
-	if (qp->type != IB_QPT_RC ||
+	if (!cnuas_ib_qp_connected(qp) ||
 	    (qp->is_user && w->opcode == IB_WR_REG_MR))
 		return IB_WC_LOC_QP_OP_ERR;
 	if (w->opcode == IB_UVERBS_WR_BIND_MW)
@@ -227,8 +233,8 @@ static void cnuas_req_local_error(struct cnuas_ib_qp *qp,
 	cnuas_ib_tqp_fatal(qp, 0);
 }
 
-static u8 cnuas_req_opcode(struct cnuas_ib_qp *qp, u32 wr, bool first,
-			   bool last)
+/* The RC opcode of packet [first][last] of a @wr message. */
+static u8 cnuas_req_opcode_rc(u32 wr, bool first, bool last)
 {
 	static const u8 send[2][2] = {	/* [first][last] */
 		{ CNUAS_OP_RC_SEND_MIDDLE, CNUAS_OP_RC_SEND_LAST },
@@ -239,9 +245,6 @@ static u8 cnuas_req_opcode(struct cnuas_ib_qp *qp, u32 wr, bool first,
 		{ CNUAS_OP_RC_WRITE_FIRST, CNUAS_OP_RC_WRITE_ONLY },
 	};
 
-	if (qp->type != IB_QPT_RC)
-		return wr == IB_UVERBS_WR_SEND_WITH_IMM ?
-		       CNUAS_OP_UD_SEND_ONLY_IMM : CNUAS_OP_UD_SEND_ONLY;
 	switch (wr) {
 	case IB_UVERBS_WR_RDMA_READ:
 		return CNUAS_OP_RC_READ_REQ;
@@ -269,6 +272,19 @@ static u8 cnuas_req_opcode(struct cnuas_ib_qp *qp, u32 wr, bool first,
 	default:
 		return send[first][last];
 	}
+}
+
+static u8 cnuas_req_opcode(struct cnuas_ib_qp *qp, u32 wr, bool first,
+			   bool last)
+{
+	if (!cnuas_ib_qp_connected(qp))
+		return wr == IB_UVERBS_WR_SEND_WITH_IMM ?
+		       CNUAS_OP_UD_SEND_ONLY_IMM : CNUAS_OP_UD_SEND_ONLY;
+	/* UC: SEND or WRITE (cnuas_req_start() let no other through). */
+	if (qp->type == IB_QPT_UC)
+		return CNUAS_OP_TRANSPORT_UC |
+		       cnuas_req_opcode_rc(wr, first, last);
+	return cnuas_req_opcode_rc(wr, first, last);
 }
 
 /* The extension headers of one request packet. */
@@ -324,7 +340,7 @@ static int cnuas_req_packet(struct cnuas_ib_qp *qp, struct cnuas_ib_swqe *sw)
 	struct cnuas_ib_pd *pd = to_cpd(qp->ibqp.pd);
 	struct cnuas_ib_tqp *t = &qp->t;
 	struct cnuas_send_wqe *w = &sw->wqe;
-	bool rc = qp->type == IB_QPT_RC;
+	bool rc = qp->type == IB_QPT_RC, conn = cnuas_ib_qp_connected(qp);
 	struct cnuas_ib_ah *ah = NULL;
 	const struct cnuas_ib_av *av;
 	const struct cnuas_opcode *op;
@@ -345,7 +361,7 @@ static int cnuas_req_packet(struct cnuas_ib_qp *qp, struct cnuas_ib_swqe *sw)
 	opc = cnuas_req_opcode(qp, w->opcode, first, last);
 	op = &cnuas_opcodes[opc];
 
-	if (rc) {
+	if (conn) {
 		av = &qp->attr.av;
 	} else {
 		ah = cnuas_ib_ah_get(pd, w->wr.ud.ah_num);
@@ -392,7 +408,7 @@ static int cnuas_req_packet(struct cnuas_ib_qp *qp, struct cnuas_ib_swqe *sw)
 	se = last && (w->send_flags & CNUAS_SEND_SOLICITED) &&
 	     (op->flags & (CNUAS_OPF_SEND | CNUAS_OPF_IMM));
 	cnuas_bth_build(bth, opc, se, cnuas_ib_pad(plen), CNUAS_IB_DEFAULT_PKEY,
-			rc ? t->dest_qpn : w->wr.ud.remote_qpn, ackreq, psn);
+			conn ? t->dest_qpn : w->wr.ud.remote_qpn, ackreq, psn);
 	cnuas_req_ehs(qp, sw, op, bth, off);
 	cnuas_ib_pkt_seal(qp->cdev, skb);
 	if (ah)
@@ -421,7 +437,7 @@ static int cnuas_req_packet(struct cnuas_ib_qp *qp, struct cnuas_ib_swqe *sw)
 	if (last) {
 		t->req_idx++;
 		t->req_off = 0;
-		if (!rc)	/* UD completes once sent */
+		if (!rc)	/* UC, UD: complete once sent */
 			sw->state = CNUAS_SW_DONE;
 	}
 	return cnuas_ib_tqp_xmit(qp, skb, true) == -EBUSY ? -EBUSY : 0;
@@ -525,7 +541,7 @@ int cnuas_ib_req_run(struct cnuas_ib_qp *qp, int budget)
 	if (rc && t->una != t->psn_hi &&
 	    (was_idle || !timer_pending(&t->retry_timer)))
 		cnuas_ib_req_arm_timer(qp);
-	/* UD completes once sent; a local op when it is the oldest. */
+	/* UC, UD complete once sent; a local op when it is the oldest. */
 	if (!rc || local_done)
 		cnuas_ib_comp_advance(qp);
 	return sent;

@@ -6,6 +6,10 @@
  * order packets get one sequence NAK; duplicates are answered again (a
  * READ re-read, an atomic replayed from its stored result, never
  * re-executed). Runs with the QP's transport lock held.
+ *
+ * UC shares the SEND and WRITE execution but answers nothing: a packet
+ * lost loses its message, and the responder takes the sequence up again
+ * at the next FIRST or ONLY packet (cnuas_resp_uc()).
  */
 #include <linux/skbuff.h>
 #include <linux/slab.h>
@@ -69,6 +73,7 @@ void cnuas_ib_resp_reset(struct cnuas_ib_qp *qp)
 
 	t->msn = 0;
 	t->nak_sent = false;
+	t->uc_drop = false;
 	t->resp_op = 0;
 	t->rwqe_valid = false;
 	t->recv_off = 0;
@@ -167,6 +172,8 @@ static void cnuas_resp_ack_maybe(struct cnuas_ib_qp *qp,
 	bool only = (p->op->flags & CNUAS_OPF_MIDDLE_MASK) ==
 		    CNUAS_OPF_MIDDLE_MASK;
 
+	if (qp->type != IB_QPT_RC)
+		return;
 	if (++qp->t.ack_pkts < CNUAS_IB_ACK_EVERY && !ackreq) {
 		cnuas_ib_stat_inc(qp->cdev, CNUAS_STAT_ACK_DEFERRED);
 		return;
@@ -175,14 +182,34 @@ static void cnuas_resp_ack_maybe(struct cnuas_ib_qp *qp,
 	cnuas_resp_ack_now(qp, ackreq && only);
 }
 
-/* NAK the expected PSN with @syn; fatal ones move the QP to error. */
+/* NAK the expected PSN with @syn (RC); fatal ones move the QP to error. */
 static void cnuas_resp_nak(struct cnuas_ib_qp *qp, u8 syn)
 {
+	if (qp->type != IB_QPT_RC)
+		return;
 	cnuas_dbg_qp(qp, "%s sent for PSN %u (syndrome 0x%02x)\n",
 		     cnuas_ib_syndrome_name(syn), qp->t.epsn, syn);
 	cnuas_resp_ack_pkt(qp, CNUAS_OP_RC_ACK, syn, qp->t.epsn, NULL);
 }
 
+/*
+ * UC: the message of @p is lost (a packet of it missing, no receive WQE,
+ * a request refused): its other packets are dropped until a FIRST or
+ * ONLY packet starts the next one. A receive WQE it took serves that one.
+ */
+static void cnuas_resp_uc_drop(struct cnuas_ib_qp *qp, struct cnuas_ib_rxp *p)
+{
+	struct cnuas_ib_tqp *t = &qp->t;
+
+	if (!t->uc_drop)
+		cnuas_stat_dbg_qp(qp, CNUAS_STAT_UC_MSG_DROPPED,
+				  "PSN %u (opcode 0x%02x): message dropped\n",
+				  p->psn, p->opcode);
+	t->uc_drop = true;
+	t->resp_op = 0;
+}
+
+/* A local error (receive WQE): the QP fails; RC NAKs the request. */
 static void cnuas_resp_fail(struct cnuas_ib_qp *qp, u8 code,
 			    enum ib_event_type ev)
 {
@@ -191,20 +218,44 @@ static void cnuas_resp_fail(struct cnuas_ib_qp *qp, u8 code,
 }
 
 /*
+ * A request the responder refuses (key, rights, length): RC NAKs it and
+ * the QP fails. UC, which answers nothing, drops the message and goes on,
+ * as rxe and the IBA's UC responder do.
+ */
+static void cnuas_resp_reject(struct cnuas_ib_qp *qp, struct cnuas_ib_rxp *p,
+			      u8 code, enum ib_event_type ev)
+{
+	if (qp->type == IB_QPT_UC)
+		cnuas_resp_uc_drop(qp, p);
+	else
+		cnuas_resp_fail(qp, code, ev);
+}
+
+/*
  * The QP's own remote rights come before any MR's: a request the QP does
  * not enable is a remote access error whatever the key (IBA, as rxe and
  * mlx5 do).
  */
-static bool cnuas_resp_qp_allows(struct cnuas_ib_qp *qp, int right)
+static bool cnuas_resp_qp_allows(struct cnuas_ib_qp *qp,
+				 struct cnuas_ib_rxp *p, int right)
 {
 	if (likely(qp->t.access & right))
 		return true;
-	cnuas_resp_fail(qp, CNUAS_AETH_NAK_ACCESS, IB_EVENT_QP_ACCESS_ERR);
+	cnuas_dbg_qp(qp, "PSN %u: the QP's access flags 0x%x lack 0x%x\n",
+		     p->psn, qp->t.access, right);
+	cnuas_resp_reject(qp, p, CNUAS_AETH_NAK_ACCESS, IB_EVENT_QP_ACCESS_ERR);
 	return false;
 }
 
-static void cnuas_resp_rnr(struct cnuas_ib_qp *qp)
+/* No receive WQE: RC asks the requester to wait, UC loses the message. */
+static void cnuas_resp_rnr(struct cnuas_ib_qp *qp, struct cnuas_ib_rxp *p)
 {
+	if (qp->type == IB_QPT_UC) {
+		cnuas_stat_dbg_qp(qp, CNUAS_STAT_DROP_NO_RECV,
+				  "UC PSN %u: no receive WQE posted\n", p->psn);
+		cnuas_resp_uc_drop(qp, p);
+		return;
+	}
 	cnuas_stat_dbg_qp(qp, CNUAS_STAT_SEND_RNR_ERR,
 			  "PSN %u: no receive WQE posted\n", qp->t.epsn);
 	cnuas_resp_nak(qp, CNUAS_AETH_TYPE_RNR | qp->t.min_rnr_timer);
@@ -247,7 +298,8 @@ static void cnuas_resp_recv_done(struct cnuas_ib_qp *qp,
  * Take the next receive WQE into t.rwqe. A malformed one (-EINVAL) was
  * consumed: it completes in error and the QP fails. false: none to use.
  */
-static bool cnuas_resp_take_rwqe(struct cnuas_ib_qp *qp)
+static bool cnuas_resp_take_rwqe(struct cnuas_ib_qp *qp,
+				 struct cnuas_ib_rxp *p)
 {
 	struct cnuas_ib_tqp *t = &qp->t;
 	int err = cnuas_ib_recv_wqe_pop(qp, t->rwqe);
@@ -257,7 +309,7 @@ static bool cnuas_resp_take_rwqe(struct cnuas_ib_qp *qp)
 		return true;
 	}
 	if (err == -ENOENT) {
-		cnuas_resp_rnr(qp);
+		cnuas_resp_rnr(qp, p);
 		return false;
 	}
 	cnuas_dbg_qp(qp, "PSN %u: malformed receive WQE 0x%llx\n", t->epsn,
@@ -275,7 +327,7 @@ static void cnuas_resp_send(struct cnuas_ib_qp *qp, struct cnuas_ib_rxp *p)
 	int err;
 
 	if (flags & CNUAS_OPF_FIRST) {
-		if (!t->rwqe_valid && !cnuas_resp_take_rwqe(qp))
+		if (!t->rwqe_valid && !cnuas_resp_take_rwqe(qp, p))
 			return;
 		t->recv_off = 0;
 		t->resp_op = CNUAS_OPF_SEND;
@@ -341,20 +393,20 @@ static void cnuas_resp_write(struct cnuas_ib_qp *qp, struct cnuas_ib_rxp *p)
 
 	/* WRITE with immediate: no receive WQE, no data taken (RNR). */
 	if ((flags & CNUAS_OPF_RECV) && !t->rwqe_valid &&
-	    !cnuas_resp_take_rwqe(qp))
+	    !cnuas_resp_take_rwqe(qp, p))
 		return;
 	if (flags & CNUAS_OPF_FIRST) {
 		struct cnuas_reth *reth = cnuas_eh_ptr(p->op, p->bth,
 						       CNUAS_EH_RETH);
 		u32 len = cnuas_reth_len(reth);
 
-		if (!cnuas_resp_qp_allows(qp, IB_ACCESS_REMOTE_WRITE))
+		if (!cnuas_resp_qp_allows(qp, p, IB_ACCESS_REMOTE_WRITE))
 			return;
 		if (len > CNUAS_IB_MAX_MSG_SZ) {
 			cnuas_dbg_qp(qp, "WRITE PSN %u: length %u over the maximum message\n",
 				     p->psn, len);
-			cnuas_resp_fail(qp, CNUAS_AETH_NAK_INVALID,
-					IB_EVENT_QP_REQ_ERR);
+			cnuas_resp_reject(qp, p, CNUAS_AETH_NAK_INVALID,
+					  IB_EVENT_QP_REQ_ERR);
 			return;
 		}
 		if (len) {
@@ -372,8 +424,8 @@ static void cnuas_resp_write(struct cnuas_ib_qp *qp, struct cnuas_ib_rxp *p)
 							       len,
 							       IB_ACCESS_REMOTE_WRITE,
 							       qp->ibqp.qp_num));
-				cnuas_resp_fail(qp, CNUAS_AETH_NAK_ACCESS,
-						IB_EVENT_QP_ACCESS_ERR);
+				cnuas_resp_reject(qp, p, CNUAS_AETH_NAK_ACCESS,
+						  IB_EVENT_QP_ACCESS_ERR);
 				return;
 			}
 			cnuas_ib_mr_put(mr);
@@ -389,7 +441,8 @@ static void cnuas_resp_write(struct cnuas_ib_qp *qp, struct cnuas_ib_rxp *p)
 	    ((flags & CNUAS_OPF_LAST) && p->paylen != t->wr_left)) {
 		cnuas_dbg_qp(qp, "WRITE PSN %u: %u payload bytes, %u left of the message\n",
 			     p->psn, p->paylen, t->wr_left);
-		cnuas_resp_fail(qp, CNUAS_AETH_NAK_INVALID, IB_EVENT_QP_REQ_ERR);
+		cnuas_resp_reject(qp, p, CNUAS_AETH_NAK_INVALID,
+				  IB_EVENT_QP_REQ_ERR);
 		return;
 	}
 	if (p->paylen) {
@@ -410,8 +463,8 @@ static void cnuas_resp_write(struct cnuas_ib_qp *qp, struct cnuas_ib_rxp *p)
 						       p->paylen,
 						       IB_ACCESS_REMOTE_WRITE,
 						       qp->ibqp.qp_num));
-			cnuas_resp_fail(qp, CNUAS_AETH_NAK_ACCESS,
-					IB_EVENT_QP_ACCESS_ERR);
+			cnuas_resp_reject(qp, p, CNUAS_AETH_NAK_ACCESS,
+					  IB_EVENT_QP_ACCESS_ERR);
 			return;
 		}
 		cnuas_ib_mr_put(mr);
@@ -453,7 +506,7 @@ static void cnuas_resp_read(struct cnuas_ib_qp *qp, struct cnuas_ib_rxp *p)
 	struct cnuas_ib_res *r;
 	struct cnuas_ib_mr *mr;
 
-	if (!cnuas_resp_qp_allows(qp, IB_ACCESS_REMOTE_READ))
+	if (!cnuas_resp_qp_allows(qp, p, IB_ACCESS_REMOTE_READ))
 		return;
 	if (len > CNUAS_IB_MAX_MSG_SZ) {
 		cnuas_dbg_qp(qp, "READ PSN %u: length %u over the maximum message\n",
@@ -518,7 +571,7 @@ static void cnuas_resp_atomic(struct cnuas_ib_qp *qp, struct cnuas_ib_rxp *p)
 	bool queued;
 	int err;
 
-	if (!cnuas_resp_qp_allows(qp, IB_ACCESS_REMOTE_ATOMIC))
+	if (!cnuas_resp_qp_allows(qp, p, IB_ACCESS_REMOTE_ATOMIC))
 		return;
 	if (va & 7) {
 		cnuas_dbg_qp(qp, "atomic PSN %u: va 0x%llx not 8-byte aligned\n",
@@ -721,12 +774,65 @@ static void cnuas_resp_ud(struct cnuas_ib_qp *qp, struct cnuas_ib_rxp *p)
 	cnuas_ib_cq_post(qp->rcq, &cqe, cnuas_bth_se(p->bth));
 }
 
+/*
+ * UC has no ACK, NAK or retransmission (IBA 9.7): a PSN other than
+ * the expected one means packets were lost, and with them the message
+ * they were part of, whole. The sequence resumes at the next FIRST or
+ * ONLY packet, whatever its PSN.
+ */
+static void cnuas_resp_uc(struct cnuas_ib_qp *qp, struct cnuas_ib_rxp *p)
+{
+	struct cnuas_ib_tqp *t = &qp->t;
+	u16 flags = p->op->flags;
+	bool first = flags & CNUAS_OPF_FIRST;
+	int diff = cnuas_psn_diff(p->psn, t->epsn);
+
+	if (diff) {
+		cnuas_stat_dbg_qp(qp, CNUAS_STAT_OUT_OF_SEQ_REQ,
+				  "UC PSN %u, expected %u (%d ahead)\n",
+				  p->psn, t->epsn, diff);
+		/* Lost: the rest of the message in progress, or this one's start. */
+		if (t->resp_op || !first)
+			cnuas_resp_uc_drop(qp, p);
+		else if (!t->uc_drop && diff > 0)	/* whole ones skipped */
+			cnuas_stat_dbg_qp(qp, CNUAS_STAT_UC_MSG_DROPPED,
+					  "PSN %u: a message or more before it lost\n",
+					  p->psn);
+		t->epsn = p->psn;
+	} else if (t->resp_op && first) {
+		/* In sequence, but its requester gave the message up. */
+		cnuas_resp_uc_drop(qp, p);
+	}
+	if (t->uc_drop) {
+		if (!first)
+			goto out;
+		t->uc_drop = false;
+	}
+	if (!cnuas_resp_in_order(qp, p)) {
+		cnuas_dbg_qp(qp, "UC PSN %u: opcode 0x%02x, %u bytes, out of place\n",
+			     p->psn, p->opcode, p->paylen);
+		cnuas_resp_uc_drop(qp, p);
+		goto out;
+	}
+	if (flags & CNUAS_OPF_SEND)
+		cnuas_resp_send(qp, p);
+	else
+		cnuas_resp_write(qp, p);
+out:
+	/* Taken, or dropped: either way the next PSN is expected next. */
+	t->epsn = cnuas_psn_add(p->psn, 1);
+}
+
 void cnuas_ib_resp_rx(struct cnuas_ib_qp *qp, struct cnuas_ib_rxp *p)
 {
 	struct cnuas_ib_tqp *t = &qp->t;
 	u16 flags = p->op->flags;
 	int diff;
 
+	if (qp->type == IB_QPT_UC) {
+		cnuas_resp_uc(qp, p);
+		return;
+	}
 	if (qp->type != IB_QPT_RC) {
 		cnuas_resp_ud(qp, p);
 		return;

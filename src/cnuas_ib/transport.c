@@ -354,7 +354,7 @@ int cnuas_ib_transport_qp_init(struct cnuas_ib_qp *qp)
 	INIT_LIST_HEAD(&t->rx_run);
 	t->state = IB_QPS_RESET;
 	cnuas_ib_req_window_init(t);
-	/* UD: the port's MTU (qp.c sets it); RC: set at RTR. */
+	/* UD: the port's MTU (qp.c sets it); RC, UC: set at RTR. */
 	t->mtu = qp->attr.mtu ? clamp_t(u32, qp->attr.mtu, 256, 4096) : 4096;
 	t->qkey = qp->attr.qkey;
 

@@ -109,6 +109,7 @@ enum cnuas_ib_stat {
 	CNUAS_STAT_ACK_WITH_REQ,	/* ACK sent behind the QP's requests */
 	CNUAS_STAT_ACK_HOLD_EXPIRED,	/* a held ACK waited in vain */
 	CNUAS_STAT_MW_BIND,		/* memory windows bound */
+	CNUAS_STAT_UC_MSG_DROPPED,	/* UC messages lost in part or whole */
 	CNUAS_STAT_NUM
 };
 
@@ -251,6 +252,7 @@ struct cnuas_ib_tqp {
 	u32 epsn;			/* expected PSN */
 	u32 msn;			/* messages completed */
 	bool nak_sent;			/* one sequence NAK per gap */
+	bool uc_drop;			/* UC: dropping until FIRST/ONLY */
 	u8 resp_op;			/* CNUAS_OPF_SEND/_WRITE in progress */
 	bool rwqe_valid;		/* rwqe taken for the current SEND */
 	u32 recv_off;			/* bytes received into rwqe */

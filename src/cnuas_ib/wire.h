@@ -67,6 +67,7 @@ enum cnuas_op_flags {
 	CNUAS_OPF_RC		= 1u << 12,
 	CNUAS_OPF_UD		= 1u << 13,
 	CNUAS_OPF_RECV		= 1u << 14,	/* consumes a receive WQE */
+	CNUAS_OPF_UC		= 1u << 15,
 };
 
 #define CNUAS_OPF_MIDDLE_MASK	(CNUAS_OPF_FIRST | CNUAS_OPF_LAST)
@@ -96,11 +97,28 @@ enum cnuas_opcode_num {
 	CNUAS_OP_RC_FETCH_ADD			= 0x14,
 	CNUAS_OP_RC_SEND_LAST_INV		= 0x16,
 	CNUAS_OP_RC_SEND_ONLY_INV		= 0x17,
+	CNUAS_OP_UC_SEND_FIRST			= 0x20,
+	CNUAS_OP_UC_SEND_MIDDLE			= 0x21,
+	CNUAS_OP_UC_SEND_LAST			= 0x22,
+	CNUAS_OP_UC_SEND_LAST_IMM		= 0x23,
+	CNUAS_OP_UC_SEND_ONLY			= 0x24,
+	CNUAS_OP_UC_SEND_ONLY_IMM		= 0x25,
+	CNUAS_OP_UC_WRITE_FIRST			= 0x26,
+	CNUAS_OP_UC_WRITE_MIDDLE		= 0x27,
+	CNUAS_OP_UC_WRITE_LAST			= 0x28,
+	CNUAS_OP_UC_WRITE_LAST_IMM		= 0x29,
+	CNUAS_OP_UC_WRITE_ONLY			= 0x2a,
+	CNUAS_OP_UC_WRITE_ONLY_IMM		= 0x2b,
 	CNUAS_OP_UD_SEND_ONLY			= 0x64,
 	CNUAS_OP_UD_SEND_ONLY_IMM		= 0x65,
 };
 
 #define CNUAS_OPCODE_NUM	256
+/*
+ * UC's SEND and WRITE opcodes are RC's (0x00..0x0b) with the transport
+ * bits of UC (IBA 9.2.1).
+ */
+#define CNUAS_OP_TRANSPORT_UC	0x20
 
 /* One row of the opcode table; an all-zero row is an unsupported opcode. */
 struct cnuas_opcode {

@@ -2,8 +2,11 @@
 # SPDX-License-Identifier: GPL-2.0-or-later OR MIT
 # cnuas_ib registers cnuas_0 on every cnuas guest: on netdev cnuas0,
 # ACTIVE, link layer Ethernet, the IPv4-mapped RoCE v2 GID of the guest's
-# address, node GUID from the MAC; port events follow the link (switch
-# killed and restarted); unbind/bind of the PCI function and
+# address, node GUID from the MAC; its sysfs parent is the PCI function,
+# with the netdev beside it (device/net/cnuas0, where rdma-core's RDMA CM
+# tests look), the driver bound to the auxiliary device; port events
+# follow the link (switch killed and restarted); unbind/bind of the PCI
+# function and
 # rmmod/modprobe of cnuas_ib and cnuas_net (in that order) are clean.
 # Leaves cnuas_ib loaded on both nodes.
 # timeout: 600
@@ -21,6 +24,15 @@ port_is() {
 	lsh -t 20 "$1" "rdma link show cnuas_0/1 2>/dev/null | grep -q 'state $2 .*netdev cnuas0'"
 }
 ib_gone() { lsh -t 20 "$1" "[ ! -e $IBSYS ] && ! rdma link show 2>/dev/null | grep -q cnuas_0"; }
+# parent_ok NODE: cnuas_0's device is the PCI function, cnuas0 beside it,
+# and cnuas_ib drives the PCI function's auxiliary device.
+parent_ok() {
+	local bdf
+	bdf=$(cnuas_bdf "$1") || return 1
+	lsh -t 20 "$1" "[ \"\$(basename \"\$(readlink -f $IBSYS/device)\")\" = $bdf ] &&
+		[ -e $IBSYS/device/net/cnuas0 ] &&
+		[ \"\$(basename \"\$(readlink -f /sys/bus/pci/devices/$bdf/cnuas_net.rdma.*/driver)\")\" = cnuas_ib.ib ]"
+}
 
 for n in 0 1; do
 	lsh -t 60 "$n" 'modprobe cnuas_ib' || fail "node$n: modprobe cnuas_ib failed"
@@ -53,6 +65,11 @@ for n in 0 1; do
 	guid=$(printf '5054:00ff:fec0:%04x' $((n + 1)))
 	[ "$(lsh "$n" "cat $IBSYS/node_guid")" = "$guid" ] || fail "node$n: node_guid is not $guid (from the MAC)"
 	[ "$(lsh "$n" "cat $IBSYS/ports/1/pkeys/0")" = 0xffff ] || fail "node$n: pkey[0] is not 0xffff"
+	parent_ok "$n" || {
+		lsh "$n" "ls -l $IBSYS/device; ls $IBSYS/device/net; ls -l /sys/bus/auxiliary/devices/"
+		fail "node$n: $IBSYS/device is not the PCI function with net/cnuas0, or cnuas_ib does not drive its auxiliary device"
+	}
+	note "node$n: $IBSYS/device -> $(cnuas_bdf "$n"), device/net/cnuas0 present"
 	note "node$n: $ll, $state, rate $(lsh "$n" "cat $IBSYS/ports/1/rate"), node_guid $guid"
 done
 
@@ -85,6 +102,7 @@ wait_for 20 ib_gone 0 || fail "node0: cnuas_0 still there after the PCI unbind"
 lsh 0 "echo $bdf >/sys/bus/pci/drivers/cnuas_net/bind" || fail "node0: bind failed"
 cnuas_reconfigure 0 || fail "node0: cnuas0 did not come back after bind"
 wait_for 30 port_is 0 ACTIVE || fail "node0: cnuas_0 not back after bind"
+parent_ok 0 || fail "node0: cnuas_0 not under the PCI function after bind"
 note "node0: PCI unbind/bind removed and re-created cnuas_0"
 
 # ... and module reloads, in dependency order.
@@ -98,6 +116,7 @@ lsh 0 '[ ! -e /sys/class/net/cnuas0 ]' || fail "node0: cnuas0 still there after 
 lsh -t 60 0 'modprobe cnuas_net && modprobe cnuas_ib' || fail "node0: modprobe cnuas_net cnuas_ib failed"
 cnuas_reconfigure 0 || fail "node0: cnuas0 did not come back"
 wait_for 30 port_is 0 ACTIVE || fail "node0: cnuas_0 not ACTIVE after reloading both modules"
+parent_ok 0 || fail "node0: cnuas_0 not under the PCI function after the reloads"
 lsh 0 "grep -qx 0000:0000:0000:0000:0000:ffff:c612:0001 $IBSYS/ports/1/gids/*" ||
 	fail "node0: IPv4 GID missing after reload"
 note "node0: rmmod/modprobe of cnuas_ib and cnuas_net clean"

@@ -141,12 +141,18 @@ static void cnuas_uninit_device(struct verbs_device *vdev)
 	free(cnuas_container_of(vdev, struct cnuas_device, vdev));
 }
 
+/* The cnuas-vnic PCI function (src/include/cnuas_vnic_hw.h). */
+#define CNUAS_VNIC_PCI_VENDOR 0x1af4
+#define CNUAS_VNIC_PCI_DEVICE 0x10f0
+
 /*
- * cnuas_ib binds to cnuas_net's auxiliary device "cnuas_net.rdma.N": its
- * modalias is the stable match. The name is the fallback for sysfs
- * without a modalias.
+ * The RDMA device's parent is the cnuas-vnic PCI function: its PCI ID is
+ * the match. Older cnuas_ib parented it to cnuas_net's auxiliary device
+ * "cnuas_net.rdma.N", whose modalias matches. The name is the fallback
+ * for sysfs without a modalias.
  */
 static const struct verbs_match_ent cnuas_match_table[] = {
+	VERBS_PCI_MATCH(CNUAS_VNIC_PCI_VENDOR, CNUAS_VNIC_PCI_DEVICE, NULL),
 	VERBS_MODALIAS_MATCH("auxiliary:cnuas_net.rdma", NULL),
 	VERBS_NAME_MATCH("cnuas", NULL),
 	{},

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later OR MIT
 /*
- * Queue pairs (RC, UD): the kernel answers create_qp with the geometry
+ * Queue pairs (RC, UC, UD): the kernel answers create_qp with the geometry
  * of the SQ and RQ rings, which are mapped here and unmapped after the
  * QP is destroyed. send_ops_flags add the ibv_wr_* API (wr.c).
  */
@@ -56,7 +56,8 @@ struct ibv_qp *cnuas_create_qp_ex(struct ibv_context *ibctx,
 	struct cnuas_qp *qp;
 	int ret;
 
-	if (attr->qp_type != IBV_QPT_RC && attr->qp_type != IBV_QPT_UD) {
+	if (attr->qp_type != IBV_QPT_RC && attr->qp_type != IBV_QPT_UC &&
+	    attr->qp_type != IBV_QPT_UD) {
 		errno = EOPNOTSUPP;
 		return NULL;
 	}

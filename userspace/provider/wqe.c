@@ -22,15 +22,17 @@ static int opcode_ok(enum ibv_qp_type type, enum ibv_wr_opcode op)
 	switch (op) {
 	case IBV_WR_SEND:
 	case IBV_WR_SEND_WITH_IMM:
-		return type == IBV_QPT_RC || type == IBV_QPT_UD;
-	case IBV_WR_SEND_WITH_INV:
+		return 1;
 	case IBV_WR_RDMA_WRITE:
 	case IBV_WR_RDMA_WRITE_WITH_IMM:
+	case IBV_WR_LOCAL_INV:
+	case IBV_WR_BIND_MW:
+		return type == IBV_QPT_RC || type == IBV_QPT_UC;
+	/* UC has no READ, atomics or Invalidate (IBA 9.2.1). */
+	case IBV_WR_SEND_WITH_INV:
 	case IBV_WR_RDMA_READ:
 	case IBV_WR_ATOMIC_CMP_AND_SWP:
 	case IBV_WR_ATOMIC_FETCH_AND_ADD:
-	case IBV_WR_LOCAL_INV:
-	case IBV_WR_BIND_MW:
 		return type == IBV_QPT_RC;
 	default:
 		return 0;

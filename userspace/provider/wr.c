@@ -44,6 +44,9 @@ _Static_assert(CNUAS_LIB_QP_MASK_OFF + sizeof(uint32_t) <=
 	       "verbs_qp layout");
 
 #define CNUAS_WR_OPS_UD (IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM)
+#define CNUAS_WR_OPS_UC (CNUAS_WR_OPS_UD | IBV_QP_EX_WITH_RDMA_WRITE | \
+			 IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM | \
+			 IBV_QP_EX_WITH_LOCAL_INV | IBV_QP_EX_WITH_BIND_MW)
 #define CNUAS_WR_OPS_RC (CNUAS_WR_OPS_UD | IBV_QP_EX_WITH_SEND_WITH_INV | \
 			 IBV_QP_EX_WITH_RDMA_WRITE | \
 			 IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM | \
@@ -56,6 +59,7 @@ _Static_assert(CNUAS_LIB_QP_MASK_OFF + sizeof(uint32_t) <=
 uint64_t cnuas_wr_ops(enum ibv_qp_type type)
 {
 	return type == IBV_QPT_RC ? CNUAS_WR_OPS_RC :
+	       type == IBV_QPT_UC ? CNUAS_WR_OPS_UC :
 	       type == IBV_QPT_UD ? CNUAS_WR_OPS_UD : 0;
 }
 

@@ -141,8 +141,20 @@ static void test_opcode_table(void)
 		      !((f & CNUAS_OPF_SEND) || ((f & CNUAS_OPF_WRITE) && (f & CNUAS_OPF_IMM))),
 		      "%s", op->name);
 		CHECK(!((f & CNUAS_OPF_SEND) && (f & CNUAS_OPF_WRITE)), "%s", op->name);
-		CHECK(!!(f & CNUAS_OPF_RC) != !!(f & CNUAS_OPF_UD), "%s", op->name);
-		CHECK((f & CNUAS_OPF_RC) ? i < 0x20 : (i >= 0x60 && i < 0x80), "%s", op->name);
+		/* One transport each, and its range of opcodes (IBA 9.2.1). */
+		CHECK(!!(f & CNUAS_OPF_RC) + !!(f & CNUAS_OPF_UC) + !!(f & CNUAS_OPF_UD) == 1,
+		      "%s", op->name);
+		CHECK((f & CNUAS_OPF_RC) ? i < 0x20 :
+		      (f & CNUAS_OPF_UC) ? (i >= 0x20 && i < 0x40) : (i >= 0x60 && i < 0x80),
+		      "%s", op->name);
+		/* UC has SEND and WRITE only, as RC's with the UC bits. */
+		if (f & CNUAS_OPF_UC) {
+			const struct cnuas_opcode *rc = cnuas_opcode_get(i - CNUAS_OP_TRANSPORT_UC);
+
+			CHECK(rc && (f & (CNUAS_OPF_SEND | CNUAS_OPF_WRITE)) &&
+			      (rc->flags & ~CNUAS_OPF_RC) == (f & ~CNUAS_OPF_UC) &&
+			      rc->hdr_len == op->hdr_len && rc->ehs == op->ehs, "%s", op->name);
+		}
 		/* First-of-message writes carry the RETH, nothing else does. */
 		CHECK(has_eh(op, CNUAS_EH_RETH) ==
 		      (((f & CNUAS_OPF_WRITE) && (f & CNUAS_OPF_FIRST)) ||
@@ -163,9 +175,9 @@ static void test_opcode_table(void)
 		}
 		CHECK(op->hdr_len == len, "%s: hdr_len %u, want %u", op->name, op->hdr_len, len);
 	}
-	CHECK(known == 25, "%u known opcodes", known);
+	CHECK(known == 37, "%u known opcodes", known);
 	CHECK(!cnuas_opcode_get(0x15) && !cnuas_opcode_get(0x18) &&
-	      !cnuas_opcode_get(0x20) && !cnuas_opcode_get(0x81) &&
+	      !cnuas_opcode_get(0x2c) && !cnuas_opcode_get(0x81) &&
 	      !cnuas_opcode_get(0xff), "reserved opcodes must be unknown");
 }
 

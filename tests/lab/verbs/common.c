@@ -236,6 +236,45 @@ int vt_connect_rc(struct vt_ctx *c, struct ibv_qp *qp, const struct vt_opts *o, 
 			     IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
 }
 
+int vt_connect_uc(struct vt_ctx *c, struct ibv_qp *qp, const struct vt_opts *o, uint32_t my_psn,
+		  const struct vt_peer *peer, int access)
+{
+	enum ibv_mtu mtu = o->mtu ? vt_mtu_enum(o->mtu) : c->port_attr.active_mtu;
+	struct ibv_qp_attr a;
+	int r;
+
+	if (peer->mtu && peer->mtu < (uint32_t)mtu)
+		mtu = (enum ibv_mtu)peer->mtu;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_INIT;
+	a.pkey_index = 0;
+	a.port_num = (uint8_t)c->ib_port;
+	a.qp_access_flags = access;
+	r = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
+	if (r)
+		return r;
+
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTR;
+	a.path_mtu = mtu;
+	a.dest_qp_num = peer->qpn;
+	a.rq_psn = peer->psn;
+	a.ah_attr.is_global = 1;
+	a.ah_attr.port_num = (uint8_t)c->ib_port;
+	memcpy(a.ah_attr.grh.dgid.raw, peer->gid, 16);
+	a.ah_attr.grh.sgid_index = (uint8_t)c->gid_idx;
+	a.ah_attr.grh.hop_limit = 64;
+	r = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+			  IBV_QP_RQ_PSN);
+	if (r)
+		return r;
+
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	a.sq_psn = my_psn;
+	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN);
+}
+
 /* ---- TCP side channel ---- */
 
 static int wait_fd(int fd, short ev, int timeout_s)

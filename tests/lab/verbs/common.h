@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later OR MIT */
 /*
  * Shared helpers of the lab's verbs test programs: device and GID choice,
- * RC QP bring-up, the TCP side channel that swaps QP details (like
+ * RC and UC QP bring-up, the TCP side channel that swaps QP details (like
  * ibv_rc_pingpong), a seeded PRNG and small utilities.
  */
 #ifndef CNUAS_VT_COMMON_H
@@ -58,6 +58,12 @@ struct ibv_qp *vt_create_rc(struct vt_ctx *c, struct ibv_cq *scq, struct ibv_cq 
 			    uint32_t max_wr, uint32_t max_sge);
 /* RESET -> INIT -> RTR -> RTS towards the peer; returns 0 or an errno. */
 int vt_connect_rc(struct vt_ctx *c, struct ibv_qp *qp, const struct vt_opts *o, uint32_t my_psn,
+		  const struct vt_peer *peer, int access);
+/*
+ * A UC QP towards the peer, with UC's attributes only (no timeout,
+ * retries, RNR timer or READ/atomic depths); returns 0 or an errno.
+ */
+int vt_connect_uc(struct vt_ctx *c, struct ibv_qp *qp, const struct vt_opts *o, uint32_t my_psn,
 		  const struct vt_peer *peer, int access);
 enum ibv_mtu vt_mtu_enum(int bytes);
 int vt_mtu_bytes(enum ibv_mtu m);

@@ -271,10 +271,32 @@ static void test_send_wqe(void)
 	CHECK(cnuas_wqe_send(slot, &lim, &wr, 9) == 0);
 	CHECK(w->wr.ud.ah_num == 9 && w->wr.ud.remote_qpn == 0x123 &&
 	      w->wr.ud.remote_qkey == 0x11111111);
-	/* Memory windows: RC only; BIND_MW names window, MR and range. */
+	/* UC: SEND and WRITE (with immediate); no READ, atomic, Invalidate. */
+	lim.qp_type = IBV_QPT_UC;
+	wr.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
+	wr.wr.rdma.remote_addr = 0x5000;
+	wr.wr.rdma.rkey = 0x77;
+	wr.imm_data = 0x01020304;
+	CHECK(cnuas_wqe_send(slot, &lim, &wr, 0) == 0);
+	CHECK(w->opcode == IBV_WR_RDMA_WRITE_WITH_IMM && w->ex == 0x01020304 &&
+	      w->wr.rdma.remote_addr == 0x5000 && w->wr.rdma.rkey == 0x77);
+	wr.opcode = IBV_WR_SEND;
+	CHECK(cnuas_wqe_send(slot, &lim, &wr, 0) == 0);
+	wr.opcode = IBV_WR_RDMA_READ;
+	CHECK(cnuas_wqe_send(slot, &lim, &wr, 0) == EINVAL);
+	wr.opcode = IBV_WR_ATOMIC_FETCH_AND_ADD;
+	CHECK(cnuas_wqe_send(slot, &lim, &wr, 0) == EINVAL);
+	wr.opcode = IBV_WR_ATOMIC_CMP_AND_SWP;
+	CHECK(cnuas_wqe_send(slot, &lim, &wr, 0) == EINVAL);
+	wr.opcode = IBV_WR_SEND_WITH_INV;
+	CHECK(cnuas_wqe_send(slot, &lim, &wr, 0) == EINVAL);
+	/* Memory windows: RC and UC; BIND_MW names window, MR and range. */
+	lim.qp_type = IBV_QPT_UD;
 	wr.opcode = IBV_WR_LOCAL_INV;
 	wr.invalidate_rkey = 0x1234;
 	CHECK(cnuas_wqe_send(slot, &lim, &wr, 0) == EINVAL);
+	lim.qp_type = IBV_QPT_UC;
+	CHECK(cnuas_wqe_send(slot, &lim, &wr, 0) == 0 && w->ex == 0x1234);
 	lim.qp_type = IBV_QPT_RC;
 	CHECK(cnuas_wqe_send(slot, &lim, &wr, 0) == 0 && w->ex == 0x1234 &&
 	      w->num_sge == 0);
