@@ -173,8 +173,9 @@ int cnuas_query_port(struct ibv_context *ibctx, uint8_t port,
 		     struct ibv_port_attr *attr);
 struct ibv_pd *cnuas_alloc_pd(struct ibv_context *ibctx);
 int cnuas_dealloc_pd(struct ibv_pd *pd);
-struct ibv_pd *cnuas_alloc_parent_domain(struct ibv_context *ibctx,
-					 struct ibv_parent_domain_init_attr *attr);
+struct ibv_pd *
+cnuas_alloc_parent_domain(struct ibv_context *ibctx,
+			  struct ibv_parent_domain_init_attr *attr);
 struct ibv_mr *cnuas_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 			    uint64_t hca_va, int access);
 struct ibv_mr *cnuas_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset,

@@ -66,8 +66,9 @@ struct ibv_pd *cnuas_alloc_pd(struct ibv_context *ibctx)
  * through them (ibv_alloc_parent_domain(3) leaves that to the provider).
  * No thread domains are offered, so none may be given.
  */
-struct ibv_pd *cnuas_alloc_parent_domain(struct ibv_context *ibctx,
-					 struct ibv_parent_domain_init_attr *attr)
+struct ibv_pd *
+cnuas_alloc_parent_domain(struct ibv_context *ibctx,
+			  struct ibv_parent_domain_init_attr *attr)
 {
 	struct cnuas_pd *pd, *contained;
 
