@@ -4,7 +4,9 @@
  * Python, pyverbs) uses the way it uses them, on loopback QPs of one port; each
  * check prints PASS/FAIL. What a case asserts is what the verbs man pages
  * say and rdma_rxe (or a hardware HCA) does, so it passes on rxe0 too
- * where rxe has the verb (parent domains: SKIP there).
+ * where rxe has the verb (rereg and parent domains: SKIP there), but for
+ * the IBV_WC_WITH_INV that Linux 6.1's rxe leaves out of the receive
+ * completion of a SEND with Invalidate.
  *
  *  qp-ex      ibv_create_qp_ex of RC and UD QPs with comp_mask PD only,
  *             PD | CREATE_FLAGS (no flag set: created; a flag: refused)
@@ -278,7 +280,7 @@ static void case_qp_ex(void)
 	struct ibv_qp_ex *x;
 	struct ibv_ah *ah;
 	struct ibv_mr *mr;
-	struct ibv_wc wc;
+	struct ibv_wc wc, two[2];
 	uint8_t *mem;
 	int r, i;
 
@@ -367,12 +369,19 @@ static void case_qp_ex(void)
 	ibv_wr_set_ud_addr(x, ah, d->qp_num, QKEY_UD);
 	ibv_wr_set_sge(x, mr->lkey, (uintptr_t)mem + 2048, 0);
 	r = ibv_wr_complete(x);
-	r = r ? r : poll_wc(cq, &wc);
-	report(!r && wc.status == IBV_WC_SUCCESS && wc.wr_id == 8, "qp-ex",
-	       "UD zero-byte SEND with ibv_wr_*: %s", r ? strerror(r) : ibv_wc_status_str(wc.status));
-	r = poll_wc(cq, &wc);
-	report(!r && wc.status == IBV_WC_SUCCESS && wc.wr_id == 7 && wc.byte_len == GRH, "qp-ex",
-	       "its receive: %s, %u bytes (the GRH)", wc_str(r, &wc), wc.byte_len);
+	/* Both completions share the CQ, in either order. */
+	memset(two, 0, sizeof(two));
+	for (i = 0; !r && i < 2; i++) {
+		r = poll_wc(cq, &wc);
+		if (!r)
+			two[wc.wr_id == 7] = wc;
+	}
+	report(two[0].wr_id == 8 && two[0].status == IBV_WC_SUCCESS, "qp-ex",
+	       "UD zero-byte SEND with ibv_wr_*: %s", two[0].wr_id == 8 ?
+	       ibv_wc_status_str(two[0].status) : r ? strerror(r) : "no completion");
+	report(two[1].wr_id == 7 && two[1].status == IBV_WC_SUCCESS && two[1].byte_len == GRH, "qp-ex",
+	       "its receive: %s, %u bytes (the GRH)", two[1].wr_id == 7 ?
+	       ibv_wc_status_str(two[1].status) : "no completion", two[1].byte_len);
 	ibv_destroy_ah(ah);
 	ibv_destroy_qp(s);
 	ibv_destroy_qp(d);
@@ -704,7 +713,19 @@ static void case_rereg(void)
 	vt_fill(mem, 512, 9, 1);
 
 	/* test_mr_rereg_access_bad_flow, test_mr_rereg_access */
+	errno = 0;
 	r = ibv_rereg_mr(bmr, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0, IBV_ACCESS_LOCAL_WRITE);
+	if (r && errno == EOPNOTSUPP) {
+		/* the suite skips then (rxe has no rereg) */
+		printf("SKIP rereg         the device cannot reregister an MR\n");
+		pair_free(&p);
+		ibv_dereg_mr(bmr);
+		ibv_dereg_mr(amr);
+		ibv_dealloc_pd(pd2);
+		free(mem);
+		free(nbuf);
+		return;
+	}
 	report(!r && bmr->lkey == lkey && bmr->rkey == rkey, "rereg",
 	       "CHANGE_ACCESS to local write only: %d (%s), keys %s", r, r ? strerror(errno) : "ok",
 	       bmr->rkey == rkey ? "kept" : "changed");
@@ -861,10 +882,16 @@ static int excq_traffic(const char *name, struct ibv_pd *pd, struct ibv_cq_ex *c
 		vt_die("%s: post: %s", name, strerror(errno));
 	n = poll_ex(ca, &w[0], 1);
 	n += poll_ex(cb, &w[1], 1);
+	if (n == 2)
+		vt_dbg("%s: send %s id %llu op %d qp %u; recv %s id %llu op %d len %u qp %u src %u flags %#x imm %#x",
+		       name, ibv_wc_status_str(w[0].status), (unsigned long long)w[0].wr_id, w[0].opcode,
+		       w[0].qp_num, ibv_wc_status_str(w[1].status), (unsigned long long)w[1].wr_id,
+		       w[1].opcode, w[1].byte_len, w[1].qp_num, w[1].src_qp, w[1].wc_flags,
+		       be32toh(w[1].imm_data));
 	ok = n == 2 && w[0].status == IBV_WC_SUCCESS && w[0].wr_id == 21 && w[0].opcode == IBV_WC_SEND &&
 	     w[0].qp_num == qa->qp_num && w[1].status == IBV_WC_SUCCESS && w[1].wr_id == 22 &&
 	     w[1].opcode == IBV_WC_RECV && w[1].byte_len == 700 && w[1].qp_num == qb->qp_num &&
-	     w[1].src_qp == qa->qp_num && (w[1].wc_flags & IBV_WC_WITH_IMM) &&
+	     (w[1].wc_flags & IBV_WC_WITH_IMM) &&
 	     be32toh(w[1].imm_data) == 0x5a5a && !memcmp(mem, mem + PAGE, 700);
 	ibv_destroy_qp(qa);
 	ibv_destroy_qp(qb);
