@@ -629,6 +629,9 @@ struct ib_mr *cnuas_ib_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 len,
 				   u64 iova, int access,
 				   CNUAS_IB_REG_USER_MR_DMAH
 				   struct ib_udata *udata);
+struct ib_mr *cnuas_ib_rereg_user_mr(struct ib_mr *ibmr, int flags,
+				     u64 start, u64 len, u64 iova, int access,
+				     struct ib_pd *ibpd, struct ib_udata *udata);
 int cnuas_ib_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
 struct cnuas_ib_mr *cnuas_ib_mr_alloc(struct ib_pd *ibpd, int access,
 				      const struct cnuas_ib_mr_ops *ops);

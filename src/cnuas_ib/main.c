@@ -62,6 +62,7 @@ const struct ib_device_ops cnuas_ib_dev_ops = {
 	.query_srq = cnuas_ib_query_srq,
 	.reg_user_mr = cnuas_ib_reg_user_mr,
 	.reg_user_mr_dmabuf = cnuas_ib_reg_user_mr_dmabuf,
+	.rereg_user_mr = cnuas_ib_rereg_user_mr,
 	.req_notify_cq = cnuas_ib_req_notify_cq,
 
 	INIT_RDMA_OBJ_SIZE(ib_ah, cnuas_ib_ah, ibah),

@@ -100,28 +100,40 @@ struct ib_mr *cnuas_ib_get_dma_mr(struct ib_pd *ibpd, int access)
 	return &mr->ibmr;
 }
 
-static int cnuas_ib_mr_pages(struct cnuas_ib_mr *mr)
+/* The pages of @umem, one per PAGE_SIZE, into *@pages (kvfree). */
+static int cnuas_ib_umem_pages(struct ib_umem *umem, struct page ***pages,
+			       unsigned long *npages)
 {
-	struct sg_table *sgt = &mr->umem->sgt_append.sgt;
+	struct sg_table *sgt = &umem->sgt_append.sgt;
 	struct sg_page_iter piter;
 	unsigned long n = 0, max;
+	struct page **p;
 
-	max = (PAGE_ALIGN(mr->umem->address + mr->umem->length) -
-	       (mr->umem->address & PAGE_MASK)) >> PAGE_SHIFT;
-	mr->pages = kvcalloc(max, sizeof(*mr->pages), GFP_KERNEL);
-	if (!mr->pages)
+	max = (PAGE_ALIGN(umem->address + umem->length) -
+	       (umem->address & PAGE_MASK)) >> PAGE_SHIFT;
+	p = kvcalloc(max, sizeof(*p), GFP_KERNEL);
+	if (!p)
 		return -ENOMEM;
 	for_each_sgtable_page(sgt, &piter, 0) {
 		if (n == max)
 			break;
-		mr->pages[n++] = sg_page_iter_page(&piter);
+		p[n++] = sg_page_iter_page(&piter);
 	}
 	if (n != max) {
-		kvfree(mr->pages);
-		mr->pages = NULL;
+		kvfree(p);
 		return -EFAULT;
 	}
-	mr->npages = n;
+	*pages = p;
+	*npages = n;
+	return 0;
+}
+
+static int cnuas_ib_mr_user_range_ok(u64 start, u64 len, u64 iova)
+{
+	if (!len || len > CNUAS_IB_MAX_MR_SIZE)
+		return -EINVAL;
+	if (start + len < start || iova + len < iova)
+		return -EINVAL;
 	return 0;
 }
 
@@ -134,11 +146,9 @@ struct ib_mr *cnuas_ib_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 len,
 	struct ib_umem *umem;
 	int err;
 
-	if (!len || len > CNUAS_IB_MAX_MR_SIZE)
-		return ERR_PTR(-EINVAL);
-	if (start + len < start || iova + len < iova)
-		return ERR_PTR(-EINVAL);
-	err = cnuas_ib_mr_check_access(access);
+	err = cnuas_ib_mr_user_range_ok(start, len, iova);
+	if (!err)
+		err = cnuas_ib_mr_check_access(access);
 	if (err)
 		return ERR_PTR(err);
 
@@ -154,7 +164,7 @@ struct ib_mr *cnuas_ib_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 len,
 	mr->iova = iova;
 	mr->length = len;
 	mr->page_offset = start & ~PAGE_MASK;
-	err = cnuas_ib_mr_pages(mr);
+	err = cnuas_ib_umem_pages(umem, &mr->pages, &mr->npages);
 	if (err)
 		goto err_mr;
 	err = cnuas_ib_mr_insert(mr);
@@ -197,6 +207,93 @@ static void cnuas_ib_mr_user_release(struct cnuas_ib_mr *mr)
 {
 	ib_umem_release(mr->umem);
 	kvfree(mr->pages);
+}
+
+/*
+ * ibv_rereg_mr(3) of a user MR, in place: a new translation or new rights
+ * pin the memory again (rights decide how it is pinned), a new PD moves
+ * the MR. The keys stay, as HCAs keep them for an in-place rereg. While
+ * it changes the MR is out of the table, so an access meanwhile fails as
+ * for an invalid key; those in flight finish on the old memory first.
+ * Windows bound to the MR make it fail (-EBUSY); on any error the MR is
+ * left as it was.
+ */
+struct ib_mr *cnuas_ib_rereg_user_mr(struct ib_mr *ibmr, int flags,
+				     u64 start, u64 len, u64 iova, int access,
+				     struct ib_pd *ibpd, struct ib_udata *udata)
+{
+	struct cnuas_ib_mr *mr = to_cmr(ibmr);
+	struct xarray *xa = &mr->cdev->mr_xa;
+	struct ib_umem *umem = NULL, *old_umem = NULL;
+	struct page **pages = NULL, **old_pages = NULL;
+	unsigned long npages = 0, fl;
+	int err;
+
+	if (flags & ~(IB_MR_REREG_TRANS | IB_MR_REREG_PD |
+		      IB_MR_REREG_ACCESS) || mr->ops != &cnuas_ib_mr_user_ops)
+		return ERR_PTR(-EOPNOTSUPP);
+	if (!(flags & IB_MR_REREG_ACCESS))
+		access = mr->access;
+	if (!(flags & IB_MR_REREG_TRANS)) {
+		start = mr->umem->address;
+		len = mr->length;
+		iova = mr->iova;
+	}
+	err = cnuas_ib_mr_user_range_ok(start, len, iova);
+	if (!err)
+		err = cnuas_ib_mr_check_access(access);
+	if (err)
+		return ERR_PTR(err);
+	if (flags & (IB_MR_REREG_TRANS | IB_MR_REREG_ACCESS)) {
+		umem = cnuas_ib_umem_get(ibmr->device, start, len, access);
+		if (IS_ERR(umem))
+			return ERR_CAST(umem);
+		err = cnuas_ib_umem_pages(umem, &pages, &npages);
+		if (err)
+			goto err_umem;
+	}
+
+	xa_lock_irqsave(xa, fl);
+	if (mr->num_mw) {
+		xa_unlock_irqrestore(xa, fl);
+		err = -EBUSY;
+		goto err_pages;
+	}
+	/* NULL keeps the slot (and so the key) allocated. */
+	__xa_store(xa, mr->key >> 8, NULL, GFP_ATOMIC);
+	xa_unlock_irqrestore(xa, fl);
+	cnuas_ib_mr_put(mr);
+	wait_for_completion(&mr->released);
+
+	if (umem) {
+		old_umem = mr->umem;
+		old_pages = mr->pages;
+		mr->umem = umem;
+		mr->pages = pages;
+		mr->npages = npages;
+		mr->page_offset = start & ~PAGE_MASK;
+		mr->iova = iova;
+		mr->length = len;
+		mr->ibmr.iova = iova;
+		mr->ibmr.length = len;
+	}
+	mr->access = access;
+	if (flags & IB_MR_REREG_PD)
+		mr->ibmr.pd = ibpd;
+	refcount_set(&mr->ref, 1);
+	reinit_completion(&mr->released);
+	xa_store_irq(xa, mr->key >> 8, mr, GFP_KERNEL);
+	if (old_umem) {
+		ib_umem_release(old_umem);
+		kvfree(old_pages);
+	}
+	return NULL;
+
+err_pages:
+	kvfree(pages);
+err_umem:
+	ib_umem_release(umem);
+	return ERR_PTR(err);
 }
 
 void cnuas_ib_mr_put(struct cnuas_ib_mr *mr)

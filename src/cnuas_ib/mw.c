@@ -21,6 +21,12 @@
 #define CNUAS_IB_MW_ACCESS	(IB_ACCESS_REMOTE_WRITE | \
 				 IB_ACCESS_REMOTE_READ | \
 				 IB_ACCESS_REMOTE_ATOMIC)
+/*
+ * A bind may also name local write (consumers pass the MR's rights, as
+ * rdma-core's tests do): a window grants no local access, so the bit is
+ * accepted and dropped, as hardware HCAs and rxe do.
+ */
+#define CNUAS_IB_MW_BIND_ACCESS	(CNUAS_IB_MW_ACCESS | IB_ACCESS_LOCAL_WRITE)
 
 static inline struct cnuas_ib_mw *to_cmw(struct ib_mw *ibmw)
 {
@@ -144,7 +150,7 @@ enum ib_wc_status cnuas_ib_mw_bind(struct cnuas_ib_qp *qp,
 	unsigned long flags;
 
 	/* Zero-based windows are not offered. */
-	if (access & ~CNUAS_IB_MW_ACCESS || new_key >> 8 != key >> 8)
+	if (access & ~CNUAS_IB_MW_BIND_ACCESS || new_key >> 8 != key >> 8)
 		return IB_WC_MW_BIND_ERR;
 	xa_lock_irqsave(xa, flags);
 	/*
@@ -157,9 +163,14 @@ enum ib_wc_status cnuas_ib_mw_bind(struct cnuas_ib_qp *qp,
 	/* IBA 10.6.7.2.2: a type 2 window is bound only while free. */
 	if (mw->mw_type == IB_MW_TYPE_2 && !READ_ONCE(mw->revoked))
 		goto out;
-	/* ibv_bind_mw(3): a zero-length bind (no MR) unbinds a type 1. */
-	if (mw->mw_type == IB_MW_TYPE_1 && !w->wr.bind.length &&
-	    !w->wr.bind.mr_lkey) {
+	/*
+	 * ibv_bind_mw(3): a zero-length bind unbinds a type 1 window,
+	 * whether or not it names an MR; a type 2 window is freed only by
+	 * invalidation (IBA o10-37.2.40), so a zero length fails.
+	 */
+	if (!w->wr.bind.length) {
+		if (mw->mw_type != IB_MW_TYPE_1)
+			goto out;
 		cnuas_ib_mw_unbind(mw);
 		mw->key = new_key;
 		status = IB_WC_SUCCESS;
@@ -173,7 +184,7 @@ enum ib_wc_status cnuas_ib_mw_bind(struct cnuas_ib_qp *qp,
 	mw->parent = mr;
 	mr->num_mw++;
 	mw->key = new_key;
-	mw->access = access;
+	mw->access = access & CNUAS_IB_MW_ACCESS;
 	mw->iova = w->wr.bind.addr;
 	mw->length = w->wr.bind.length;
 	mw->mw_qpn = qp->ibqp.qp_num;

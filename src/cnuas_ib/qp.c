@@ -17,6 +17,13 @@
 				 IB_ACCESS_REMOTE_READ | \
 				 IB_ACCESS_REMOTE_ATOMIC)
 #define CNUAS_IB_QPN_MASK	0xffffff
+/*
+ * IB_ACCESS_FLUSH_GLOBAL and _PERSISTENT (6.2 on; the uverbs bits 8, 9):
+ * consumers ask for them on every RC QP (rdma-core's tests do). With no
+ * FLUSH opcode here they grant nothing, so they are taken and ignored,
+ * as HCAs without FLUSH do.
+ */
+#define CNUAS_IB_QP_ACCESS_FLUSH	(BIT(8) | BIT(9))
 
 static int cnuas_ib_qp_check_caps(const struct ib_qp_init_attr *init)
 {
@@ -304,7 +311,8 @@ static int cnuas_ib_qp_check_attr(struct cnuas_ib_qp *qp,
 	if ((mask & IB_QP_DEST_QPN) && attr->dest_qp_num > CNUAS_IB_QPN_MASK)
 		return -EINVAL;
 	if ((mask & IB_QP_ACCESS_FLAGS) &&
-	    (attr->qp_access_flags & ~CNUAS_IB_QP_ACCESS))
+	    (attr->qp_access_flags &
+	     ~(CNUAS_IB_QP_ACCESS | CNUAS_IB_QP_ACCESS_FLUSH)))
 		return -EINVAL;
 	if (mask & IB_QP_ALT_PATH)
 		return -EOPNOTSUPP;	/* no automatic path migration */

@@ -5,7 +5,7 @@
  *
  * Files, one role each:
  *   device.c  provider registration, device match, context (ABI check)
- *   verbs.c   device/port queries, PD, MR, AH
+ *   verbs.c   device/port queries, PD and parent domain, MR, MW, AH
  *   queue.c   mmap of the rings the kernel shares (ring.h)
  *   cq.c      CQs: create/destroy, poll_cq, notify, extended polling
  *   qp.c      QPs: create/query/modify/destroy
@@ -69,6 +69,21 @@ struct cnuas_queue {
 	uint32_t max_sge;	/* SQ/RQ/SRQ: SGEs per WQE */
 };
 
+/*
+ * A PD, or a parent domain (protection set): the PD it contains, whose
+ * kernel handle it carries, and what ibv_alloc_parent_domain gave.
+ */
+struct cnuas_pd {
+	struct ibv_pd ibpd;
+	struct cnuas_pd *protection;	/* parent domain: the contained PD */
+	uint32_t parents;		/* PD: parent domains made of it */
+	void *pd_context;
+	void *(*alloc)(struct ibv_pd *pd, void *pd_context, size_t size,
+		       size_t alignment, uint64_t resource_type);
+	void (*free)(struct ibv_pd *pd, void *pd_context, void *ptr,
+		     uint64_t resource_type);
+};
+
 struct cnuas_cq {
 	struct verbs_cq vcq;
 	struct cnuas_queue q;
@@ -114,6 +129,11 @@ static inline struct cnuas_context *to_cctx(struct ibv_context *ibctx)
 	return cnuas_container_of(ibctx, struct cnuas_context, vctx.context);
 }
 
+static inline struct cnuas_pd *to_cpd(struct ibv_pd *ibpd)
+{
+	return cnuas_container_of(ibpd, struct cnuas_pd, ibpd);
+}
+
 static inline struct cnuas_cq *to_ccq(struct ibv_cq *ibcq)
 {
 	return cnuas_container_of(ibcq, struct cnuas_cq, vcq.cq);
@@ -153,11 +173,16 @@ int cnuas_query_port(struct ibv_context *ibctx, uint8_t port,
 		     struct ibv_port_attr *attr);
 struct ibv_pd *cnuas_alloc_pd(struct ibv_context *ibctx);
 int cnuas_dealloc_pd(struct ibv_pd *pd);
+struct ibv_pd *
+cnuas_alloc_parent_domain(struct ibv_context *ibctx,
+			  struct ibv_parent_domain_init_attr *attr);
 struct ibv_mr *cnuas_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 			    uint64_t hca_va, int access);
 struct ibv_mr *cnuas_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset,
 				   size_t length, uint64_t iova, int fd,
 				   int access);
+int cnuas_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd,
+		   void *addr, size_t length, int access);
 int cnuas_dereg_mr(struct verbs_mr *vmr);
 struct ibv_mw *cnuas_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type);
 int cnuas_dealloc_mw(struct ibv_mw *mw);

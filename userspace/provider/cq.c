@@ -286,10 +286,12 @@ struct ibv_cq_ex *cnuas_create_cq_ex(struct ibv_context *ibctx,
 {
 	struct cnuas_cmd_create_cq_ex cmd;
 	struct cnuas_cmd_create_cq_ex_resp resp = {};
+	struct ibv_cq_init_attr_ex kattr;
 	struct cnuas_cq *cq;
 	int ret;
 
-	if (!check_comp_mask(attr->comp_mask, IBV_CQ_INIT_ATTR_MASK_FLAGS) ||
+	if (!check_comp_mask(attr->comp_mask, IBV_CQ_INIT_ATTR_MASK_FLAGS |
+			     IBV_CQ_INIT_ATTR_MASK_PD) ||
 	    !check_comp_mask(attr->wc_flags, CNUAS_WC_EX_FLAGS) ||
 	    ((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) &&
 	     !check_comp_mask(attr->flags,
@@ -297,11 +299,22 @@ struct ibv_cq_ex *cnuas_create_cq_ex(struct ibv_context *ibctx,
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
+	/* The CQ's parent domain must be one (its allocators go unused). */
+	if ((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_PD) &&
+	    (!attr->parent_domain ||
+	     !to_cpd(attr->parent_domain)->protection)) {
+		errno = EINVAL;
+		return NULL;
+	}
 	cq = calloc(1, sizeof(*cq));
 	if (!cq)
 		return NULL;
-	ret = ibv_cmd_create_cq_ex(ibctx, attr, &cq->vcq, &cmd.ibv_cmd, sizeof(cmd),
-				   &resp.ibv_resp, sizeof(resp), 0);
+	/* The kernel has no use for the parent domain. */
+	kattr = *attr;
+	kattr.comp_mask &= ~IBV_CQ_INIT_ATTR_MASK_PD;
+	ret = ibv_cmd_create_cq_ex(ibctx, &kattr, &cq->vcq, &cmd.ibv_cmd,
+				   sizeof(cmd), &resp.ibv_resp, sizeof(resp),
+				   0);
 	if (ret)
 		goto err_free;
 	ret = map_cq(ibctx, cq, &resp.drv_payload);

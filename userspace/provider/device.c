@@ -17,6 +17,7 @@ static void cnuas_free_context(struct ibv_context *ibctx);
 
 static const struct verbs_context_ops cnuas_ctx_ops = {
 	.alloc_mw = cnuas_alloc_mw,
+	.alloc_parent_domain = cnuas_alloc_parent_domain,
 	.alloc_pd = cnuas_alloc_pd,
 	.bind_mw = cnuas_bind_mw,
 	/* The kernel keeps the groups: nothing of ours to add. */
@@ -48,6 +49,7 @@ static const struct verbs_context_ops cnuas_ctx_ops = {
 	.query_srq = cnuas_query_srq,
 	.reg_dmabuf_mr = cnuas_reg_dmabuf_mr,
 	.reg_mr = cnuas_reg_mr,
+	.rereg_mr = cnuas_rereg_mr,
 	.req_notify_cq = cnuas_req_notify_cq,
 	.resize_cq = cnuas_resize_cq,
 };

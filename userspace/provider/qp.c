@@ -61,9 +61,12 @@ struct ibv_qp *cnuas_create_qp_ex(struct ibv_context *ibctx,
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
+	/* Creation flags may be asked for as long as none is set (as rxe). */
 	if (!check_comp_mask(attr->comp_mask, IBV_QP_INIT_ATTR_PD |
+			     IBV_QP_INIT_ATTR_CREATE_FLAGS |
 			     IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) ||
-	    !attr->pd) {
+	    ((attr->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) &&
+	     attr->create_flags) || !attr->pd) {
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
@@ -75,9 +78,13 @@ struct ibv_qp *cnuas_create_qp_ex(struct ibv_context *ibctx,
 	qp = calloc(1, sizeof(*qp));
 	if (!qp)
 		return NULL;
-	/* The send ops are ours alone: the kernel command does not take them. */
+	/*
+	 * The send ops are ours alone and no creation flag is set: the
+	 * kernel command takes neither.
+	 */
 	kattr = *attr;
-	kattr.comp_mask &= ~IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
+	kattr.comp_mask &= ~(IBV_QP_INIT_ATTR_SEND_OPS_FLAGS |
+			     IBV_QP_INIT_ATTR_CREATE_FLAGS);
 	ret = ibv_cmd_create_qp_ex(ibctx, &qp->vqp, &kattr, &cmd.ibv_cmd, sizeof(cmd),
 				   &resp.ibv_resp, sizeof(resp));
 	if (ret)

@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later OR MIT
-/* Device and port queries, protection domains, memory regions, AHs. */
+/*
+ * Device and port queries, protection domains and parent domains, memory
+ * regions and windows, AHs.
+ */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,26 +42,77 @@ struct ibv_pd *cnuas_alloc_pd(struct ibv_context *ibctx)
 {
 	struct ibv_alloc_pd cmd;
 	struct ib_uverbs_alloc_pd_resp resp;
-	struct ibv_pd *pd;
+	struct cnuas_pd *pd;
 	int ret;
 
 	pd = calloc(1, sizeof(*pd));
 	if (!pd)
 		return NULL;
-	ret = ibv_cmd_alloc_pd(ibctx, pd, &cmd, sizeof(cmd), &resp,
+	ret = ibv_cmd_alloc_pd(ibctx, &pd->ibpd, &cmd, sizeof(cmd), &resp,
 			       sizeof(resp));
 	if (ret) {
 		free(pd);
 		errno = ret;
 		return NULL;
 	}
-	return pd;
+	return &pd->ibpd;
 }
 
-int cnuas_dealloc_pd(struct ibv_pd *pd)
+/*
+ * A parent domain is the PD it contains as far as the kernel is concerned
+ * (its handle), so every command given it acts on that PD. The custom
+ * allocators are kept but never called: every ring lives in kernel memory
+ * mapped in, nothing the provider allocates for the device could go
+ * through them (ibv_alloc_parent_domain(3) leaves that to the provider).
+ * No thread domains are offered, so none may be given.
+ */
+struct ibv_pd *
+cnuas_alloc_parent_domain(struct ibv_context *ibctx,
+			  struct ibv_parent_domain_init_attr *attr)
 {
-	int ret = ibv_cmd_dealloc_pd(pd);
+	struct cnuas_pd *pd, *contained;
 
+	if (ibv_check_alloc_parent_domain(attr))
+		return NULL;
+	contained = to_cpd(attr->pd);
+	if (!check_comp_mask(attr->comp_mask,
+			     IBV_PARENT_DOMAIN_INIT_ATTR_ALLOCATORS |
+			     IBV_PARENT_DOMAIN_INIT_ATTR_PD_CONTEXT) ||
+	    attr->td || contained->protection ||
+	    attr->pd->context != ibctx) {
+		errno = EINVAL;
+		return NULL;
+	}
+	pd = calloc(1, sizeof(*pd));
+	if (!pd)
+		return NULL;
+	ibv_initialize_parent_domain(&pd->ibpd, attr->pd);
+	pd->protection = contained;
+	if (attr->comp_mask & IBV_PARENT_DOMAIN_INIT_ATTR_PD_CONTEXT)
+		pd->pd_context = attr->pd_context;
+	if (attr->comp_mask & IBV_PARENT_DOMAIN_INIT_ATTR_ALLOCATORS) {
+		pd->alloc = attr->alloc;
+		pd->free = attr->free;
+	}
+	__atomic_add_fetch(&contained->parents, 1, __ATOMIC_RELAXED);
+	return &pd->ibpd;
+}
+
+int cnuas_dealloc_pd(struct ibv_pd *ibpd)
+{
+	struct cnuas_pd *pd = to_cpd(ibpd);
+	int ret;
+
+	if (pd->protection) {
+		__atomic_sub_fetch(&pd->protection->parents, 1,
+				   __ATOMIC_RELAXED);
+		free(pd);
+		return 0;
+	}
+	/* As mlx5: a PD goes only after the parent domains made of it. */
+	if (__atomic_load_n(&pd->parents, __ATOMIC_RELAXED))
+		return EBUSY;
+	ret = ibv_cmd_dealloc_pd(ibpd);
 	if (!ret)
 		free(pd);
 	return ret;
@@ -117,6 +171,21 @@ struct ibv_mr *cnuas_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset,
 		return NULL;
 	}
 	return &vmr->ibv_mr;
+}
+
+/*
+ * The kernel changes the MR in place and keeps its keys; libibverbs
+ * updates the ibv_mr's pd, addr and length once it succeeded.
+ */
+int cnuas_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd,
+		   void *addr, size_t length, int access)
+{
+	struct ib_uverbs_rereg_mr_resp resp;
+	struct ibv_rereg_mr cmd;
+
+	return ibv_cmd_rereg_mr(vmr, flags, addr, length, (uintptr_t)addr,
+				access, pd, &cmd, sizeof(cmd), &resp,
+				sizeof(resp));
 }
 
 int cnuas_dereg_mr(struct verbs_mr *vmr)

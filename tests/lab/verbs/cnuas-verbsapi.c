@@ -1,0 +1,1045 @@
+// SPDX-License-Identifier: GPL-2.0-or-later OR MIT
+/*
+ * cnuas-verbsapi: verbs that rdma-core's own test suite (its tests/ in
+ * Python, pyverbs) uses the way it uses them, on loopback QPs of one port; each
+ * check prints PASS/FAIL. What a case asserts is what the verbs man pages
+ * say and rdma_rxe (or a hardware HCA) does, so it passes on rxe0 too
+ * where rxe has the verb (rereg and parent domains: SKIP there), but for
+ * the IBV_WC_WITH_INV that Linux 6.1's rxe leaves out of the receive
+ * completion of a SEND with Invalidate.
+ *
+ *  qp-ex      ibv_create_qp_ex of RC and UD QPs with comp_mask PD only,
+ *             PD | CREATE_FLAGS (no flag set: created; a flag: refused)
+ *             and PD | SEND_OPS_FLAGS, caps at least the asked ones; an RC
+ *             QP taken to INIT with the FLUSH rights next to the remote
+ *             ones (test_qpex.py does on every RC QP); a zero-byte UD SEND
+ *             with ibv_wr_send (test_qp_ex_ud_zero_size)
+ *  ud-modify  a UD QP, made by ibv_create_qp and by ibv_create_qp_ex
+ *             (comp_mask PD, and PD | CREATE_FLAGS with no flag), through every state with the attributes the IBA allows for
+ *             UD in each transition (Q_Key in INIT->INIT, INIT->RTR,
+ *             RTS->RTS, SQD->SQD, SQD->RTS; SQ PSN at RTR->RTS), each read
+ *             back with ibv_query_qp (test_modify_ud_qp); SQ PSN in
+ *             RTS->RTS is refused as the IBA says; a SEND with the new
+ *             Q_Key arrives, one with the old is dropped
+ *  mw         MWTest of test_mr.py: MRs with local write and MW bind only,
+ *             windows bound with remote and local write rights: type 1 by
+ *             ibv_bind_mw, type 2 by IBV_WR_BIND_MW; an RDMA WRITE through
+ *             each lands (bytes compared); a zero-length type 1 rebind
+ *             that names the MR, LOCAL_INV, a peer's SEND_WITH_INV and
+ *             dealloc of a bound type 2 window each make the next WRITE
+ *             fail with IBV_WC_REM_ACCESS_ERR; ibv_wr_bind_mw with local
+ *             write only gives a window without remote write
+ *             (test_qp_ex_rc_bind_mw)
+ *  rereg      ibv_rereg_mr (test_mr.py's rereg tests): CHANGE_ACCESS takes
+ *             remote write away (REM_ACCESS_ERR) and gives it back;
+ *             CHANGE_PD makes a receive into the MR fail (the sender gets
+ *             IBV_WC_REM_OP_ERR) and back works; CHANGE_TRANSLATION moves
+ *             the keys to a new buffer (WRITE lands there, bytes compared);
+ *             keys stay the same; an MR with a bound window refuses it
+ *  cq-ex      ibv_create_cq_ex (test_cqex.py): IBV_WC_STANDARD_FLAGS and
+ *             RC traffic polled with ibv_start_poll/ibv_next_poll, every
+ *             field read; each wc flag alone is taken or refused with
+ *             EOPNOTSUPP; too many CQEs or a bad comp_vector: EINVAL
+ *  parent-domain
+ *             ibv_alloc_parent_domain without and with allocators
+ *             (test_parent_domain.py): MRs, RC QPs, an SRQ and an extended
+ *             CQ (IBV_CQ_INIT_ATTR_MASK_PD) on it carry SENDs (bytes
+ *             compared); its PD cannot go before it
+ */
+#include "common.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define QKEY_A 0x123
+#define QKEY_UD 0x11111111
+#define GRH 40
+#define PAGE 4096
+#define FLUSH_RIGHTS ((1 << 8) | (1 << 9))	/* IBV_ACCESS_FLUSH_GLOBAL, _PERSISTENT */
+
+static int npass, nfail;
+static struct vt_ctx C;
+static struct vt_opts O;
+
+static void report(int ok, const char *name, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void report(int ok, const char *name, const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("%s %-13s ", ok ? "PASS" : "FAIL", name);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	putchar('\n');
+	fflush(stdout);
+	if (ok)
+		npass++;
+	else
+		nfail++;
+}
+
+static const char *wc_str(int r, const struct ibv_wc *wc)
+{
+	return r ? "no completion" : ibv_wc_status_str(wc->status);
+}
+
+static int poll_wc(struct ibv_cq *cq, struct ibv_wc *wc)
+{
+	memset(wc, 0, sizeof(*wc));
+	return vt_poll_one(cq, wc, 30) ? ETIMEDOUT : 0;
+}
+
+static void *page_alloc(size_t n)
+{
+	void *p;
+
+	if (posix_memalign(&p, PAGE, n * PAGE))
+		vt_die("out of memory");
+	memset(p, 0, n * PAGE);
+	return p;
+}
+
+static int post_one(struct ibv_qp *qp, enum ibv_wr_opcode op, uint64_t id, struct ibv_mr *mr,
+		    void *buf, uint32_t len, uint32_t rkey, void *raddr, uint32_t ex)
+{
+	struct ibv_sge sg = { .addr = (uintptr_t)buf, .length = len, .lkey = mr ? mr->lkey : 0 };
+	struct ibv_send_wr wr = { .wr_id = id, .sg_list = &sg, .num_sge = len ? 1 : 0,
+				  .opcode = op, .send_flags = IBV_SEND_SIGNALED }, *bad;
+
+	wr.wr.rdma.rkey = rkey;
+	wr.wr.rdma.remote_addr = (uintptr_t)raddr;
+	if (op == IBV_WR_SEND_WITH_INV || op == IBV_WR_LOCAL_INV)
+		wr.invalidate_rkey = ex;
+	return ibv_post_send(qp, &wr, &bad);
+}
+
+static void post_recv(struct ibv_qp *qp, struct ibv_mr *mr, void *buf, uint32_t len, uint64_t id)
+{
+	struct ibv_sge sg = { .addr = (uintptr_t)buf, .length = len, .lkey = mr->lkey };
+	struct ibv_recv_wr wr = { .wr_id = id, .sg_list = &sg, .num_sge = 1 }, *bad;
+
+	if (ibv_post_recv(qp, &wr, &bad))
+		vt_die("ibv_post_recv: %s", strerror(errno));
+}
+
+/* ---- an RC pair of loopback QPs ---- */
+
+struct pair {
+	struct ibv_pd *pd;
+	struct ibv_cq *cqa, *cqb;
+	struct ibv_qp *a, *b;
+	struct vt_peer pa, pb;
+	int access;
+};
+
+static struct ibv_qp *rc_qp(struct ibv_pd *pd, struct ibv_cq *cq, struct ibv_srq *srq)
+{
+	struct ibv_qp_init_attr a = {
+		.send_cq = cq, .recv_cq = cq, .srq = srq, .qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 16, .max_recv_wr = srq ? 0 : 16, .max_send_sge = 1,
+			 .max_recv_sge = 1 },
+	};
+
+	return ibv_create_qp(pd, &a);
+}
+
+static int pair_connect(struct pair *p)
+{
+	int r = vt_connect_rc(&C, p->a, &O, p->pa.psn, &p->pb, p->access);
+
+	return r ? r : vt_connect_rc(&C, p->b, &O, p->pb.psn, &p->pa, p->access);
+}
+
+static void pair_new(struct pair *p, struct ibv_pd *pd, int access)
+{
+	memset(p, 0, sizeof(*p));
+	p->pd = pd;
+	p->access = access;
+	p->cqa = ibv_create_cq(C.ctx, 64, NULL, NULL, 0);
+	p->cqb = ibv_create_cq(C.ctx, 64, NULL, NULL, 0);
+	if (!p->cqa || !p->cqb)
+		vt_die("ibv_create_cq: %s", strerror(errno));
+	p->a = rc_qp(pd, p->cqa, NULL);
+	p->b = rc_qp(pd, p->cqb, NULL);
+	if (!p->a || !p->b)
+		vt_die("ibv_create_qp RC: %s", strerror(errno));
+	p->pa = (struct vt_peer){ .qpn = p->a->qp_num, .psn = 100 };
+	p->pb = (struct vt_peer){ .qpn = p->b->qp_num, .psn = 200 };
+	memcpy(p->pa.gid, C.gid.raw, 16);
+	memcpy(p->pb.gid, C.gid.raw, 16);
+	if (pair_connect(p))
+		vt_die("RC pair to RTS: %s", strerror(errno));
+}
+
+/* Both QPs back from ERR: RESET, then RTS again (restate_qps of test_mr.py). */
+static void pair_restate(struct pair *p)
+{
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_RESET };
+	struct ibv_wc wc;
+
+	if (ibv_modify_qp(p->a, &a, IBV_QP_STATE) || ibv_modify_qp(p->b, &a, IBV_QP_STATE))
+		vt_die("QP to RESET: %s", strerror(errno));
+	while (ibv_poll_cq(p->cqa, 1, &wc) > 0 || ibv_poll_cq(p->cqb, 1, &wc) > 0)
+		;
+	p->pa.psn += 1000;
+	p->pb.psn += 1000;
+	if (pair_connect(p))
+		vt_die("RC pair back to RTS: %s", strerror(errno));
+}
+
+static void pair_free(struct pair *p)
+{
+	ibv_destroy_qp(p->a);
+	ibv_destroy_qp(p->b);
+	ibv_destroy_cq(p->cqa);
+	ibv_destroy_cq(p->cqb);
+}
+
+/* One signalled WRITE from a; its status (or ETIMEDOUT as -1). */
+static int write_through(struct pair *p, struct ibv_mr *smr, void *src, uint32_t len, uint32_t rkey,
+			 void *dst)
+{
+	struct ibv_wc wc;
+
+	if (post_one(p->a, IBV_WR_RDMA_WRITE, 1, smr, src, len, rkey, dst, 0))
+		return -2;
+	if (poll_wc(p->cqa, &wc))
+		return -1;
+	return wc.status;
+}
+
+static const char *st(int s)
+{
+	return s == -1 ? "no completion" : s == -2 ? "post failed" :
+	       ibv_wc_status_str((enum ibv_wc_status)s);
+}
+
+/* ---- qp-ex ---- */
+
+static struct ibv_qp *create_ex(struct ibv_cq *cq, enum ibv_qp_type t, uint32_t mask, uint32_t cflags,
+				uint64_t ops, struct ibv_qp_cap *cap)
+{
+	struct ibv_qp_init_attr_ex a = {
+		.send_cq = cq, .recv_cq = cq, .qp_type = t, .comp_mask = mask, .pd = C.pd,
+		.create_flags = cflags, .send_ops_flags = ops,
+		.cap = { .max_send_wr = 64, .max_recv_wr = 64, .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct ibv_qp *qp;
+
+	if (cap)
+		a.cap = *cap;
+	qp = ibv_create_qp_ex(C.ctx, &a);
+	if (qp && cap)
+		*cap = a.cap;
+	return qp;
+}
+
+static int qp_state(struct ibv_qp *qp)
+{
+	struct ibv_qp_attr a;
+	struct ibv_qp_init_attr i;
+
+	if (ibv_query_qp(qp, &a, IBV_QP_STATE, &i))
+		return -1;
+	return a.qp_state;
+}
+
+static int ud_to_rts(struct ibv_qp *qp, uint32_t qkey)
+{
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = (uint8_t)C.ib_port, .qkey = qkey };
+	int r;
+
+	r = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY);
+	a.qp_state = IBV_QPS_RTR;
+	r = r ? r : ibv_modify_qp(qp, &a, IBV_QP_STATE);
+	a.qp_state = IBV_QPS_RTS;
+	a.sq_psn = 0x45;
+	return r ? r : ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN);
+}
+
+static struct ibv_ah *self_ah(struct ibv_pd *pd)
+{
+	struct ibv_ah_attr a = { .is_global = 1, .port_num = (uint8_t)C.ib_port };
+
+	a.grh.dgid = C.gid;
+	a.grh.sgid_index = (uint8_t)C.gid_idx;
+	a.grh.hop_limit = 64;
+	return ibv_create_ah(pd, &a);
+}
+
+static void case_qp_ex(void)
+{
+	static const enum ibv_qp_type types[] = { IBV_QPT_RC, IBV_QPT_UD };
+	struct ibv_cq *cq = ibv_create_cq(C.ctx, 256, NULL, NULL, 0);
+	struct ibv_qp *qp, *s, *d;
+	struct ibv_qp_attr qa;
+	struct ibv_qp_cap cap, want;
+	struct ibv_qp_ex *x;
+	struct ibv_ah *ah;
+	struct ibv_mr *mr;
+	struct ibv_wc wc, two[2];
+	uint8_t *mem;
+	int r, i;
+
+	if (!cq)
+		vt_die("ibv_create_cq: %s", strerror(errno));
+	for (i = 0; i < 2; i++) {
+		const char *tn = types[i] == IBV_QPT_RC ? "RC" : "UD";
+
+		want = (struct ibv_qp_cap){ .max_send_wr = C.dev_attr.max_qp_wr / 8,
+					    .max_recv_wr = C.dev_attr.max_qp_wr / 8,
+					    .max_send_sge = C.dev_attr.max_sge / 2,
+					    .max_recv_sge = C.dev_attr.max_sge / 2 };
+		cap = want;
+		errno = 0;
+		qp = create_ex(cq, types[i], IBV_QP_INIT_ATTR_PD, 0, 0, &cap);
+		report(qp && qp_state(qp) == IBV_QPS_RESET && cap.max_send_wr >= want.max_send_wr &&
+		       cap.max_recv_wr >= want.max_recv_wr && cap.max_send_sge >= want.max_send_sge &&
+		       cap.max_recv_sge >= want.max_recv_sge, "qp-ex",
+		       "%s, comp_mask PD: %s, caps %u/%u wr %u/%u sge", tn,
+		       qp ? "created in RESET" : strerror(errno), cap.max_send_wr, cap.max_recv_wr,
+		       cap.max_send_sge, cap.max_recv_sge);
+		if (qp)
+			ibv_destroy_qp(qp);
+
+		cap = want;
+		errno = 0;
+		qp = create_ex(cq, types[i], IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_CREATE_FLAGS, 0, 0, &cap);
+		report(qp && qp_state(qp) == IBV_QPS_RESET, "qp-ex",
+		       "%s, comp_mask PD | CREATE_FLAGS, no flag set: %s", tn,
+		       qp ? "created in RESET" : strerror(errno));
+		if (qp)
+			ibv_destroy_qp(qp);
+
+		errno = 0;
+		qp = create_ex(cq, types[i], IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_CREATE_FLAGS,
+			       IBV_QP_CREATE_SCATTER_FCS, 0, NULL);
+		report(!qp && (errno == EOPNOTSUPP || errno == EINVAL), "qp-ex",
+		       "%s, CREATE_FLAGS SCATTER_FCS: %s", tn, qp ? "created" : strerror(errno));
+		if (qp)
+			ibv_destroy_qp(qp);
+
+		errno = 0;
+		qp = create_ex(cq, types[i], IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS |
+			       IBV_QP_INIT_ATTR_CREATE_FLAGS, 0, IBV_QP_EX_WITH_SEND, NULL);
+		report(qp && ibv_qp_to_qp_ex(qp), "qp-ex", "%s, PD | SEND_OPS_FLAGS | CREATE_FLAGS: %s", tn,
+		       !qp ? strerror(errno) : ibv_qp_to_qp_ex(qp) ? "created with the API" : "no API");
+		if (qp)
+			ibv_destroy_qp(qp);
+
+		/* create_qp_ex() of test_qpex.py */
+		errno = 0;
+		qp = create_ex(cq, types[i], IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS, 0,
+			       IBV_QP_EX_WITH_SEND, NULL);
+		report(qp && ibv_qp_to_qp_ex(qp), "qp-ex", "%s, PD | SEND_OPS_FLAGS: %s", tn,
+		       !qp ? strerror(errno) : ibv_qp_to_qp_ex(qp) ? "created with the API" : "no API");
+		if (qp && types[i] == IBV_QPT_RC) {
+			memset(&qa, 0, sizeof(qa));
+			qa.qp_state = IBV_QPS_INIT;
+			qa.port_num = (uint8_t)C.ib_port;
+			qa.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+					     IBV_ACCESS_REMOTE_ATOMIC | FLUSH_RIGHTS;
+			r = ibv_modify_qp(qp, &qa, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+					  IBV_QP_ACCESS_FLAGS);
+			report(!r && qp_state(qp) == IBV_QPS_INIT, "qp-ex",
+			       "RC to INIT with the remote and FLUSH rights: %s", r ? strerror(r) : "INIT");
+		}
+		if (qp)
+			ibv_destroy_qp(qp);
+	}
+
+	/* test_qp_ex_ud_zero_size: a SEND of no byte arrives as the GRH alone. */
+	mem = page_alloc(1);
+	mr = ibv_reg_mr(C.pd, mem, PAGE, IBV_ACCESS_LOCAL_WRITE);
+	s = create_ex(cq, IBV_QPT_UD, IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS, 0,
+		      IBV_QP_EX_WITH_SEND, NULL);
+	d = create_ex(cq, IBV_QPT_UD, IBV_QP_INIT_ATTR_PD, 0, 0, NULL);
+	ah = self_ah(C.pd);
+	if (!mr || !s || !d || !ah || ud_to_rts(s, QKEY_UD) || ud_to_rts(d, QKEY_UD))
+		vt_die("qp-ex UD: %s", strerror(errno));
+	x = ibv_qp_to_qp_ex(s);
+	post_recv(d, mr, mem, GRH, 7);
+	ibv_wr_start(x);
+	x->wr_id = 8;
+	x->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_send(x);
+	ibv_wr_set_ud_addr(x, ah, d->qp_num, QKEY_UD);
+	ibv_wr_set_sge(x, mr->lkey, (uintptr_t)mem + 2048, 0);
+	r = ibv_wr_complete(x);
+	/* Both completions share the CQ, in either order. */
+	memset(two, 0, sizeof(two));
+	for (i = 0; !r && i < 2; i++) {
+		r = poll_wc(cq, &wc);
+		if (!r)
+			two[wc.wr_id == 7] = wc;
+	}
+	report(two[0].wr_id == 8 && two[0].status == IBV_WC_SUCCESS, "qp-ex",
+	       "UD zero-byte SEND with ibv_wr_*: %s", two[0].wr_id == 8 ?
+	       ibv_wc_status_str(two[0].status) : r ? strerror(r) : "no completion");
+	report(two[1].wr_id == 7 && two[1].status == IBV_WC_SUCCESS && two[1].byte_len == GRH, "qp-ex",
+	       "its receive: %s, %u bytes (the GRH)", two[1].wr_id == 7 ?
+	       ibv_wc_status_str(two[1].status) : "no completion", two[1].byte_len);
+	ibv_destroy_ah(ah);
+	ibv_destroy_qp(s);
+	ibv_destroy_qp(d);
+	ibv_dereg_mr(mr);
+	free(mem);
+	ibv_destroy_cq(cq);
+}
+
+/* ---- ud-modify ---- */
+
+/* Modify, then read back @mask; the state and the asked values must match. */
+static int ud_step(struct ibv_qp *qp, struct ibv_qp_attr *a, int mask, const char *what, const char *tn)
+{
+	struct ibv_qp_attr q;
+	struct ibv_qp_init_attr i;
+	int r, ok;
+
+	r = ibv_modify_qp(qp, a, mask);
+	memset(&q, 0, sizeof(q));
+	if (!r)
+		r = ibv_query_qp(qp, &q, mask | IBV_QP_STATE | IBV_QP_CAP, &i);
+	ok = !r && q.qp_state == a->qp_state;
+	if (mask & IBV_QP_QKEY)
+		ok &= q.qkey == a->qkey;
+	if (mask & IBV_QP_SQ_PSN)
+		ok &= q.sq_psn == a->sq_psn;
+	if (mask & IBV_QP_PKEY_INDEX)
+		ok &= q.pkey_index == a->pkey_index;
+	if (mask & IBV_QP_PORT)
+		ok &= q.port_num == a->port_num;
+	report(ok, "ud-modify", "%s %s: %s; query: state %d qkey %#x sq_psn %#x pkey_index %u port %u", tn,
+	       what, r ? strerror(r) : "ok", q.qp_state, q.qkey, q.sq_psn, q.pkey_index, q.port_num);
+	return ok;
+}
+
+/* A UD SEND with @qkey from @s to @d: did it arrive? */
+static int ud_send(struct ibv_qp *s, struct ibv_qp *d, struct ibv_cq *cq, struct ibv_ah *ah,
+		   struct ibv_mr *mr, uint8_t *mem, uint32_t qkey)
+{
+	struct ibv_sge sg = { .addr = (uintptr_t)mem, .length = 64, .lkey = mr->lkey };
+	struct ibv_send_wr wr = { .wr_id = 5, .sg_list = &sg, .num_sge = 1, .opcode = IBV_WR_SEND,
+				  .send_flags = IBV_SEND_SIGNALED }, *bad;
+	struct ibv_wc wc;
+	int got = 0, n;
+
+	wr.wr.ud.ah = ah;
+	wr.wr.ud.remote_qpn = d->qp_num;
+	wr.wr.ud.remote_qkey = qkey;
+	vt_fill(mem, 64, qkey, 1);
+	memset(mem + 1024, 0, 128);
+	if (ibv_post_send(s, &wr, &bad))
+		return -1;
+	for (n = 0; n < 2 && !vt_poll_one(cq, &wc, n ? 1 : 30); n++)
+		if (wc.qp_num == d->qp_num)
+			got = wc.status == IBV_WC_SUCCESS && wc.byte_len == GRH + 64 &&
+			      !memcmp(mem + 1024 + GRH, mem, 64);
+	return got;
+}
+
+/*
+ * @ex 0: ibv_create_qp; 1: ibv_create_qp_ex, comp_mask PD; 2: with
+ * CREATE_FLAGS too, as random_qp_init_attr_ex() of the suite may ask.
+ */
+static void ud_modify_one(int ex)
+{
+	static const char *const names[] = { "ibv_create_qp", "ibv_create_qp_ex",
+					      "ibv_create_qp_ex(CREATE_FLAGS)" };
+	const char *tn = names[ex];
+	struct ibv_cq *cq = ibv_create_cq(C.ctx, 64, NULL, NULL, 0);
+	struct ibv_qp_init_attr ia = { .qp_type = IBV_QPT_UD,
+				       .cap = { .max_send_wr = 100, .max_recv_wr = 100, .max_send_sge = 4,
+						.max_recv_sge = 4 } };
+	struct ibv_qp_attr a;
+	struct ibv_qp *qp, *s;
+	struct ibv_ah *ah;
+	struct ibv_mr *mr;
+	uint8_t *mem;
+	int r;
+
+	ia.send_cq = ia.recv_cq = cq;
+	if (ex)
+		qp = create_ex(cq, IBV_QPT_UD, IBV_QP_INIT_ATTR_PD |
+			       (ex > 1 ? IBV_QP_INIT_ATTR_CREATE_FLAGS : 0), 0, 0, &ia.cap);
+	else
+		qp = ibv_create_qp(C.pd, &ia);
+	if (!cq)
+		vt_die("ud-modify: %s", strerror(errno));
+	if (!qp) {
+		report(0, "ud-modify", "%s: %s", tn, strerror(errno));
+		ibv_destroy_cq(cq);
+		return;
+	}
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_INIT;
+	a.port_num = (uint8_t)C.ib_port;
+	a.qkey = QKEY_A;
+	ud_step(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY, "RESET->INIT", tn);
+	a.qkey = QKEY_A + 1;
+	ud_step(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY, "INIT->INIT", tn);
+	a.qp_state = IBV_QPS_RTR;
+	a.qkey = QKEY_A + 2;
+	ud_step(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_QKEY, "INIT->RTR", tn);
+	a.qp_state = IBV_QPS_RTS;
+	a.sq_psn = 0x45;
+	ud_step(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN, "RTR->RTS sq_psn", tn);
+	a.qkey = QKEY_UD;
+	ud_step(qp, &a, IBV_QP_STATE | IBV_QP_QKEY, "RTS->RTS qkey", tn);
+	a.cur_qp_state = IBV_QPS_RTS;
+	ud_step(qp, &a, IBV_QP_STATE | IBV_QP_CUR_STATE | IBV_QP_QKEY, "RTS->RTS cur_state", tn);
+	a.sq_psn = 0x46;
+	r = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN);
+	report(r == EINVAL, "ud-modify", "%s RTS->RTS with SQ_PSN (not a UD RTS->RTS attribute): %s", tn,
+	       r ? strerror(r) : "taken");
+	a.sq_psn = 0x45;
+
+	/* The Q_Key in force is the last one: SENDs with it arrive, others not. */
+	mem = page_alloc(1);
+	mr = ibv_reg_mr(C.pd, mem, PAGE, IBV_ACCESS_LOCAL_WRITE);
+	s = ibv_create_qp(C.pd, &ia);
+	ah = self_ah(C.pd);
+	if (!mr || !s || !ah || ud_to_rts(s, QKEY_UD))
+		vt_die("ud-modify: %s", strerror(errno));
+	post_recv(qp, mr, mem + 1024, GRH + 128, 9);
+	r = ud_send(s, qp, cq, ah, mr, mem, QKEY_A);
+	report(r == 0, "ud-modify", "%s SEND with the old Q_Key: %s", tn, r > 0 ? "arrived" : "dropped");
+	r = ud_send(s, qp, cq, ah, mr, mem, QKEY_UD);
+	report(r == 1, "ud-modify", "%s SEND with the Q_Key of RTS->RTS: %s", tn,
+	       r > 0 ? "arrived, bytes equal" : "lost");
+
+	a.qp_state = IBV_QPS_SQD;
+	ud_step(qp, &a, IBV_QP_STATE, "RTS->SQD", tn);
+	a.qkey = QKEY_A + 3;
+	ud_step(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_QKEY, "SQD->SQD", tn);
+	a.qp_state = IBV_QPS_RTS;
+	a.qkey = QKEY_A + 4;
+	ud_step(qp, &a, IBV_QP_STATE | IBV_QP_QKEY, "SQD->RTS", tn);
+	a.qp_state = IBV_QPS_RESET;
+	ud_step(qp, &a, IBV_QP_STATE, "RTS->RESET", tn);
+
+	ibv_destroy_ah(ah);
+	ibv_destroy_qp(s);
+	ibv_destroy_qp(qp);
+	ibv_dereg_mr(mr);
+	ibv_destroy_cq(cq);
+	free(mem);
+}
+
+static void case_ud_modify(void)
+{
+	ud_modify_one(0);
+	ud_modify_one(1);
+	ud_modify_one(2);
+}
+
+/* ---- mw ---- */
+
+#define MW_LEN 1024
+#define RW (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE)
+
+struct mwres {
+	struct pair p;
+	uint8_t *mem;		/* page 0: a's source, page 1: b's window */
+	struct ibv_mr *amr, *bmr;
+	struct ibv_mw *mw;
+};
+
+static void mw_new(struct mwres *m, enum ibv_mw_type t)
+{
+	pair_new(&m->p, C.pd, RW);
+	m->mem = page_alloc(2);
+	m->amr = ibv_reg_mr(C.pd, m->mem, PAGE, IBV_ACCESS_LOCAL_WRITE);
+	m->bmr = ibv_reg_mr(C.pd, m->mem + PAGE, PAGE, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_MW_BIND);
+	m->mw = ibv_alloc_mw(C.pd, t);
+	if (!m->amr || !m->bmr || !m->mw)
+		vt_die("mw: %s", strerror(errno));
+}
+
+static void mw_free(struct mwres *m)
+{
+	pair_free(&m->p);
+	if (m->mw)
+		ibv_dealloc_mw(m->mw);
+	ibv_dereg_mr(m->amr);
+	ibv_dereg_mr(m->bmr);
+	free(m->mem);
+}
+
+/* A WRITE of MW_LEN bytes through @key into b's page: its status; bytes checked. */
+static int mw_write(struct mwres *m, uint32_t key, int *bytes_ok)
+{
+	int s;
+
+	vt_fill(m->mem, MW_LEN, key, 3);
+	memset(m->mem + PAGE, 0, MW_LEN);
+	s = write_through(&m->p, m->amr, m->mem, MW_LEN, key, m->mem + PAGE);
+	if (bytes_ok)
+		*bytes_ok = !memcmp(m->mem, m->mem + PAGE, MW_LEN);
+	return s;
+}
+
+/* IBV_WR_BIND_MW of a type 2 window by b; the new rkey. */
+static int bind2(struct mwres *m, int access, uint32_t *key, struct ibv_wc *wc)
+{
+	struct ibv_send_wr wr = { .wr_id = 3, .opcode = IBV_WR_BIND_MW,
+				  .send_flags = IBV_SEND_SIGNALED }, *bad;
+
+	wr.bind_mw.mw = m->mw;
+	wr.bind_mw.rkey = ibv_inc_rkey(m->mw->rkey);
+	wr.bind_mw.bind_info = (struct ibv_mw_bind_info){ .mr = m->bmr, .addr = (uintptr_t)m->mem + PAGE,
+							  .length = MW_LEN, .mw_access_flags = access };
+	*key = wr.bind_mw.rkey;
+	if (ibv_post_send(m->p.b, &wr, &bad))
+		return errno ? errno : EINVAL;
+	return poll_wc(m->p.cqb, wc);
+}
+
+static void case_mw(void)
+{
+	struct ibv_mw_bind bind = { .wr_id = 2, .send_flags = IBV_SEND_SIGNALED };
+	struct mwres m;
+	struct ibv_wc wc;
+	uint32_t key;
+	int r, s, ok;
+
+	if (!(C.dev_attr.device_cap_flags & IBV_DEVICE_MEM_WINDOW)) {
+		printf("SKIP mw            the device offers no memory windows\n");
+		return;
+	}
+	/* test_mw_type1, test_invalidate_mw_type1 */
+	mw_new(&m, IBV_MW_TYPE_1);
+	bind.bind_info = (struct ibv_mw_bind_info){ .mr = m.bmr, .addr = (uintptr_t)m.mem + PAGE,
+						    .length = MW_LEN, .mw_access_flags = RW };
+	r = ibv_bind_mw(m.p.b, m.mw, &bind);
+	r = r ? r : poll_wc(m.p.cqb, &wc);
+	report(!r && wc.status == IBV_WC_SUCCESS && wc.opcode == IBV_WC_BIND_MW, "mw",
+	       "type 1 ibv_bind_mw, remote and local write: %s", r ? strerror(r) : ibv_wc_status_str(wc.status));
+	s = mw_write(&m, m.mw->rkey, &ok);
+	report(s == IBV_WC_SUCCESS && ok, "mw", "WRITE through the type 1 window: %s, bytes %s", st(s),
+	       ok ? "equal" : "differ");
+	bind.bind_info.length = 0;
+	bind.bind_info.mw_access_flags = 0;
+	r = ibv_bind_mw(m.p.b, m.mw, &bind);
+	r = r ? r : poll_wc(m.p.cqb, &wc);
+	report(!r && wc.status == IBV_WC_SUCCESS, "mw", "zero-length rebind naming the MR: %s",
+	       r ? strerror(r) : ibv_wc_status_str(wc.status));
+	s = mw_write(&m, m.mw->rkey, NULL);
+	report(s == IBV_WC_REM_ACCESS_ERR, "mw", "WRITE through the unbound type 1 window: %s", st(s));
+	mw_free(&m);
+
+	/* test_mw_type2, test_mw_type2_invalidate_local */
+	mw_new(&m, IBV_MW_TYPE_2);
+	r = bind2(&m, RW, &key, &wc);
+	report(!r && wc.status == IBV_WC_SUCCESS && wc.opcode == IBV_WC_BIND_MW, "mw",
+	       "type 2 IBV_WR_BIND_MW, remote and local write: %s", r ? strerror(r) : ibv_wc_status_str(wc.status));
+	s = mw_write(&m, key, &ok);
+	report(s == IBV_WC_SUCCESS && ok, "mw", "WRITE through the type 2 window: %s, bytes %s", st(s),
+	       ok ? "equal" : "differ");
+	r = post_one(m.p.b, IBV_WR_LOCAL_INV, 4, NULL, NULL, 0, 0, NULL, key);
+	r = r ? r : poll_wc(m.p.cqb, &wc);
+	report(!r && wc.status == IBV_WC_SUCCESS && wc.opcode == IBV_WC_LOCAL_INV, "mw", "LOCAL_INV: %s",
+	       r ? strerror(r) : ibv_wc_status_str(wc.status));
+	s = mw_write(&m, key, NULL);
+	report(s == IBV_WC_REM_ACCESS_ERR, "mw", "WRITE through the invalidated window: %s", st(s));
+	mw_free(&m);
+
+	/* test_mw_type2_invalidate_remote */
+	mw_new(&m, IBV_MW_TYPE_2);
+	r = bind2(&m, RW, &key, &wc);
+	s = mw_write(&m, key, &ok);
+	report(!r && wc.status == IBV_WC_SUCCESS && s == IBV_WC_SUCCESS && ok, "mw",
+	       "type 2 bound again, WRITE through it: %s", st(s));
+	post_recv(m.p.b, m.amr, m.mem + 2048, 64, 6);
+	r = post_one(m.p.a, IBV_WR_SEND_WITH_INV, 5, NULL, NULL, 0, 0, NULL, key);
+	r = r ? r : poll_wc(m.p.cqa, &wc);
+	report(!r && wc.status == IBV_WC_SUCCESS, "mw", "SEND_WITH_INV of its rkey: %s",
+	       r ? strerror(r) : ibv_wc_status_str(wc.status));
+	r = poll_wc(m.p.cqb, &wc);
+	report(!r && wc.status == IBV_WC_SUCCESS && (wc.wc_flags & IBV_WC_WITH_INV) &&
+	       wc.invalidated_rkey == key, "mw", "the receive: %s, WITH_INV %d, rkey %#x", wc_str(r, &wc),
+	       !!(wc.wc_flags & IBV_WC_WITH_INV), wc.invalidated_rkey);
+	s = mw_write(&m, key, NULL);
+	report(s == IBV_WC_REM_ACCESS_ERR, "mw", "WRITE through the remotely invalidated window: %s", st(s));
+	mw_free(&m);
+
+	/* test_mw_type2_invalidate_dealloc */
+	mw_new(&m, IBV_MW_TYPE_2);
+	r = bind2(&m, RW, &key, &wc);
+	s = mw_write(&m, key, &ok);
+	r = r ? r : ibv_dealloc_mw(m.mw);
+	m.mw = NULL;
+	report(!r, "mw", "dealloc of the bound type 2 window: %s", r ? strerror(r) : "ok");
+	s = mw_write(&m, key, NULL);
+	report(s == IBV_WC_REM_ACCESS_ERR, "mw", "WRITE through the freed window: %s", st(s));
+	mw_free(&m);
+
+	/* test_qp_ex_rc_bind_mw: a bind granting local write only. */
+	mw_new(&m, IBV_MW_TYPE_2);
+	r = bind2(&m, IBV_ACCESS_LOCAL_WRITE, &key, &wc);
+	report(!r && wc.status == IBV_WC_SUCCESS, "mw", "type 2 bind with local write only: %s",
+	       r ? strerror(r) : ibv_wc_status_str(wc.status));
+	s = mw_write(&m, key, NULL);
+	report(s == IBV_WC_REM_ACCESS_ERR, "mw", "WRITE through that window: %s", st(s));
+	mw_free(&m);
+}
+
+/* ---- rereg ---- */
+
+static void case_rereg(void)
+{
+	struct ibv_mw_bind bind = { .wr_id = 2, .send_flags = IBV_SEND_SIGNALED };
+	int acc = RW | IBV_ACCESS_REMOTE_READ;
+	uint8_t *mem = page_alloc(2), *nbuf = page_alloc(1);
+	struct ibv_mr *amr, *bmr;
+	struct ibv_pd *pd2;
+	struct ibv_mw *mw;
+	struct ibv_wc wc;
+	struct pair p;
+	uint32_t lkey, rkey;
+	int r, s;
+
+	pair_new(&p, C.pd, acc);
+	amr = ibv_reg_mr(C.pd, mem, PAGE, IBV_ACCESS_LOCAL_WRITE);
+	bmr = ibv_reg_mr(C.pd, mem + PAGE, PAGE, acc);
+	pd2 = ibv_alloc_pd(C.ctx);
+	if (!amr || !bmr || !pd2)
+		vt_die("rereg: %s", strerror(errno));
+	lkey = bmr->lkey;
+	rkey = bmr->rkey;
+	vt_fill(mem, 512, 9, 1);
+
+	/* test_mr_rereg_access_bad_flow, test_mr_rereg_access */
+	errno = 0;
+	r = ibv_rereg_mr(bmr, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0, IBV_ACCESS_LOCAL_WRITE);
+	if (r && errno == EOPNOTSUPP) {
+		/* the suite skips then (rxe has no rereg) */
+		printf("SKIP rereg         the device cannot reregister an MR\n");
+		pair_free(&p);
+		ibv_dereg_mr(bmr);
+		ibv_dereg_mr(amr);
+		ibv_dealloc_pd(pd2);
+		free(mem);
+		free(nbuf);
+		return;
+	}
+	report(!r && bmr->lkey == lkey && bmr->rkey == rkey, "rereg",
+	       "CHANGE_ACCESS to local write only: %d (%s), keys %s", r, r ? strerror(errno) : "ok",
+	       bmr->rkey == rkey ? "kept" : "changed");
+	s = write_through(&p, amr, mem, 512, bmr->rkey, mem + PAGE);
+	report(s == IBV_WC_REM_ACCESS_ERR, "rereg", "WRITE into it: %s", st(s));
+	pair_restate(&p);
+	r = ibv_rereg_mr(bmr, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0, acc);
+	memset(mem + PAGE, 0, 512);
+	s = write_through(&p, amr, mem, 512, bmr->rkey, mem + PAGE);
+	report(!r && s == IBV_WC_SUCCESS && !memcmp(mem, mem + PAGE, 512), "rereg",
+	       "CHANGE_ACCESS back to remote write: %d, WRITE %s, bytes %s", r, st(s),
+	       memcmp(mem, mem + PAGE, 512) ? "differ" : "equal");
+
+	/* test_mr_rereg_pd: b receives into an MR of another PD. */
+	r = ibv_rereg_mr(bmr, IBV_REREG_MR_CHANGE_PD, pd2, NULL, 0, 0);
+	report(!r && bmr->pd == pd2, "rereg", "CHANGE_PD: %d (%s)", r, r ? strerror(errno) : "ok");
+	post_recv(p.b, bmr, mem + PAGE, 512, 11);
+	r = post_one(p.a, IBV_WR_SEND, 12, amr, mem, 512, 0, NULL, 0);
+	r = r ? r : poll_wc(p.cqa, &wc);
+	report(!r && wc.status == IBV_WC_REM_OP_ERR, "rereg", "SEND into the MR of the other PD: %s",
+	       wc_str(r, &wc));
+	pair_restate(&p);
+	r = ibv_rereg_mr(bmr, IBV_REREG_MR_CHANGE_PD, C.pd, NULL, 0, 0);
+	memset(mem + PAGE, 0, 512);
+	post_recv(p.b, bmr, mem + PAGE, 512, 13);
+	s = post_one(p.a, IBV_WR_SEND, 14, amr, mem, 512, 0, NULL, 0);
+	s = s ? s : poll_wc(p.cqa, &wc);
+	s = s ? -1 : (int)wc.status;
+	r = r ? r : poll_wc(p.cqb, &wc);
+	report(!r && s == IBV_WC_SUCCESS && wc.status == IBV_WC_SUCCESS && wc.byte_len == 512 &&
+	       !memcmp(mem, mem + PAGE, 512), "rereg", "CHANGE_PD back: SEND %s, receive %s, bytes %s", st(s),
+	       wc_str(r, &wc), memcmp(mem, mem + PAGE, 512) ? "differ" : "equal");
+
+	/* test_mr_rereg_addr: the same keys name the new buffer. */
+	r = ibv_rereg_mr(bmr, IBV_REREG_MR_CHANGE_TRANSLATION, NULL, nbuf, PAGE, 0);
+	report(!r && bmr->addr == nbuf && bmr->lkey == lkey && bmr->rkey == rkey, "rereg",
+	       "CHANGE_TRANSLATION to a new buffer: %d (%s), keys %s", r, r ? strerror(errno) : "ok",
+	       bmr->rkey == rkey ? "kept" : "changed");
+	memset(mem + PAGE, 0, 512);
+	s = write_through(&p, amr, mem, 512, bmr->rkey, nbuf + 256);
+	report(s == IBV_WC_SUCCESS && !memcmp(nbuf + 256, mem, 512) && mem[PAGE] == 0 &&
+	       mem[PAGE + 511] == 0, "rereg", "WRITE to the new address: %s, bytes %s, old buffer untouched",
+	       st(s), memcmp(nbuf + 256, mem, 512) ? "differ" : "equal");
+	s = write_through(&p, amr, mem, 512, bmr->rkey, mem + PAGE);
+	report(s == IBV_WC_REM_ACCESS_ERR, "rereg", "WRITE to the old address: %s", st(s));
+	pair_restate(&p);
+
+	/* A window bound to the MR: rereg must not pull the memory away. */
+	mw = ibv_alloc_mw(C.pd, IBV_MW_TYPE_1);
+	r = ibv_rereg_mr(bmr, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0, acc | IBV_ACCESS_MW_BIND);
+	bind.bind_info = (struct ibv_mw_bind_info){ .mr = bmr, .addr = (uintptr_t)nbuf, .length = 256,
+						    .mw_access_flags = IBV_ACCESS_REMOTE_WRITE };
+	r = r ? r : !mw ? errno : ibv_bind_mw(p.b, mw, &bind);
+	r = r ? r : poll_wc(p.cqb, &wc);
+	if (!r && wc.status == IBV_WC_SUCCESS) {
+		r = ibv_rereg_mr(bmr, IBV_REREG_MR_CHANGE_TRANSLATION, NULL, mem + PAGE, PAGE, 0);
+		report(r != 0 && bmr->addr == nbuf, "rereg", "CHANGE_TRANSLATION under a bound window: %s",
+		       r ? "refused" : "taken");
+		s = write_through(&p, amr, mem, 64, mw->rkey, nbuf);
+		report(s == IBV_WC_SUCCESS && !memcmp(nbuf, mem, 64), "rereg",
+		       "the window still works: %s", st(s));
+	} else {
+		report(0, "rereg", "bind a window to the MR: %s", r ? strerror(r) : ibv_wc_status_str(wc.status));
+	}
+	if (mw)
+		ibv_dealloc_mw(mw);
+	pair_free(&p);
+	r = ibv_dereg_mr(bmr);
+	r = r ? r : ibv_dereg_mr(amr);
+	r = r ? r : ibv_dealloc_pd(pd2);
+	report(!r, "rereg", "dereg and dealloc after: %s", r ? strerror(r) : "ok");
+	free(mem);
+	free(nbuf);
+}
+
+/* ---- cq-ex ---- */
+
+static struct ibv_cq_ex *cq_ex(uint64_t wc_flags, uint32_t mask, uint32_t flags, struct ibv_pd *pd,
+			       int cqe, uint32_t vec)
+{
+	struct ibv_cq_init_attr_ex a = { .cqe = cqe, .comp_vector = vec, .wc_flags = wc_flags,
+					 .comp_mask = mask, .flags = flags, .parent_domain = pd };
+
+	return ibv_create_cq_ex(C.ctx, &a);
+}
+
+/* Poll @n completions of an extended CQ, every field through the ops. */
+static int poll_ex(struct ibv_cq_ex *cq, struct ibv_wc *wc, int n)
+{
+	struct ibv_poll_cq_attr pa = {};
+	double end = vt_now() + 30;
+	int got = 0, r;
+
+	while (got < n && vt_now() < end) {
+		r = ibv_start_poll(cq, &pa);
+		if (r == ENOENT) {
+			usleep(100);
+			continue;
+		}
+		if (r)
+			return got;
+		do {
+			struct ibv_wc *w = &wc[got++];
+
+			w->wr_id = cq->wr_id;
+			w->status = cq->status;
+			w->opcode = ibv_wc_read_opcode(cq);
+			w->byte_len = ibv_wc_read_byte_len(cq);
+			w->qp_num = ibv_wc_read_qp_num(cq);
+			w->src_qp = ibv_wc_read_src_qp(cq);
+			w->wc_flags = ibv_wc_read_wc_flags(cq);
+			w->imm_data = (w->wc_flags & IBV_WC_WITH_IMM) ? ibv_wc_read_imm_data(cq) : 0;
+			w->slid = ibv_wc_read_slid(cq);
+			w->sl = ibv_wc_read_sl(cq);
+			w->dlid_path_bits = ibv_wc_read_dlid_path_bits(cq);
+		} while (got < n && ibv_next_poll(cq) == 0);
+		ibv_end_poll(cq);
+	}
+	return got;
+}
+
+/* SEND_WITH_IMM a -> b over QPs whose CQs are extended; @srq: b's. */
+static int excq_traffic(const char *name, struct ibv_pd *pd, struct ibv_cq_ex *ca, struct ibv_cq_ex *cb,
+			struct ibv_srq *srq)
+{
+	struct ibv_cq *a = ibv_cq_ex_to_cq(ca), *b = ibv_cq_ex_to_cq(cb);
+	uint8_t *mem = page_alloc(2);
+	struct ibv_mr *mr = ibv_reg_mr(pd, mem, 2 * PAGE, RW);
+	struct ibv_qp *qa = rc_qp(pd, a, NULL), *qb = rc_qp(pd, b, srq);
+	struct ibv_sge sg = { .addr = (uintptr_t)mem, .length = 700 };
+	struct ibv_send_wr wr = { .wr_id = 21, .sg_list = &sg, .num_sge = 1,
+				  .opcode = IBV_WR_SEND_WITH_IMM, .send_flags = IBV_SEND_SIGNALED,
+				  .imm_data = htobe32(0x5a5a) }, *bad;
+	struct ibv_recv_wr rw = { .wr_id = 22, .num_sge = 1 }, *rbad;
+	struct ibv_sge rsg;
+	struct vt_peer pa = { .psn = 1 }, pb = { .psn = 2 };
+	struct ibv_wc w[2];
+	int ok, n;
+
+	if (!mr || !qa || !qb)
+		vt_die("%s: %s", name, strerror(errno));
+	pa.qpn = qa->qp_num;
+	pb.qpn = qb->qp_num;
+	memcpy(pa.gid, C.gid.raw, 16);
+	memcpy(pb.gid, C.gid.raw, 16);
+	if (vt_connect_rc(&C, qa, &O, 1, &pb, RW) || vt_connect_rc(&C, qb, &O, 2, &pa, RW))
+		vt_die("%s: to RTS: %s", name, strerror(errno));
+	sg.lkey = mr->lkey;
+	rsg = (struct ibv_sge){ .addr = (uintptr_t)mem + PAGE, .length = 1024, .lkey = mr->lkey };
+	rw.sg_list = &rsg;
+	vt_fill(mem, 700, 4, 4);
+	if ((srq ? ibv_post_srq_recv(srq, &rw, &rbad) : ibv_post_recv(qb, &rw, &rbad)) ||
+	    ibv_post_send(qa, &wr, &bad))
+		vt_die("%s: post: %s", name, strerror(errno));
+	n = poll_ex(ca, &w[0], 1);
+	n += poll_ex(cb, &w[1], 1);
+	if (n == 2)
+		vt_dbg("%s: send %s id %llu op %d qp %u; recv %s id %llu op %d len %u qp %u src %u flags %#x imm %#x",
+		       name, ibv_wc_status_str(w[0].status), (unsigned long long)w[0].wr_id, w[0].opcode,
+		       w[0].qp_num, ibv_wc_status_str(w[1].status), (unsigned long long)w[1].wr_id,
+		       w[1].opcode, w[1].byte_len, w[1].qp_num, w[1].src_qp, w[1].wc_flags,
+		       be32toh(w[1].imm_data));
+	ok = n == 2 && w[0].status == IBV_WC_SUCCESS && w[0].wr_id == 21 && w[0].opcode == IBV_WC_SEND &&
+	     w[0].qp_num == qa->qp_num && w[1].status == IBV_WC_SUCCESS && w[1].wr_id == 22 &&
+	     w[1].opcode == IBV_WC_RECV && w[1].byte_len == 700 && w[1].qp_num == qb->qp_num &&
+	     (w[1].wc_flags & IBV_WC_WITH_IMM) &&
+	     be32toh(w[1].imm_data) == 0x5a5a && !memcmp(mem, mem + PAGE, 700);
+	ibv_destroy_qp(qa);
+	ibv_destroy_qp(qb);
+	ibv_dereg_mr(mr);
+	free(mem);
+	return ok ? 0 : n == 2 ? EIO : ETIMEDOUT;
+}
+
+static void case_cq_ex(void)
+{
+	static const uint64_t std = IBV_WC_EX_WITH_BYTE_LEN | IBV_WC_EX_WITH_IMM | IBV_WC_EX_WITH_QP_NUM |
+		IBV_WC_EX_WITH_SRC_QP | IBV_WC_EX_WITH_SLID | IBV_WC_EX_WITH_SL |
+		IBV_WC_EX_WITH_DLID_PATH_BITS;
+	struct ibv_cq_ex *a, *b, *c;
+	int r, bad = 0, taken = 0;
+	uint64_t f;
+
+	a = cq_ex(std, 0, 0, NULL, 2000, 0);
+	b = cq_ex(std, IBV_CQ_INIT_ATTR_MASK_FLAGS, IBV_CREATE_CQ_ATTR_SINGLE_THREADED, NULL, 2000, 0);
+	report(a && b, "cq-ex", "IBV_WC_STANDARD_FLAGS, 2000 CQEs (and single-threaded): %s",
+	       a && b ? "created" : strerror(errno));
+	if (!a || !b)
+		return;
+	r = excq_traffic("cq-ex", C.pd, a, b, NULL);
+	report(!r, "cq-ex", "RC SEND_WITH_IMM polled with ibv_start_poll: %s",
+	       r ? strerror(r) : "both completions, every field right");
+	ibv_destroy_cq(ibv_cq_ex_to_cq(a));
+	ibv_destroy_cq(ibv_cq_ex_to_cq(b));
+	for (f = 1; f <= IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK; f <<= 1) {
+		errno = 0;
+		c = cq_ex(f, 0, 0, NULL, 10, 0);
+		if (c) {
+			taken++;
+			ibv_destroy_cq(ibv_cq_ex_to_cq(c));
+		} else if (errno != EOPNOTSUPP) {
+			bad++;
+			printf("#    wc_flags %#llx: %s\n", (unsigned long long)f, strerror(errno));
+		}
+	}
+	report(!bad, "cq-ex", "each wc flag alone: %d taken, the rest EOPNOTSUPP (%d other errors)", taken, bad);
+	errno = 0;
+	c = cq_ex(0, 0, 0, NULL, C.dev_attr.max_cqe + 1, 0);
+	report(!c && errno == EINVAL, "cq-ex", "max_cqe + 1 CQEs: %s", c ? "created" : strerror(errno));
+	if (c)
+		ibv_destroy_cq(ibv_cq_ex_to_cq(c));
+	errno = 0;
+	c = cq_ex(0, 0, 0, NULL, 10, C.ctx->num_comp_vectors + 1);
+	report(!c && errno == EINVAL, "cq-ex", "comp_vector past the last: %s", c ? "created" : strerror(errno));
+	if (c)
+		ibv_destroy_cq(ibv_cq_ex_to_cq(c));
+}
+
+/* ---- parent-domain ---- */
+
+static int nalloc;
+
+static void *pd_alloc(struct ibv_pd *pd, void *ctx, size_t size, size_t align, uint64_t type)
+{
+	(void)pd, (void)ctx, (void)size, (void)align, (void)type;
+	nalloc++;
+	return IBV_ALLOCATOR_USE_DEFAULT;
+}
+
+static void pd_free(struct ibv_pd *pd, void *ctx, void *ptr, uint64_t type)
+{
+	(void)pd, (void)ctx, (void)ptr, (void)type;
+}
+
+static void parent_domain_one(int allocators)
+{
+	const char *tn = allocators ? "with allocators" : "without allocators";
+	struct ibv_parent_domain_init_attr pa = { .pd = C.pd };
+	struct ibv_srq_init_attr sa = { .attr = { .max_wr = 16, .max_sge = 1 } };
+	struct ibv_cq_ex *a, *b;
+	struct ibv_srq *srq;
+	struct ibv_pd *par;
+	int r;
+
+	if (allocators) {
+		pa.comp_mask = IBV_PARENT_DOMAIN_INIT_ATTR_ALLOCATORS | IBV_PARENT_DOMAIN_INIT_ATTR_PD_CONTEXT;
+		pa.alloc = pd_alloc;
+		pa.free = pd_free;
+		pa.pd_context = &nalloc;
+	}
+	errno = 0;
+	par = ibv_alloc_parent_domain(C.ctx, &pa);
+	if (!par && errno == EOPNOTSUPP) {
+		printf("SKIP parent-domain the provider offers no parent domains\n");
+		return;
+	}
+	report(par != NULL, "parent-domain", "ibv_alloc_parent_domain %s: %s", tn,
+	       par ? "ok" : strerror(errno));
+	if (!par)
+		return;
+	a = cq_ex(IBV_WC_STANDARD_FLAGS, IBV_CQ_INIT_ATTR_MASK_PD | IBV_CQ_INIT_ATTR_MASK_FLAGS, 0, par, 2000, 0);
+	b = cq_ex(IBV_WC_STANDARD_FLAGS, IBV_CQ_INIT_ATTR_MASK_PD | IBV_CQ_INIT_ATTR_MASK_FLAGS, 0, par, 2000, 0);
+	srq = ibv_create_srq(par, &sa);
+	report(a && b && srq, "parent-domain", "extended CQs (MASK_PD) and an SRQ on it: %s",
+	       a && b && srq ? "created" : strerror(errno));
+	if (a && b && srq) {
+		r = excq_traffic("parent-domain", par, a, b, srq);
+		report(!r, "parent-domain", "MR and RC QPs on it, SEND_WITH_IMM into the SRQ: %s",
+		       r ? strerror(r) : "arrived, bytes equal");
+	}
+	if (srq)
+		ibv_destroy_srq(srq);
+	if (a)
+		ibv_destroy_cq(ibv_cq_ex_to_cq(a));
+	if (b)
+		ibv_destroy_cq(ibv_cq_ex_to_cq(b));
+	r = ibv_dealloc_pd(par);
+	report(!r, "parent-domain", "dealloc of the parent domain: %s", r ? strerror(r) : "ok");
+}
+
+static void case_parent_domain(void)
+{
+	struct ibv_parent_domain_init_attr pa = { .pd = C.pd };
+	struct ibv_pd *pd, *par;
+	int r;
+
+	parent_domain_one(0);
+	parent_domain_one(1);
+	pd = ibv_alloc_pd(C.ctx);
+	pa.pd = pd;
+	par = pd ? ibv_alloc_parent_domain(C.ctx, &pa) : NULL;
+	if (!par)
+		return;
+	r = ibv_dealloc_pd(pd);
+	report(r != 0, "parent-domain", "dealloc of a PD under a parent domain: %s",
+	       r ? strerror(r) : "taken");
+	r = ibv_dealloc_pd(par);
+	r = r ? r : ibv_dealloc_pd(pd);
+	report(!r, "parent-domain", "parent domain, then its PD: %s", r ? strerror(r) : "both gone");
+}
+
+int main(int argc, char **argv)
+{
+	static const struct vt_case cases[] = {
+		{ "qp-ex", case_qp_ex }, { "ud-modify", case_ud_modify }, { "mw", case_mw },
+		{ "rereg", case_rereg }, { "cq-ex", case_cq_ex }, { "parent-domain", case_parent_domain },
+	};
+
+	vt_prog = "cnuas-verbsapi";
+	vt_opts_default(&O);
+	O.timeout = 12;
+	O.retry_cnt = 3;
+	O.rnr_retry = 3;
+	vt_run_cases(argc, argv, &C, &O, cases, sizeof(cases) / sizeof(cases[0]));
+	printf("cnuas-verbsapi: %d passed, %d failed\n", npass, nfail);
+	return nfail ? 1 : 0;
+}

@@ -1,0 +1,25 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later OR MIT
+# Verbs as rdma-core's own test suite (its pyverbs tests) uses them, on
+# cnuas_0 (cnuas-verbsapi, loopback QPs): ibv_create_qp_ex with creation
+# flags asked for and none set, RC QPs with the FLUSH rights, a zero-byte
+# UD SEND; UD modify_qp through every state with the attributes the IBA
+# allows, read back by ibv_query_qp; memory windows of type 1 and 2 bound
+# with local write among the rights, invalidated by a zero-length bind,
+# LOCAL_INV, SEND_WITH_INV and dealloc; ibv_rereg_mr of access, PD and
+# translation; extended CQs; parent domains with and without allocators.
+# Bytes and completion statuses are checked.
+. "$(dirname "$0")/lib.sh"
+need_cnuas_nodes 1
+need_eth
+# VERBS_DEV / VERBS_NODES="A" run it on another device/node (rxe0: the
+# parent-domain case skips, rxe has none)
+DEV=${VERBS_DEV:-cnuas_0}
+read -r N0 <<<"${VERBS_NODES:-0}"
+lsh -t 30 "$N0" "modprobe -q cnuas_ib 2>/dev/null; modprobe -q ib_uverbs 2>/dev/null; i=0; while [ ! -e /sys/class/infiniband/$DEV ] && [ \$i -lt 50 ]; do sleep 0.2; i=\$((i+1)); done; [ -e /sys/class/infiniband/$DEV ]" || skip "node$N0 has no $DEV (cnuas_ib not loaded)"
+out=$(lsh -t 300 "$N0" "cnuas-verbsapi -d $DEV" 2>&1)
+rc=$?
+echo "$out"
+[ $rc = 0 ] || fail "cnuas-verbsapi: $(echo "$out" | grep -c '^FAIL') check(s) failed (rc $rc)"
+n=$(echo "$out" | grep -c '^PASS')
+[ "$n" -ge 60 ] || fail "cnuas-verbsapi ran only $n checks"
