@@ -9,7 +9,7 @@ KDIR ?= $(firstword $(wildcard /lib/modules/$(shell uname -r)/build) \
 		    $(lastword $(sort $(wildcard /lib/modules/6.1.*-amd64/build))))
 
 .PHONY: all userspace modules provider qemu package-qemu debs image check check-unit check-pkg \
-	check-vm demo bench deps fuzz clean
+	check-vm check-guest demo bench deps fuzz clean
 
 all: userspace modules
 
@@ -43,7 +43,7 @@ deps:
 # Full test suite: host unit tests, packaging tests, VM tests.
 check:
 	scripts/deps check
-	tests/run unit pkg vm
+	tests/run unit pkg vm guest
 
 # Quicker targets for the inner loop.
 check-unit:
@@ -52,6 +52,8 @@ check-pkg:
 	tests/run pkg
 check-vm:
 	tests/run vm
+check-guest:
+	tests/run guest
 
 # libFuzzer targets (tests/fuzz/), FUZZ_SECONDS each (default 60); then
 # tests/fuzz/corpus/ is re-minimized with the new inputs; crashes land in

@@ -38,7 +38,9 @@ build_image() { # build_image DEV DISTRO
 		# copy, not the source's; and a build from another checkout
 		# starts from clean (its objects may be newer than our older
 		# sources, and make would keep them).
-		mods=${CNUAS_CACHE:-$HOME/.cache/cnuas}/work/dev-src-$distro
+		# One copy per checkout and distro: labs of two checkouts
+		# may build at the same time.
+		mods=${CNUAS_CACHE:-$HOME/.cache/cnuas}/work/dev-src-$distro-$(echo "$ROOT" | sha256sum | cut -c1-8)
 		mkdir -p "$mods"
 		if [ "$(cat "$mods/.cnuas-src-root" 2>/dev/null)" != "$ROOT $kdir" ]; then
 			make -s -C "$mods" KDIR="$kdir" clean >/dev/null 2>&1 || true
