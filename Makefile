@@ -76,4 +76,3 @@ clean:
 	$(MAKE) -C userspace clean
 	$(MAKE) -C src KDIR=$(KDIR) clean
 	rm -rf build
-	-scripts/lab down >/dev/null 2>&1

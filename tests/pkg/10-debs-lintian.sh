@@ -1,11 +1,13 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later OR MIT
-# The Debian packages build, lintian reports no errors, and each package
-# holds the files it must.
+# The Debian packages build (scripts/build-debs: source package first,
+# then the binaries from it), lintian reports no errors on the binaries
+# and the source package, and each package holds the files it must.
 # timeout: 1200
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 version=$(cat VERSION)
+debver=$(dpkg-parsechangelog -l debian/changelog -S Version)
 rc=0
 dir=$(scripts/build-debs | tail -n1) || rc=$?
 if [ $rc -eq 3 ]; then
@@ -15,19 +17,22 @@ fi
 [ $rc -eq 0 ] || exit $rc
 ls -l "$dir"
 
-dkms_deb=$dir/cnuas-dkms_${version}_all.deb
-sw_deb=$(ls "$dir"/cnuas-vswitchd_"${version}"_*.deb)
-prov_deb=$(ls "$dir"/cnuas-ibverbs-provider_"${version}"_*.deb)
-pm_deb=$(ls "$dir"/libcnuaspeermem1_"${version}"_*.deb)
-pmdev_deb=$(ls "$dir"/libcnuaspeermem-dev_"${version}"_*.deb)
+dkms_deb=$dir/cnuas-dkms_${debver}_all.deb
+sw_deb=$(ls "$dir"/cnuas-vswitchd_"${debver}"_*.deb)
+prov_deb=$(ls "$dir"/cnuas-ibverbs-provider_"${debver}"_*.deb)
+pm_deb=$(ls "$dir"/libcnuaspeermem1_"${debver}"_*.deb)
+pmdev_deb=$(ls "$dir"/libcnuaspeermem-dev_"${debver}"_*.deb)
+dsc=$dir/cnuas_${debver}.dsc
 multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
 echo "== lintian"
-lintian --fail-on error --suppress-tags dir-or-file-in-opt \
-	"$dir"/*.changes
+# The package is not in Debian: its first changelog entry has no ITP bug
+# to close (initial-upload-closes-no-bugs, one per binary package).
+lintian --fail-on error --suppress-tags dir-or-file-in-opt,initial-upload-closes-no-bugs \
+	"$dir"/*.changes "$dsc"
 
 fail=0
 expect() { # expect DEB PATH...
@@ -114,7 +119,7 @@ check "libcnuaspeermem-dev: unversioned link" \
 	libcnuaspeermem.so.1
 check "libcnuaspeermem-dev: depends on the runtime package" \
 	"$(dpkg-deb -f "$pmdev_deb" Depends | grep -o "libcnuaspeermem1 ([^)]*)")" \
-	"libcnuaspeermem1 (= $version)"
+	"libcnuaspeermem1 (= $debver)"
 check "libcnuaspeermem-dev: pkg-config libdir" \
 	"$(dpkg-deb --fsys-tarfile "$pmdev_deb" | tar -xO ".$ml/pkgconfig/libcnuaspeermem.pc" |
 		sed -n 's/^libdir=//p')" "\${prefix}/lib/$multiarch"
@@ -173,11 +178,27 @@ else
 	echo "FAIL dkms.conf version:"; grep PACKAGE_VERSION "$tmp"/usr/src/cnuas-*/dkms.conf
 	fail=1
 fi
-chlog=$(dpkg-parsechangelog -l debian/changelog -S Version)
-if [ "${chlog%%-*}" = "$version" ]; then
-	echo "ok   debian/changelog matches VERSION ($version)"
+# A non-native version: VERSION plus a Debian revision.
+if [ "${debver%-*}" = "$version" ] && [ "$debver" != "$version" ]; then
+	echo "ok   debian/changelog $debver is VERSION ($version) plus a Debian revision"
 else
-	echo "FAIL debian/changelog $chlog != VERSION $version"
+	echo "FAIL debian/changelog $debver is not VERSION $version plus a Debian revision"
+	fail=1
+fi
+# The source package carries rdma-core as its component tarball, and
+# the provider was built against the rdma-core/ unpacked from it.
+comp=$(sed -n 's/^ [0-9a-f]\{64\} [0-9]* \(cnuas_.*\.orig-rdma-core\.tar\..*\)/\1/p' "$dsc")
+if [ -n "$comp" ] && [ -f "$dir/$comp" ] && grep -qx 'Format: 3.0 (quilt)' "$dsc"; then
+	echo "ok   $(basename "$dsc"): 3.0 (quilt) with $comp"
+else
+	echo "FAIL $(basename "$dsc") is not 3.0 (quilt) with an orig-rdma-core tarball"
+	fail=1
+fi
+if grep -q "^scripts/build-provider --rdma-core \".*/cnuas-$version/rdma-core\"$" "$dir/build.log"; then
+	echo "ok   the provider was built against the package's rdma-core/"
+else
+	echo "FAIL build.log does not show the provider built against rdma-core/:"
+	grep 'build-provider' "$dir/build.log" | sed 's/^/   /'
 	fail=1
 fi
 exit $fail

@@ -16,7 +16,7 @@ kver=${kdir#/usr/src/linux-headers-}
 dir=$(scripts/build-debs | tail -n1)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-dpkg-deb -x "$dir/cnuas-dkms_${version}_all.deb" "$tmp/root"
+dpkg-deb -x "$dir/cnuas-dkms_$(dpkg-parsechangelog -l debian/changelog -S Version)_all.deb" "$tmp/root"
 mkdir -p "$tmp/dkms" "$tmp/mods"
 # dkms wants /lib/modules/KVER/build; point it at the installed headers.
 args=(--dkmstree "$tmp/dkms" --sourcetree "$tmp/root/usr/src" -k "$kver")

@@ -11,6 +11,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 suite=${CNUAS_DKMS_SUITE:-trixie}
 version=$(cat VERSION)
+debver=$(dpkg-parsechangelog -l debian/changelog -S Version)
 modules=$(sed -n 's/^BUILT_MODULE_NAME\[[0-9]*\]="\(.*\)"/\1/p' dkms.conf)
 [ -n "$modules" ] || { echo "FAIL: no BUILT_MODULE_NAME in dkms.conf"; exit 1; }
 
@@ -23,12 +24,14 @@ fi
 [ $rc -eq 0 ] || { echo "FAIL: scripts/kernel-headers $suite failed ($rc)"; exit 1; }
 debs=$(scripts/build-debs | tail -n1)
 
-# Runs inside the chroot: $1 = version, the rest = module names.
+# Runs inside the chroot: $1 = version, $2 = package version, the rest =
+# module names.
 # shellcheck disable=SC2016 # expanded by the bash in the chroot
 inner='
 set -u
 version=$1
-shift
+debver=$2
+shift 2
 kver=$(ls /lib/modules | sort -V | tail -n1)
 [ -e "/lib/modules/$kver/build/Makefile" ] || {
 	echo "FAIL: no headers for $kver"; exit 1; }
@@ -36,7 +39,7 @@ echo "kernel $kver, $(dkms --version)," \
 	"$(sed -n "s/^CONFIG_CC_VERSION_TEXT=//p" "/lib/modules/$kver/build/.config")"
 fail=0
 # As a user installs it: the postinst adds, builds and installs (AUTOINSTALL).
-if ! dpkg -i "/mnt/debs/cnuas-dkms_${version}_all.deb"; then
+if ! dpkg -i "/mnt/debs/cnuas-dkms_${debver}_all.deb"; then
 	echo "FAIL: dpkg -i cnuas-dkms (postinst) failed"
 	fail=1
 fi
@@ -77,4 +80,4 @@ exit $fail
 '
 # shellcheck disable=SC2086 # one word per module
 scripts/kernel-headers run "$suite" --bind "$debs:/mnt/debs" -- \
-	bash -c "$inner" inner "$version" $modules
+	bash -c "$inner" inner "$version" "$debver" $modules

@@ -1,9 +1,11 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later OR MIT
 # The RPM packages build from rpm/cnuas.spec (scripts/build-rpms, on
-# Debian), hold exactly the files they must, carry the right version,
-# licences and DKMS scriptlets, and rpmlint reports no errors and no
-# warnings beyond the few listed (and justified) below.
+# Debian) with a plain `rpmbuild -ba`: the source RPM carries rdma-core's
+# release tarball as Source1 and the provider is built against it, no
+# rdma-core tree passed in. They hold exactly the files they must, carry
+# the right version, licences and DKMS scriptlets, and rpmlint reports no
+# errors and no warnings beyond the few listed (and justified) below.
 # timeout: 600
 # shellcheck disable=SC2015 # `A && ok || bad`: ok() cannot fail
 set -euo pipefail
@@ -186,10 +188,30 @@ got=$(rpmspec -q --srpm --qf '%{VERSION}' "$tmp/cnuas.spec" 2>&1) &&
 	bad "its spec does not parse on its own: $got"
 tar -tzf "$tmp/cnuas-$version.tar.gz" | grep -v '/$' |
 	sed "s|^cnuas-$version/||" | sort >"$tmp/tar.actual"
-tree_files VERSION dkms.conf src userspace rpm README.md scripts/build-provider |
+tree_files VERSION dkms.conf src userspace rpm README.md scripts/build-provider \
+	scripts/configure-rdma-core |
 	while read -r f; do [ -e "$f" ] && echo "$f"; done >"$tmp/tar.expected"
 compare "cnuas-$version.tar.gz (source files only, no build output)" \
 	"$tmp/tar.expected" "$tmp/tar.actual"
+# Source1: rdma-core's release tarball, in the source RPM under its name.
+src1=$(rpmspec -P "$tmp/cnuas.spec" 2>/dev/null | sed -n 's/^Source1: *//p')
+src1=${src1##*/}
+[ -n "$src1" ] && [ -f "$tmp/$src1" ] &&
+	tar -tzf "$tmp/$src1" | grep '^rdma-core-[0-9.]*/providers/' >/dev/null &&
+	ok "Source1 $src1 (rdma-core) is in the source RPM" ||
+	bad "the source RPM lacks Source1 (rdma-core's tarball): '$src1'"
+# Built by a plain rpmbuild -ba: no rdma_core_tree defined, the provider
+# compiled against the rdma-core/ that %prep unpacked from Source1.
+log=$rpms/../build.log
+if head -n1 "$log" | grep -q '^+ rpmbuild -ba ' && ! head -n1 "$log" | grep -q rdma_core_tree &&
+	grep -q '^+ scripts/configure-rdma-core rdma-core$' "$log" &&
+	grep -q "^build-provider: rdma-core [0-9.]* headers, provider ABI" "$log" &&
+	grep -q '^+ scripts/build-provider --rdma-core .*/cnuas-[^/]*/rdma-core$' "$log"; then
+	ok "rpmbuild -ba without rdma_core_tree: the provider built against Source1's rdma-core/"
+else
+	bad "build.log does not show the provider built against Source1's rdma-core/:"
+	grep -E '^\+ (rpmbuild|scripts/)' "$log" | sed 's/^/       /'
+fi
 
 echo "== rpmlint"
 # Accepted findings, each with its reason. Everything else fails.
@@ -263,14 +285,15 @@ Validated here (Debian 12, rpm 4.18, rpmlint 2.4): the spec builds (with
 on its own, the tarball holds only source files, the file lists, versions,
 licences, %config, the DKMS scriptlets, and rpmlint with Fedora's man page
 compression and the accepted findings above.
-The provider in cnuas-libs is built against rdma-core 56.1's private
-headers (PABI 34), as on Debian; Fedora 41/42 ship rdma-core with the
+The provider in cnuas-libs is built against the private headers of the
+rdma-core in Source1 (56.1, PABI 34), as on Debian; Fedora 41/42 ship rdma-core with the
 same PABI, but loading it in Fedora's libibverbs is not tried here.
 libcnuaspeermem: its SONAME and symbol version as RPM Provides, the
 cnuas-devel pin on cnuas-libs and the pkg-config file's libdir are
 checked here; linking against the installed cnuas-devel is not.
-Only on Fedora: BuildRequires resolution (gcc, make, pkgconfig(libpcap),
-pkgconfig(libsystemd), python3, systemd-rpm-macros), Fedora's hardening flags,
+Only on Fedora: BuildRequires resolution (cmake, gcc, make, ninja-build,
+pkgconfig(libibverbs), pkgconfig(libpcap), pkgconfig(libsystemd), python3,
+systemd-rpm-macros), fetching Source1 from its URL, Fedora's hardening flags,
 debuginfo/debugsource packages, the systemd scriptlets (%systemd_post etc.
 are not defined by Debian's rpm, so cnuas-vswitchd has none here),
 /usr/sbin merged into /usr/bin (Fedora 42+), Fedora's licence list, and

@@ -6,7 +6,7 @@
 set -u
 VM_TESTS=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 LAB=${LAB:-$VM_TESTS/../../scripts/lab}
-LAB_DIR=${CNUAS_LAB_DIR:-/tmp/cnuas-lab}
+LAB_DIR=$("$LAB" dir)
 export CNUAS_LAB_DIR=$LAB_DIR
 
 skip() { echo "SKIP: $*"; exit 77; }
