@@ -3,7 +3,7 @@
 # A systemd guest with our packages installed by apt comes up ready with
 # no manual step: udev loads cnuas_net, cnuas_ib and cnuasgpu from their
 # aliases, rdma-core's rules load ib_uverbs and rdma_ucm, systemd-networkd
-# configures cnuas0, cnuas_0 is ACTIVE; on Debian 12 and 13 guests alike,
+# configures cnuas0, the RDMA device is ACTIVE; on Debian 12 and 13 guests alike,
 # and the Soft-RoCE guest's rxe0 beside them. Runs first: no test has
 # touched the guests yet.
 # timeout: 600

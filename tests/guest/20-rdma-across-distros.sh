@@ -20,8 +20,8 @@ guest_pingpong rc-1M 0 1 "-n 2 -s 1048576 -m $pmtu"
 
 ga=$(gid_index 1 4) gb=$(gid_index 0 4)
 pair_run ud 120 1 0 "$(listening 18516)" \
-	"ibv_ud_pingpong -d cnuas_0 -g $ga -p 18516 -c -n 20" \
-	"ibv_ud_pingpong -d cnuas_0 -g $gb -p 18516 -c -n 20 $(ip_of 1)" &&
+	"ibv_ud_pingpong -d $(rdma_dev 1) -g $ga -p 18516 -c -n 20" \
+	"ibv_ud_pingpong -d $(rdma_dev 0) -g $gb -p 18516 -c -n 20 $(ip_of 1)" &&
 	grep -q 'iters in' "$PR_CLI" || { pair_show 8; fail "ibv_ud_pingpong node1 <- node0 failed"; }
 echo "PASS ud: $(grep -h 'iters in' "$PR_CLI")"
 

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later OR MIT
 # After `systemctl reboot` the Debian 13 guest comes back the same way:
-# drivers loaded from their aliases, cnuas0 configured, cnuas_0 ACTIVE,
+# drivers loaded from their aliases, cnuas0 configured, the RDMA device ACTIVE,
 # and RDMA with the other guest works again.
 # timeout: 900
 . "$(dirname "$0")/lib.sh"

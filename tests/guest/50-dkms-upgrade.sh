@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-or-later OR MIT
 # An admin upgrades cnuas-dkms with apt on the Debian 13 guest: DKMS builds
 # the new package's modules for the running kernel, and after a reboot the
-# modules udev loads are the new ones, cnuas_0 comes up and talks RDMA to
+# modules udev loads are the new ones, the RDMA device comes up and talks RDMA to
 # the other guest, which still runs the old ones. The newer package is
 # built by scripts/build-debs from a copy of this tree with a higher
 # Debian revision and a marker (modinfo field cnuas_build) in each

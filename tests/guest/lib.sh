@@ -16,6 +16,30 @@ node_distro() {
 	if [ "$1" -lt ${#list[@]} ]; then echo "${list[$1]}"; else echo "${list[-1]}"; fi
 }
 
+# The RDMA device of node N. The kernel names a cnuas device cnuas_N, but
+# in a systemd guest rdma-core's persistent naming (udev, rdma_rename
+# NAME_FALLBACK) renames it after its PCI slot, e.g. rocep1s0, as any PCI
+# HCA whose ib_device hangs off its PCI function: found by that function
+# (1af4:10f0), asked once per lab (the name follows the slot, so it
+# survives reboots).
+rdma_dev() {
+	local n=$1 f=$LAB_DIR/node$1/rdma-dev d
+	case $(node_kind "$n") in
+	rxe) echo rxe0; return ;;
+	cnuas) ;;
+	*) return 1 ;;
+	esac
+	if [ ! -s "$f" ]; then
+		d=$(lsh -t 60 "$n" 'udevadm settle --timeout=60
+			for d in /sys/class/infiniband/*; do
+				[ "$(cat $d/device/vendor 2>/dev/null):$(cat $d/device/device 2>/dev/null)" = 0x1af4:0x10f0 ] &&
+					{ basename $d; exit 0; }
+			done; exit 1') || { echo "node$n: no RDMA device on the cnuas-vnic" >&2; return 1; }
+		echo "$d" >"$f"
+	fi
+	cat "$f"
+}
+
 boot_id() { lsh -t 30 "$1" 'cat /proc/sys/kernel/random/boot_id' 2>/dev/null; }
 
 # wait_booted NODE SECONDS: until systemd says the boot is over (the agent
@@ -51,10 +75,13 @@ reboot_node() {
 # cnuas_ib to its auxiliary device, cnuasgpu to the accelerator) out of
 # DKMS's tree, rdma-core's udev rules having loaded ib_uverbs and
 # rdma_ucm, cnuas0 configured by systemd-networkd (address, MTU) and
-# cnuas_0 ACTIVE in libibverbs; for an rxe node, rxe0 on eth0.
+# the RDMA device (under the PCI function, beside cnuas0) ACTIVE in
+# libibverbs; for an rxe node, rxe0 on eth0.
 check_node_up() {
 	local n=$1 kind dev nd out bad=()
-	kind=$(node_kind "$n") dev=$(rdma_dev "$n") nd=$(rdma_netdev "$n")
+	kind=$(node_kind "$n") nd=$(rdma_netdev "$n")
+	dev=$(rdma_dev "$n") || fail "node$n: no RDMA device"
+	note "node$n: RDMA device $dev"
 	# systemd may call the boot done while udev still loads drivers for
 	# the devices it found (no unit waits for udev to settle): wait for
 	# its queue, as a script on a real machine would.
@@ -84,6 +111,7 @@ check_node_up() {
 		echo \"nd_mtu=\$(cat /sys/class/net/$nd/mtu 2>/dev/null)\"
 		echo \"nd_addr=\$(ip -4 -o addr show dev $nd 2>/dev/null | awk '{print \$4}' | xargs)\"
 		echo \"port=\$(ibv_devinfo -d $dev 2>/dev/null | sed -n 's/.*state:[[:space:]]*//p' | head -1)\"
+		echo \"dev_net=\$(ls /sys/class/infiniband/$dev/device/net 2>/dev/null | xargs)\"
 		echo \"gpu_dev=\$(ls /dev/cnuasgpu0 2>/dev/null)\"
 		" 2>&1) || { echo "$out"; fail "node$n: cannot inspect the guest"; }
 	echo "$out" | sed "s/^/node$n: /"
@@ -102,6 +130,7 @@ check_node_up() {
 	for m in ib_uverbs rdma_ucm; do has_mod $m || bad+=("$m not loaded"); done
 	if [ "$kind" = cnuas ]; then
 		[ "$(val nic_driver)" = cnuas_net ] || bad+=("NIC driver '$(val nic_driver)'")
+		[[ " $(val dev_net) " == *" $nd "* ]] || bad+=("$dev/device/net has no $nd: '$(val dev_net)'")
 		[[ "$(val aux_driver)" == cnuas_ib.* ]] || bad+=("auxiliary device driver '$(val aux_driver)'")
 		for m in cnuas_net cnuas_ib; do
 			[[ "$(val "file_$m")" == */updates/dkms/* ]] || bad+=("$m not from DKMS: '$(val "file_$m")'")
