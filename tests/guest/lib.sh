@@ -83,10 +83,16 @@ check_node_up() {
 	dev=$(rdma_dev "$n") || fail "node$n: no RDMA device"
 	note "node$n: RDMA device $dev"
 	# systemd may call the boot done while udev still loads drivers for
-	# the devices it found (no unit waits for udev to settle): wait for
-	# its queue, as a script on a real machine would.
-	out=$(lsh -t 180 "$n" "
+	# the devices it found, and the units those devices pull in (e.g.
+	# rdma-hw.target loading rdma_ucm) start after that: wait for udev's
+	# queue, then for systemd's jobs, as a script on a real machine would.
+	out=$(lsh -t 240 "$n" "
 		udevadm settle --timeout=120 || echo 'udev-settle=timeout'
+		i=0
+		while [ -n \"\$(systemctl list-jobs --no-legend)\" ]; do
+			[ \$i -lt 120 ] || { echo 'jobs=pending'; break; }
+			sleep 1; i=\$((i + 1))
+		done
 		. /etc/os-release; echo \"distro=\$VERSION_CODENAME\"
 		echo \"pid1=\$(cat /proc/1/comm)\"
 		echo \"state=\$(systemctl is-system-running)\"
@@ -121,6 +127,7 @@ check_node_up() {
 	[ "$(val pid1)" = systemd ] || bad+=("PID 1 is $(val pid1)")
 	[ "$(val state)" = running ] || bad+=("system state $(val state)")
 	[ -z "$(val udev-settle)" ] || bad+=("udev did not settle in 120 s")
+	[ -z "$(val jobs)" ] || bad+=("systemd jobs still pending after 120 s")
 	[ -z "$(val failed)" ] || bad+=("failed units: $(val failed)")
 	[ "$(val nd_admin)" = configured ] || bad+=("systemd-networkd state of $nd: '$(val nd_admin)'")
 	[[ "$(val nd_file)" == */systemd/network/* ]] || bad+=("no systemd-networkd file for $nd")
