@@ -190,12 +190,17 @@ struct ibv_qp *vt_create_rc(struct vt_ctx *c, struct ibv_cq *scq, struct ibv_cq 
 	return ibv_create_qp(c->pd, &a);
 }
 
-int vt_connect_rc(struct vt_ctx *c, struct ibv_qp *qp, const struct vt_opts *o, uint32_t my_psn,
-		  const struct vt_peer *peer, int access)
+/*
+ * RESET -> INIT -> RTR -> RTS towards the peer. RC adds its reliability
+ * attributes (READ/atomic depths, RNR timer, timeout, retries); UC takes
+ * none of them.
+ */
+static int connect_qp(struct vt_ctx *c, struct ibv_qp *qp, const struct vt_opts *o,
+		      uint32_t my_psn, const struct vt_peer *peer, int access, bool rc)
 {
 	enum ibv_mtu mtu = o->mtu ? vt_mtu_enum(o->mtu) : c->port_attr.active_mtu;
 	struct ibv_qp_attr a;
-	int r;
+	int mask, r;
 
 	if (peer->mtu && peer->mtu < (uint32_t)mtu)
 		mtu = (enum ibv_mtu)peer->mtu;
@@ -213,66 +218,45 @@ int vt_connect_rc(struct vt_ctx *c, struct ibv_qp *qp, const struct vt_opts *o, 
 	a.path_mtu = mtu;
 	a.dest_qp_num = peer->qpn;
 	a.rq_psn = peer->psn;
-	a.max_dest_rd_atomic = (uint8_t)o->max_dest_rd_atomic;
-	a.min_rnr_timer = (uint8_t)o->min_rnr_timer;
 	a.ah_attr.is_global = 1;
 	a.ah_attr.port_num = (uint8_t)c->ib_port;
 	memcpy(a.ah_attr.grh.dgid.raw, peer->gid, 16);
 	a.ah_attr.grh.sgid_index = (uint8_t)c->gid_idx;
 	a.ah_attr.grh.hop_limit = 64;
-	r = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-			  IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
+	mask = IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN;
+	if (rc) {
+		a.max_dest_rd_atomic = (uint8_t)o->max_dest_rd_atomic;
+		a.min_rnr_timer = (uint8_t)o->min_rnr_timer;
+		mask |= IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
+	}
+	r = ibv_modify_qp(qp, &a, mask);
 	if (r)
 		return r;
 
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_RTS;
-	a.timeout = (uint8_t)o->timeout;
-	a.retry_cnt = (uint8_t)o->retry_cnt;
-	a.rnr_retry = (uint8_t)o->rnr_retry;
 	a.sq_psn = my_psn;
-	a.max_rd_atomic = 1;
-	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
-			     IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
+	mask = IBV_QP_STATE | IBV_QP_SQ_PSN;
+	if (rc) {
+		a.timeout = (uint8_t)o->timeout;
+		a.retry_cnt = (uint8_t)o->retry_cnt;
+		a.rnr_retry = (uint8_t)o->rnr_retry;
+		a.max_rd_atomic = 1;
+		mask |= IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC;
+	}
+	return ibv_modify_qp(qp, &a, mask);
+}
+
+int vt_connect_rc(struct vt_ctx *c, struct ibv_qp *qp, const struct vt_opts *o, uint32_t my_psn,
+		  const struct vt_peer *peer, int access)
+{
+	return connect_qp(c, qp, o, my_psn, peer, access, true);
 }
 
 int vt_connect_uc(struct vt_ctx *c, struct ibv_qp *qp, const struct vt_opts *o, uint32_t my_psn,
 		  const struct vt_peer *peer, int access)
 {
-	enum ibv_mtu mtu = o->mtu ? vt_mtu_enum(o->mtu) : c->port_attr.active_mtu;
-	struct ibv_qp_attr a;
-	int r;
-
-	if (peer->mtu && peer->mtu < (uint32_t)mtu)
-		mtu = (enum ibv_mtu)peer->mtu;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_INIT;
-	a.pkey_index = 0;
-	a.port_num = (uint8_t)c->ib_port;
-	a.qp_access_flags = access;
-	r = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
-	if (r)
-		return r;
-
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = mtu;
-	a.dest_qp_num = peer->qpn;
-	a.rq_psn = peer->psn;
-	a.ah_attr.is_global = 1;
-	a.ah_attr.port_num = (uint8_t)c->ib_port;
-	memcpy(a.ah_attr.grh.dgid.raw, peer->gid, 16);
-	a.ah_attr.grh.sgid_index = (uint8_t)c->gid_idx;
-	a.ah_attr.grh.hop_limit = 64;
-	r = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-			  IBV_QP_RQ_PSN);
-	if (r)
-		return r;
-
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.sq_psn = my_psn;
-	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN);
+	return connect_qp(c, qp, o, my_psn, peer, access, false);
 }
 
 /* ---- TCP side channel ---- */
