@@ -66,7 +66,7 @@ done
 [ -n "$cnuas_node" ] || skip "no cnuas node with a pyverbs whose rdma-core tests can be had (needs Debian 13)"
 [ -n "$rxe_node" ] || skip "no rxe node with pyverbs $ver to compare with (--rxe-nodes 1, Debian 13)"
 
-devs=()
+devs=() gids=()
 for n in "$cnuas_node" "$rxe_node"; do
 	if [ "${INIT:-shell}" = systemd ]; then
 		dev=$(rdma_dev "$n") || fail "node$n: no RDMA device"
@@ -77,20 +77,27 @@ for n in "$cnuas_node" "$rxe_node"; do
 		dev=$(rdma_dev "$n")
 	fi
 	devs+=("$dev")
+	# The suite takes the first GID by default: index 0, the link-local
+	# one ib_core derives from the MAC, which it cannot route to where
+	# the netdev has no fe80:: address (systemd-networkd configures none
+	# here: ENETUNREACH on every AH and RTR). The RoCE v2 GID of the
+	# lab's IPv4 address, on both devices.
+	g=$(gid_index "$n" 4) || fail "node$n: no RoCE v2 GID for $(ip_of "$n")"
+	gids+=("$g")
 	# The suite and our runner, fresh.
 	{ tar -C "$cache/$ver/src" -c tests && tar -C "$here" -c rdma-core-suite.py; } >"$work/push$n.tar" ||
 		fail "cannot pack the tests of rdma-core $ver"
 	lsh -t 120 "$n" 'rm -rf /root/rdma-core-suite && mkdir -p /root/rdma-core-suite &&
 		tar -x -i -C /root/rdma-core-suite' <"$work/push$n.tar" || fail "node$n: copying the tests"
 done
-note "rdma-core $ver tests: node$cnuas_node ${devs[0]} (cnuas), node$rxe_node ${devs[1]} (rxe)"
+note "rdma-core $ver tests: node$cnuas_node ${devs[0]} GID ${gids[0]} (cnuas), node$rxe_node ${devs[1]} GID ${gids[1]} (rxe)"
 
 # Both devices at once; each run bounded.
 read -r -a only <<<"${CNUAS_SUITE_TESTS:-}"
 pids=()
 for i in 0 1; do
 	n=$([ $i = 0 ] && echo "$cnuas_node" || echo "$rxe_node")
-	lsh -t 2700 "$n" "cd /root/rdma-core-suite && python3 rdma-core-suite.py tests --dev ${devs[$i]} ${only[*]}" \
+	lsh -t 2700 "$n" "cd /root/rdma-core-suite && python3 rdma-core-suite.py tests --dev ${devs[$i]} --gid ${gids[$i]} ${only[*]}" \
 		>"$LAB_DIR/rdma-core-suite.node$n.log" 2>&1 </dev/null &
 	pids+=($!)
 done
