@@ -7,7 +7,9 @@
 # allows, read back by ibv_query_qp; memory windows of type 1 and 2 bound
 # with local write among the rights, invalidated by a zero-length bind,
 # LOCAL_INV, SEND_WITH_INV and dealloc; ibv_rereg_mr of access, PD and
-# translation; extended CQs; parent domains with and without allocators.
+# translation; extended CQs; parent domains with and without allocators;
+# a QP moved to RESET taking its completions out of its CQ; SRQ resize
+# with receives posted.
 # Bytes and completion statuses are checked.
 . "$(dirname "$0")/lib.sh"
 need_cnuas_nodes 1
