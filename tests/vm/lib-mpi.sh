@@ -55,3 +55,17 @@ mpi_pingpong_pkts() {
 # The known failure of Debian 12's UCX 1.13 over a RoCE device whose UD
 # transport it cannot use: its UD endpoint times out and UCX aborts.
 UCX_UD_TIMEOUT_RE='UD endpoint .* unhandled timeout error'
+
+# mpi_alltoall_pkts ITERS MAX NRANKS MTU: the RoCE packets each rank of
+# `cnuas-mpi-check -i ITERS -m MAX` sends at least in its alltoall (a block
+# to each of the other ranks).
+mpi_alltoall_pkts() {
+	local iters=$1 max=$2 nr=$3 mtu=$4 block=1 n pkts=0
+	while [ $((block * nr)) -le "$max" ]; do
+		n=$iters
+		[ $block -lt 65536 ] || n=$(((iters + 3) / 4))
+		pkts=$((pkts + n * (nr - 1) * ((block + mtu - 1) / mtu)))
+		block=$((block * 8))
+	done
+	echo $pkts
+}
