@@ -50,7 +50,7 @@ cases=()
 # the client towards ADDR of the server, on the given domains, through
 # its own control port.
 ping_() {
-	local name=$1 s=$2 c=$3 addr=$4 ds=$5 dc=$6 args=$7 envs= envc=
+	local name=$1 s=$2 c=$3 addr=$4 ds=$5 dc=$6 args=$7 envs='' envc=''
 	[ "$(node_kind "$s")" = rxe ] && envs="env FI_UNIVERSE_SIZE=64"
 	[ "$(node_kind "$c")" = rxe ] && envc="env FI_UNIVERSE_SIZE=64"
 	cases+=("$name")

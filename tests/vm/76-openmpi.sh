@@ -70,6 +70,7 @@ fi
 
 # mpi4py over pml ucx; over ob1 when UCX is known broken, to check mpi4py itself.
 PML=("${UCX[@]}") pml="pml ucx"
+# shellcheck disable=SC2054 # an MCA value is a comma list
 [ -z "$ucx_broken" ] || PML=(--mca pml ob1 --mca btl self,tcp --mca btl_tcp_if_include cnuas0) pml="pml ob1"
 out=$PR_DIR/mpi4py.out
 t0=$SECONDS

@@ -20,7 +20,7 @@ mpi_ready() {
 # each NODE, ARGS after the common options; output in OUT. Bounded by
 # MPI_TIMEOUT (default 600 s).
 mpi_run() {
-	local out=$1 hosts= n t=${MPI_TIMEOUT:-600} first=
+	local out=$1 hosts='' n t=${MPI_TIMEOUT:-600} first=''
 	shift
 	while [ "$1" != -- ]; do
 		hosts+=${hosts:+,}node$1
@@ -54,6 +54,7 @@ mpi_pingpong_pkts() {
 
 # The known failure of Debian 12's UCX 1.13 over a RoCE device whose UD
 # transport it cannot use: its UD endpoint times out and UCX aborts.
+# shellcheck disable=SC2034 # used by the tests that source this
 UCX_UD_TIMEOUT_RE='UD endpoint .* unhandled timeout error'
 
 # mpi_alltoall_pkts ITERS MAX NRANKS MTU: the RoCE packets each rank of

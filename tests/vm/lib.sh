@@ -356,7 +356,7 @@ gpu_ready() {
 # nodeN, and sshd listens on each node's lab address. Then every node
 # logs in to the next with BatchMode (no password, no prompt).
 ssh_setup() {
-	local d=$PR_DIR/ssh n rc pids=() auth= known= hosts= next
+	local d=$PR_DIR/ssh n rc pids=() auth='' known='' hosts='' next
 	mkdir -p "$d"
 	for n in "$@"; do
 		(lsh -t 120 "$n" "set -e
