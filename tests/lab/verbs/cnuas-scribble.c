@@ -161,6 +161,21 @@ static void post_recv(struct ibv_qp *qp, struct ibv_srq *srq, struct ibv_mr *mr)
 		ibv_post_recv(qp, &wr, &bad);
 }
 
+/*
+ * A pair whose partner saw an error completion (the victim NAKed or its QP
+ * broke) goes back through RESET to RTS, so attacks on the victim's queues
+ * go on for the whole run; the victim's QP is reset over scribbled rings.
+ */
+static int reconnect(struct ibv_qp *a, struct ibv_qp *b)
+{
+	struct ibv_qp_attr at = { .qp_state = IBV_QPS_RESET };
+
+	if (ibv_modify_qp(a, &at, IBV_QP_STATE) || ibv_modify_qp(b, &at, IBV_QP_STATE))
+		return errno;
+	connect_pair(a, b);
+	return 0;
+}
+
 /* One request from a partner into a victim; errors are expected and ignored. */
 static void partner_post(struct ibv_qp *qp, struct ibv_mr *local, struct ibv_mr *remote,
 			 uint64_t *st)
@@ -251,7 +266,9 @@ int main(int argc, char **argv)
 	struct ibv_srq *srq;
 	struct ibv_mr *pmr, *vmr;
 	struct ibv_wc wc[16];
-	unsigned long kicks = 0, kick_err = 0, posts = 0, done = 0, errs = 0;
+	unsigned long kicks = 0, kick_err = 0, posts = 0, done = 0, errs = 0, resets = 0;
+	bool broken[2] = { false, false };
+	double t_reset = 0;
 	uint64_t seed = 1, st;
 	double secs = 20, t_end;
 	pthread_t th;
@@ -260,6 +277,11 @@ int main(int argc, char **argv)
 
 	vt_prog = "cnuas-scribble";
 	vt_opts_default(&O);
+	/* A pair stuck on a scribbled queue fails fast and is reset. */
+	O.timeout = 10;
+	O.retry_cnt = 2;
+	O.rnr_retry = 2;
+	O.min_rnr_timer = 1;
 	while ((opt = getopt(argc, argv, VT_COMMON_OPTS "s:S:h")) != -1) {
 		if (vt_common_opt(&O, opt, optarg))
 			continue;
@@ -340,7 +362,26 @@ int main(int argc, char **argv)
 
 		for (int i = 0; i < n; i++) {
 			done++;
-			errs += wc[i].status != IBV_WC_SUCCESS;
+			if (wc[i].status == IBV_WC_SUCCESS)
+				continue;
+			errs++;
+			for (int q = 0; q < 2; q++)
+				broken[q] |= wc[i].qp_num == pa[q]->qp_num;
+		}
+		if (vt_now() >= t_reset) {
+			for (int q = 0; q < 2; q++) {
+				if (!broken[q])
+					continue;
+				if (reconnect(pa[q], vb[q]))
+					vt_die("reset of pair %d: %s", q, strerror(errno));
+				broken[q] = false;
+				resets++;
+				for (int i = 0; i < 16; i++) {
+					post_recv(vb[q], q ? srq : NULL, vmr);
+					post_recv(pa[q], NULL, pmr);
+				}
+			}
+			t_reset = vt_now() + 0.05;
 		}
 		/* The victim's own CQ is scribbled too: its entries mean nothing. */
 		ibv_poll_cq(vcq, 16, wc);
@@ -348,8 +389,8 @@ int main(int argc, char **argv)
 	stop = true;
 	pthread_join(th, NULL);
 	printf("victim_rings=%d scribbles=%lu kicks=%lu kick_errors=%lu partner_posts=%lu "
-	       "partner_completions=%lu partner_errors=%lu\n",
-	       nvictim, scribbles, kicks, kick_err, posts, done, errs);
+	       "partner_completions=%lu partner_errors=%lu pair_resets=%lu\n",
+	       nvictim, scribbles, kicks, kick_err, posts, done, errs, resets);
 
 	/* Teardown of scribbled objects must work. */
 	const char *what[] = { "victim_qp0", "victim_qp1", "partner_qp0", "partner_qp1" };
