@@ -52,6 +52,8 @@ static unsigned long n_alloc, n_free, n_busy, n_export, n_mmap, n_dmap, n_fork, 
 	n_errno, n_bad;
 static __thread sigjmp_buf fault_jmp;
 static __thread volatile int touching;
+/* The bytes a thread writes: its own, as mappings of one allocation alias. */
+static __thread size_t my_byte;
 static unsigned long n_fault;
 
 static void count(unsigned long *c)
@@ -76,10 +78,12 @@ static void touch(volatile uint8_t *p, size_t len, uint8_t v)
 		return;
 	}
 	touching = 1;
-	p[0] = v;
-	p[len - 1] = v;
-	if (p[0] != v || p[len - 1] != v)
+	p[my_byte] = v;
+	p[len - 1 - my_byte] = v;
+	if (p[my_byte] != v || p[len - 1 - my_byte] != v) {
+		fprintf(stderr, "cnuasgpu-race: a mapping did not keep what was written\n");
 		count(&n_bad);
+	}
 	touching = 0;
 }
 
@@ -185,10 +189,13 @@ static void op_free(struct slot *s)
 	s->size = 0;
 }
 
-/* Close the DMA-BUF or the whole GPU file (its allocations go with it). */
-static void op_close(struct slot *s, bool file)
+/*
+ * Close the DMA-BUF, the GPU file (its allocations go with it unless a
+ * mapping or a DMA-BUF still holds them), or both.
+ */
+static void op_close(struct slot *s, bool file, bool dmabuf)
 {
-	if (s->dfd >= 0 && (!file || (rand() & 1))) {
+	if (s->dfd >= 0 && dmabuf) {
 		close(s->dfd);
 		s->dfd = -1;
 		count(&n_close);
@@ -215,7 +222,7 @@ static void op_fork(struct slot *s, pthread_mutex_t *held)
 			mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0) : MAP_FAILED;
 
 		if (m != MAP_FAILED)
-			((volatile uint8_t *)m)[0] = 0x77;
+			((volatile uint8_t *)m)[MAX_THREADS] = 0x77;
 		_exit(0);
 	}
 	if (pid > 0) {
@@ -223,8 +230,12 @@ static void op_fork(struct slot *s, pthread_mutex_t *held)
 
 		waitpid(pid, &st, 0);
 		count(&n_fork);
-		if (!WIFEXITED(st) || WEXITSTATUS(st))
+		if (!WIFEXITED(st) || WEXITSTATUS(st)) {
+			fprintf(stderr, "cnuasgpu-race: forked child: %s %d\n",
+				WIFEXITED(st) ? "exit" : "signal",
+				WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
 			count(&n_bad);
+		}
 	}
 	pthread_mutex_lock(held);
 }
@@ -232,6 +243,8 @@ static void op_fork(struct slot *s, pthread_mutex_t *held)
 static void *worker(void *arg)
 {
 	uint64_t st = (uintptr_t)arg * 0x9e3779b97f4a7c15ull + 1;
+
+	my_byte = (uintptr_t)arg % MAX_THREADS;
 
 	while (!stop) {
 		uint64_t r = rnd(&st);
@@ -244,8 +257,8 @@ static void *worker(void *arg)
 		case 5: case 6: case 7: op_map(s, &s->lock, false, r >> 24); break;
 		case 8: case 9: op_map(s, &s->lock, true, r >> 24); break;
 		case 10: case 11: op_free(s); break;
-		case 12: op_close(s, false); break;
-		case 13: op_close(s, true); break;
+		case 12: op_close(s, false, true); break;
+		case 13: op_close(s, true, r >> 40 & 1); break;
 		case 14: if (!(r >> 32 & 7)) op_fork(s, &s->lock); break;
 		default: break;
 		}
@@ -302,7 +315,7 @@ int main(int argc, char **argv)
 		slots[i].gfd = slots[i].dfd = -1;
 	}
 	for (int i = 0; i < nthreads; i++)
-		pthread_create(&th[i], NULL, worker, (void *)(uintptr_t)(seed * 131 + i));
+		pthread_create(&th[i], NULL, worker, (void *)(uintptr_t)(seed * MAX_THREADS * 131 + i));
 	ts.tv_sec = secs;
 	ts.tv_nsec = 0;
 	nanosleep(&ts, NULL);
@@ -310,9 +323,7 @@ int main(int argc, char **argv)
 	for (int i = 0; i < nthreads; i++)
 		pthread_join(th[i], NULL);
 	for (int i = 0; i < SLOTS; i++)
-		op_close(&slots[i], true);
-	if (slots[0].dfd >= 0)
-		return 1;
+		op_close(&slots[i], true, true);
 	/* DMA-BUF and file releases may finish after close() returns. */
 	for (int i = 0; i < 50; i++) {
 		if (mem_free(&free1) || free1 == free0)
