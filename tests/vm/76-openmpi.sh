@@ -28,6 +28,8 @@ iters=${MPI_ITERS:-10} max=${MPI_MAX:-1048576}
 pmtu=$(roce_mtu "$MTU")
 note "node$A <-> node$B, MTU $MTU (RoCE $pmtu), cnuas-mpi-check -i $iters -m $max"
 t0=$SECONDS
+# The group's later tests find the nodes as before: no sshd.
+trap 'ssh_stop "$A" "$B"' EXIT
 ssh_setup "$A" "$B"
 echo "PASS ssh: sshd on both nodes, keys made for this lab, BatchMode logins ($((SECONDS - t0)) s)"
 

@@ -355,6 +355,13 @@ gpu_ready() {
 # key is known under its name and address, /etc/hosts names the nodes
 # nodeN, and sshd listens on each node's lab address. Then every node
 # logs in to the next with BatchMode (no password, no prompt).
+# ssh_stop NODE...: stop the sshd that ssh_setup started.
+ssh_stop() {
+	local n
+	for n in "$@"; do
+		lsh -t 30 "$n" '[ ! -s /run/sshd.pid ] || kill $(cat /run/sshd.pid) 2>/dev/null; rm -f /run/sshd.pid' >/dev/null 2>&1
+	done
+}
 ssh_setup() {
 	local d=$PR_DIR/ssh n rc pids=() auth='' known='' hosts='' next
 	mkdir -p "$d"
