@@ -19,6 +19,7 @@ need_eth
 VM_DIR=$LAB_DIR M4=$LAB_DIR-mpi4 VM_TOTAL=$((NODES + VIRTIO_NODES + RXE_NODES))
 iters=${MPI_ITERS:-10} max=${MPI_MAX:-1048576}
 paused=()
+mkdir -p "$PR_DIR"
 cleanup() {
 	CNUAS_LAB_DIR=$M4 "$LAB" down >/dev/null 2>&1
 	for n in "${paused[@]}"; do
