@@ -702,6 +702,10 @@ static bool cnuas_resp_in_order(struct cnuas_ib_qp *qp, struct cnuas_ib_rxp *p)
 	return true;
 }
 
+/* The provider reads cnuas_cqe.network_hdr_type with the uapi's names. */
+static_assert(CNUAS_NET_IPV4 == RDMA_NETWORK_IPV4);
+static_assert(CNUAS_NET_IPV6 == RDMA_NETWORK_IPV6);
+
 static void cnuas_resp_ud(struct cnuas_ib_qp *qp, struct cnuas_ib_rxp *p)
 {
 	struct cnuas_deth *deth = cnuas_eh_ptr(p->op, p->bth, CNUAS_EH_DETH);

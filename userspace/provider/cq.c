@@ -32,6 +32,31 @@ static unsigned int cqe_wc_flags(const struct cnuas_cqe *cqe)
 	return f;
 }
 
+/*
+ * RoCE carries no LRH, so no SL arrives with a datagram. What a RoCEv2
+ * UD completion must report instead (IBA Annex A17, A17.4.5.1) is which
+ * network header the frame had, IPv4 or IPv6: only then can a consumer
+ * read the 40-byte GRH area of the receive buffer, where an IPv4 header
+ * fills the last 20 bytes and an IPv6 one all 40. struct ibv_wc has no
+ * field for it; verbs consumers (UCX's UD transport, which drops every
+ * datagram whose destination address is not one of the port's GIDs)
+ * take it from sl as ConnectX HCAs report it there: bits 2:0 the L3
+ * header (1 IPv6, 2 IPv4), bit 3 set for a UDP (RoCEv2) frame.
+ */
+static uint8_t cqe_sl(const struct cnuas_cqe *cqe)
+{
+	if (!(cqe->wc_flags & CNUAS_CQE_GRH))
+		return cqe->sl;
+	switch (cqe->network_hdr_type) {
+	case CNUAS_NET_IPV4:
+		return 0x8 | 0x2;
+	case CNUAS_NET_IPV6:
+		return 0x8 | 0x1;
+	default:
+		return cqe->sl;
+	}
+}
+
 static void cqe_to_wc(const struct cnuas_cqe *cqe, struct ibv_wc *wc)
 {
 	wc->wr_id = cqe->wr_id;
@@ -48,7 +73,7 @@ static void cqe_to_wc(const struct cnuas_cqe *cqe, struct ibv_wc *wc)
 		wc->imm_data = cqe->ex;
 	wc->pkey_index = cqe->pkey_index;
 	wc->slid = cqe->slid;
-	wc->sl = cqe->sl;
+	wc->sl = cqe_sl(cqe);
 	wc->dlid_path_bits = cqe->dlid_path_bits;
 }
 
@@ -245,7 +270,7 @@ static uint32_t cq_read_slid(struct ibv_cq_ex *ibcq)
 
 static uint8_t cq_read_sl(struct ibv_cq_ex *ibcq)
 {
-	return ex_to_ccq(ibcq)->cur->sl;
+	return cqe_sl(ex_to_ccq(ibcq)->cur);
 }
 
 static uint8_t cq_read_dlid_path_bits(struct ibv_cq_ex *ibcq)

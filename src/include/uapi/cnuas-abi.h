@@ -138,6 +138,10 @@ struct cnuas_recv_wqe {
 #define CNUAS_CQE_WITH_IMM		(1u << 1)
 #define CNUAS_CQE_WITH_INV		(1u << 2)
 
+/* CQE network_hdr_type: the values of the kernel's enum rdma_network_type */
+#define CNUAS_NET_IPV4			2
+#define CNUAS_NET_IPV6			3
+
 /*
  * A completion (64 bytes). status uses the shared IBV_WC_* / IB_WC_*
  * status numbering, opcode the IBV_WC_* (= enum ib_uverbs_wc_opcode) one.
@@ -157,7 +161,7 @@ struct cnuas_cqe {
 	__u8 sl;
 	__u8 dlid_path_bits;
 	__u8 port_num;
-	__u8 network_hdr_type;	/* RDMA_NETWORK_* when CNUAS_CQE_GRH */
+	__u8 network_hdr_type;	/* CNUAS_NET_* when CNUAS_CQE_GRH */
 	__u8 smac[6];
 	__u16 vlan_id;
 	__u32 reserved[2];

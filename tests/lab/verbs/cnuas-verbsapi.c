@@ -45,6 +45,16 @@
  *             (test_parent_domain.py): MRs, RC QPs, an SRQ and an extended
  *             CQ (IBV_CQ_INIT_ATTR_MASK_PD) on it carry SENDs (bytes
  *             compared); its PD cannot go before it
+ *  ud-recv    a UD SEND from the port's IPv4 and IPv6 RoCE v2 GIDs to
+ *             themselves, received the way UCX's UD transport reads it
+ *             (one SGE, and the GRH area split over two SGEs): byte_len
+ *             counts the 40-byte GRH area, IBV_WC_GRH, src_qp, the
+ *             packet's IPv4 header in the last 20 bytes of the area (its
+ *             IPv6 header in all 40), and sl giving the L3 header type
+ *             as ConnectX reports it (0xa IPv4, 0x9 IPv6: RoCE has no
+ *             SL; UCX reads the area by it). rdma_rxe reports sl 0 and,
+ *             on loopback only, leaves the IPv4 header checksum 0: those
+ *             checks FAIL on rxe0
  *  reset-cq   a QP moved to RESET leaves none of its completions in its
  *             CQ, another QP's stay (test_mr.py's restate_qps: the flush
  *             completions of the trip through ERR must not reach the next
@@ -544,6 +554,191 @@ static void case_ud_modify(void)
 	ud_modify_one(0);
 	ud_modify_one(1);
 	ud_modify_one(2);
+}
+
+/* ---- ud-recv ---- */
+
+#define UDR_LEN 100
+
+/* The first RoCE v2 GID of the port that maps an IPv4 address (@v4) or not. */
+static int roce2_gid(int v4, union ibv_gid *gid)
+{
+	static const uint8_t v4map[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
+	struct ibv_gid_entry e;
+	int i;
+
+	for (i = 0; i < C.port_attr.gid_tbl_len; i++) {
+		if (ibv_query_gid_ex(C.ctx, (uint32_t)C.ib_port, (uint32_t)i, &e, 0) ||
+		    e.gid_type != IBV_GID_TYPE_ROCE_V2)
+			continue;
+		if (!memcmp(e.gid.raw, v4map, 12) == !!v4) {
+			memcpy(gid, &e.gid, sizeof(*gid));
+			return i;
+		}
+	}
+	return -1;
+}
+
+/* The Internet checksum of the IPv4 header at @h: 0 when it is right. */
+static uint16_t ip4_csum(const uint8_t *h)
+{
+	uint32_t s = 0;
+	int i;
+
+	for (i = 0; i < 20; i += 2)
+		s += (uint32_t)(h[i] << 8 | h[i + 1]);
+	while (s >> 16)
+		s = (s & 0xffff) + (s >> 16);
+	return (uint16_t)~s;
+}
+
+/*
+ * The 40-byte GRH area of a datagram received from @gid to @gid: an
+ * IPv4 header in its last 20 bytes, or the IPv6 header in all 40
+ * (IBA Annex A17, A17.4.5.1), of a UDP datagram carrying @len bytes.
+ */
+static const char *grh_check(const uint8_t *g, int v4, const union ibv_gid *gid, uint32_t len)
+{
+	/* UDP 8 + BTH 12 + DETH 8 + payload + ICRC 4 */
+	uint32_t l4 = 8 + 12 + 8 + len + 4;
+
+	if (v4) {
+		g += 20;
+		if (g[0] != 0x45)
+			return "no IPv4 header in bytes 20..39";
+		if ((uint32_t)(g[2] << 8 | g[3]) != 20 + l4)
+			return "IPv4 total length wrong";
+		if (g[9] != 17)
+			return "IPv4 protocol not UDP";
+		if (ip4_csum(g))
+			return "IPv4 header checksum wrong";
+		if (memcmp(g + 12, gid->raw + 12, 4) || memcmp(g + 16, gid->raw + 12, 4))
+			return "IPv4 source or destination is not the GID's address";
+		return NULL;
+	}
+	if (g[0] >> 4 != 6)
+		return "no IPv6 header";
+	if ((uint32_t)(g[4] << 8 | g[5]) != l4)
+		return "IPv6 payload length wrong";
+	if (g[6] != 17)
+		return "IPv6 next header not UDP";
+	if (memcmp(g + 8, gid->raw, 16) || memcmp(g + 24, gid->raw, 16))
+		return "IPv6 source or destination is not the GID";
+	return NULL;
+}
+
+/*
+ * A UD SEND from the port's own GID to itself, received the way UCX's
+ * UD transport posts and reads its receives: the GRH area and the
+ * datagram in one buffer (@nsge 1), or the GRH area split over two SGEs
+ * and the payload in a third (@nsge 3).
+ */
+static void ud_recv_one(int v4, int nsge)
+{
+	const char *fam = v4 ? "IPv4" : "IPv6";
+	struct ibv_cq *scq = ibv_create_cq(C.ctx, 8, NULL, NULL, 0);
+	struct ibv_cq *rcq = ibv_create_cq(C.ctx, 8, NULL, NULL, 0);
+	struct ibv_qp_init_attr ia = { .qp_type = IBV_QPT_UD,
+				       .cap = { .max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 1,
+						.max_recv_sge = 3 } };
+	struct ibv_ah_attr aa = { .is_global = 1, .port_num = (uint8_t)C.ib_port };
+	struct ibv_sge sg, rsg[3];
+	struct ibv_send_wr wr = { .wr_id = 1, .sg_list = &sg, .num_sge = 1, .opcode = IBV_WR_SEND,
+				  .send_flags = IBV_SEND_SIGNALED }, *bad;
+	struct ibv_recv_wr rw = { .wr_id = 2, .sg_list = rsg, .num_sge = nsge }, *rbad;
+	uint8_t *mem = page_alloc(1), grh[GRH], *rbuf = mem + 1024, *data;
+	struct ibv_qp *s, *d;
+	struct ibv_ah *ah;
+	struct ibv_mr *mr;
+	struct ibv_wc wc;
+	union ibv_gid gid;
+	const char *why;
+	int idx, r, l3;
+
+	idx = roce2_gid(v4, &gid);
+	if (idx < 0) {
+		printf("SKIP %-13s no RoCE v2 %s GID on the port\n", "ud-recv", fam);
+		free(mem);
+		ibv_destroy_cq(scq);
+		ibv_destroy_cq(rcq);
+		return;
+	}
+	ia.send_cq = scq;
+	ia.recv_cq = rcq;
+	mr = ibv_reg_mr(C.pd, mem, PAGE, IBV_ACCESS_LOCAL_WRITE);
+	s = ibv_create_qp(C.pd, &ia);
+	d = ibv_create_qp(C.pd, &ia);
+	aa.grh.dgid = gid;
+	aa.grh.sgid_index = (uint8_t)idx;
+	aa.grh.hop_limit = 64;
+	ah = ibv_create_ah(C.pd, &aa);
+	if (!scq || !rcq || !mr || !s || !d || !ah || ud_to_rts(s, QKEY_UD) || ud_to_rts(d, QKEY_UD))
+		vt_die("ud-recv: %s", strerror(errno));
+
+	vt_fill(mem, UDR_LEN, (uint64_t)nsge, 9);
+	memset(rbuf, 0xee, 2 * GRH + 2 * UDR_LEN);
+	if (nsge == 1) {
+		rsg[0] = (struct ibv_sge){ .addr = (uintptr_t)rbuf, .length = GRH + 2 * UDR_LEN,
+					   .lkey = mr->lkey };
+	} else {
+		/* 16 + 24 bytes of GRH area, then the datagram past a gap */
+		rsg[0] = (struct ibv_sge){ .addr = (uintptr_t)rbuf, .length = 16, .lkey = mr->lkey };
+		rsg[1] = (struct ibv_sge){ .addr = (uintptr_t)rbuf + 16, .length = GRH - 16,
+					   .lkey = mr->lkey };
+		rsg[2] = (struct ibv_sge){ .addr = (uintptr_t)rbuf + GRH + 64, .length = 2 * UDR_LEN,
+					   .lkey = mr->lkey };
+	}
+	data = nsge == 1 ? rbuf + GRH : rbuf + GRH + 64;
+	sg = (struct ibv_sge){ .addr = (uintptr_t)mem, .length = UDR_LEN, .lkey = mr->lkey };
+	wr.wr.ud.ah = ah;
+	wr.wr.ud.remote_qpn = d->qp_num;
+	wr.wr.ud.remote_qkey = QKEY_UD;
+	if (ibv_post_recv(d, &rw, &rbad) || ibv_post_send(s, &wr, &bad))
+		vt_die("ud-recv: post: %s", strerror(errno));
+	r = poll_wc(scq, &wc);
+	report(!r && wc.status == IBV_WC_SUCCESS, "ud-recv", "%s, %d SGE: the SEND: %s", fam, nsge,
+	       wc_str(r, &wc));
+	r = poll_wc(rcq, &wc);
+	if (r || wc.status != IBV_WC_SUCCESS) {
+		report(0, "ud-recv", "%s, %d SGE: the receive: %s", fam, nsge, wc_str(r, &wc));
+		goto out;
+	}
+	memcpy(grh, rbuf, GRH);
+	report(wc.wr_id == 2 && wc.opcode == IBV_WC_RECV && wc.qp_num == d->qp_num &&
+	       wc.byte_len == GRH + UDR_LEN && (wc.wc_flags & IBV_WC_GRH) && wc.src_qp == s->qp_num &&
+	       !wc.pkey_index && !wc.slid && !wc.dlid_path_bits && !memcmp(data, mem, UDR_LEN) &&
+	       data[UDR_LEN] == 0xee, "ud-recv",
+	       "%s, %d SGE: byte_len %u (GRH + %d), wc_flags %#x, src_qp %u (%u), pkey_index %u, "
+	       "slid %u, dlid_path_bits %u, bytes %s", fam, nsge, wc.byte_len, UDR_LEN, wc.wc_flags,
+	       wc.src_qp, s->qp_num, wc.pkey_index, wc.slid, wc.dlid_path_bits,
+	       memcmp(data, mem, UDR_LEN) ? "differ" : data[UDR_LEN] != 0xee ? "overrun" : "equal");
+	why = grh_check(grh, v4, &gid, UDR_LEN);
+	report(!why, "ud-recv", "%s, %d SGE: the GRH area: %s", fam, nsge, why ? why : "the packet's header");
+	/*
+	 * RoCE has no LRH: sl carries the L3 header type, as ConnectX
+	 * reports it (bits 2:0: 1 IPv6, 2 IPv4; bit 3: UDP, RoCE v2).
+	 * Consumers read the GRH area by it (UCX's UD checks the
+	 * destination address there); rdma_rxe reports sl 0.
+	 */
+	l3 = v4 ? 2 : 1;
+	report(wc.sl == (0x8 | l3), "ud-recv", "%s, %d SGE: sl %#x, the L3 header type (want %#x)", fam, nsge,
+	       wc.sl, 0x8 | l3);
+out:
+	ibv_destroy_ah(ah);
+	ibv_destroy_qp(s);
+	ibv_destroy_qp(d);
+	ibv_dereg_mr(mr);
+	ibv_destroy_cq(scq);
+	ibv_destroy_cq(rcq);
+	free(mem);
+}
+
+static void case_ud_recv(void)
+{
+	ud_recv_one(1, 1);
+	ud_recv_one(1, 3);
+	ud_recv_one(0, 1);
+	ud_recv_one(0, 3);
 }
 
 /* ---- mw ---- */
@@ -1199,6 +1394,7 @@ int main(int argc, char **argv)
 	static const struct vt_case cases[] = {
 		{ "qp-ex", case_qp_ex }, { "ud-modify", case_ud_modify }, { "mw", case_mw },
 		{ "rereg", case_rereg }, { "cq-ex", case_cq_ex }, { "parent-domain", case_parent_domain },
+		{ "ud-recv", case_ud_recv },
 		{ "reset-cq", case_reset_cq }, { "srq-resize", case_srq_resize },
 	};
 
