@@ -7,8 +7,10 @@
 # same lab, at the same time. Each device runs it alone (the suite's tests
 # talk between two sets of resources on one device, RDMA CM over the
 # address of the device's netdev). Passes when cnuas has no FAIL and no
-# ERROR and every test that passes on rxe passes on cnuas; prints the
-# counts of both and, for every test whose outcome differs, why.
+# ERROR and every test that passes on rxe passes on cnuas, except the known
+# gaps listed below (operations not implemented yet, which the suite skips
+# on cnuas; printed as KNOWN GAP and counted); prints the counts of both
+# and, for every test whose outcome differs, why.
 #
 # The tests are not in the guest image (it leaves out /usr/share/doc, where
 # Debian's python3-pyverbs puts them): they come from the rdma-core source
@@ -138,6 +140,17 @@ for t in without_allocators_rc default_allocators_rc mem_align_rc mem_align_ud m
 	why[tests.test_parent_domain.ParentDomainTrafficTest.test_${t}_traffic]="rxe's provider has no parent domains"
 done
 
+# Operations cnuas does not implement yet while rxe on 6.12 does: the
+# suite skips them on cnuas (the device does not claim them). They are
+# listed, and counted in the last line, but do not fail the test; any
+# other test that passes on rxe and not on cnuas does.
+declare -A gap=(
+	[tests.test_qpex.QpExTestCase.test_qp_ex_rc_atomic_write]="ATOMIC WRITE (IBA 1.5) is not implemented"
+	[tests.test_qpex.QpExTestCase.test_qp_ex_rc_flush]="FLUSH (IBA 1.5) is not implemented"
+	[tests.test_qpex.QpExTestCase.test_qp_ex_rc_flush_type_violate]="FLUSH (IBA 1.5) is not implemented"
+)
+gaps=0
+
 declare -A cst=() cwhy=() rst=() rwhy=()
 while read -r id st reason; do cst[$id]=$st cwhy[$id]=$reason; done <"$work/cnuas"
 while read -r id st reason; do rst[$id]=$st rwhy[$id]=$reason; done <"$work/rxe"
@@ -149,6 +162,11 @@ done
 echo "--- passes on rxe, not on cnuas:"
 for id in $(printf '%s\n' "${!rst[@]}" | sort); do
 	if [ "${rst[$id]}" != ok ] || [ "${cst[$id]:-}" = ok ]; then continue; fi
+	if [ -n "${gap[$id]:-}" ] && [ "${cst[$id]:-}" = skip ]; then
+		echo "$id: cnuas skip -- KNOWN GAP: ${gap[$id]}"
+		gaps=$((gaps + 1))
+		continue
+	fi
 	echo "$id: cnuas ${cst[$id]:-not run} ${cwhy[$id]:-}"
 	bad=$((bad + 1))
 done
@@ -167,4 +185,4 @@ if [ "$bad" -gt 0 ]; then
 fi
 ok=$(summary "$work/out0" | sed -n 's/.*ok=\([0-9]*\).*/\1/p')
 [ "${ok:-0}" -gt 0 ] || fail "no test passed on cnuas"
-echo "PASS: rdma-core $ver suite: cnuas ${devs[0]}: $(summary "$work/out0"); rxe ${devs[1]}: $(summary "$work/out1")"
+echo "PASS: rdma-core $ver suite: cnuas ${devs[0]}: $(summary "$work/out0"); rxe ${devs[1]}: $(summary "$work/out1"); known gaps (pass on rxe, skip on cnuas): $gaps"
