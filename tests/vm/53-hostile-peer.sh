@@ -56,8 +56,8 @@ for c in read-noright atomic-noright write-long write-short write-zero addr-over
 	dup-read-revoked send-inv-foreign write-imm-norecv; do
 	echo "$aout" | grep -q "^CASE $c: PASS" || fail "case $c did not pass"
 done
-[ $arc = 0 ] || fail "cnuas-hostile (attacker) exited $arc"
-[ $vrc = 0 ] || fail "cnuas-hostile (victim) exited $vrc"
+[ "$arc" = 0 ] || fail "cnuas-hostile (attacker) exited $arc"
+[ "$vrc" = 0 ] || fail "cnuas-hostile (victim) exited $vrc"
 bad=$(tail -n +"$((before + 1))" "$console" | grep -E 'Oops|BUG:|WARNING:|Kernel panic|general protection fault' || true)
 [ -z "$bad" ] || { echo "$bad" | head -20; fail "node$N: kernel problems under the hostile peer"; }
 lsh -t 30 "$N" true || fail "node$N does not answer"
@@ -70,7 +70,12 @@ if [ "$NODES" -ge 2 ]; then
 	sleep 1
 	tx=$(lsh -t 300 "$N" "cnuas-xfer -d $DEV -s 4 -T 300 -p 18741 $(ip_of "$P")" 2>&1) && trc=0 || trc=$?
 	wait $rpid && rrc=0 || rrc=$?
-	[ $trc = 0 ] && [ $rrc = 0 ] || { echo "$tx"; cat "$rx"; rm -f "$rx"; fail "node$N: a transfer after the attack failed"; }
+	if [ "$trc" != 0 ] || [ "$rrc" != 0 ]; then
+		echo "$tx"
+		cat "$rx"
+		rm -f "$rx"
+		fail "node$N: a transfer after the attack failed"
+	fi
 	rm -f "$rx"
 	echo "node$N: 4 MiB to node$P after the attack: ok"
 fi
