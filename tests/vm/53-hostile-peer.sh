@@ -7,9 +7,9 @@
 # answer against the IBA: READ/atomic without the QP's right and an address
 # range that wraps 64 bits -> NAK remote access error; WRITE payload longer
 # or shorter than its RETH length -> NAK invalid request; zero-length WRITE
-# with a bogus rkey -> ACK; a duplicate READ replayed after the window was
-# invalidated -> no data, NAK remote access error; SEND with Invalidate of
-# another PD's rkey -> NAK invalid request and a failed receive; WRITE with
+# with a bogus rkey -> ACK; a READ through an invalidated window, and a
+# duplicate READ replayed after the window was invalidated -> no data, NAK
+# remote access error; SEND with Invalidate of another PD's rkey -> NAK invalid request and a failed receive; WRITE with
 # immediate and no receive -> RNR NAK, then ACK once a receive is posted.
 # The victim reports its completion, async event, QP state and memory.
 # Node 0 runs with panic_on_warn=1 meanwhile; its console stays clean and it
@@ -53,7 +53,7 @@ restore
 trap - EXIT
 
 for c in read-noright atomic-noright write-long write-short write-zero addr-overflow \
-	dup-read-revoked send-inv-foreign write-imm-norecv; do
+	read-after-inv dup-read-revoked send-inv-foreign write-imm-norecv; do
 	echo "$aout" | grep -q "^CASE $c: PASS" || fail "case $c did not pass"
 done
 [ "$arc" = 0 ] || fail "cnuas-hostile (attacker) exited $arc"

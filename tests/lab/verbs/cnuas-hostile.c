@@ -25,6 +25,8 @@
  *                    (no key check for zero length), QP stays RTS
  *   addr-overflow    WRITE whose address + length wraps 64 bits, valid rkey:
  *                    NAK remote access error
+ *   read-after-inv   READ through a type 2 window its owner invalidated:
+ *                    no data, NAK remote access error
  *   dup-read-revoked READ through a type 2 window, answered; the owner
  *                    invalidates the window; the same READ (same PSN) again:
  *                    no data, NAK remote access error
@@ -33,6 +35,9 @@
  *   write-imm-norecv WRITE with immediate, no receive posted: RNR NAK with
  *                    the QP's timer, nothing written; after a receive is
  *                    posted the retry is ACKed and completes with the data
+ * The attacker's interface must hand RoCE frames to the stack (a virtio-net
+ * eth0, Soft-RoCE's too): cnuas0 gives them to cnuas_ib directly, so a
+ * packet socket there never sees the victim's answers.
  * Each prints "CASE NAME: PASS ..." or "CASE NAME: FAIL ..."; exit 1 if any
  * failed.
  */
@@ -74,9 +79,11 @@ enum {
 #define SYN_NAK_ACCESS	0x62
 
 enum hcase { H_READ_NORIGHT = 1, H_ATOMIC_NORIGHT, H_WRITE_LONG, H_WRITE_SHORT, H_WRITE_ZERO,
-	     H_ADDR_OVERFLOW, H_DUP_READ_REVOKED, H_SEND_INV_FOREIGN, H_WRITE_IMM_NORECV, H_N };
+	     H_ADDR_OVERFLOW, H_READ_AFTER_INV, H_DUP_READ_REVOKED, H_SEND_INV_FOREIGN, H_WRITE_IMM_NORECV,
+	     H_N };
 static const char *hname[H_N] = { NULL, "read-noright", "atomic-noright", "write-long", "write-short",
-				  "write-zero", "addr-overflow", "dup-read-revoked", "send-inv-foreign",
+				  "write-zero", "addr-overflow", "read-after-inv", "dup-read-revoked",
+				  "send-inv-foreign",
 				  "write-imm-norecv" };
 
 /* side-channel commands, attacker -> victim, inside a case */
@@ -167,7 +174,7 @@ static void victim_case(int fd, unsigned int k)
 		vt_die("reg_mr (second PD): %s", strerror(errno));
 	if (vt_connect_rc(&C, v.qp, &O, 0, &a, access))
 		vt_die("connect the QP: %s", strerror(errno));
-	if (k == H_DUP_READ_REVOKED) {
+	if (k == H_DUP_READ_REVOKED || k == H_READ_AFTER_INV) {
 		struct ibv_send_wr wr = { .wr_id = 12, .opcode = IBV_WR_BIND_MW };
 		int s;
 
@@ -683,6 +690,27 @@ static void attack_case(struct atk *t, int fd, unsigned int k)
 		CHECK(rp.qp_state == IBV_QPS_ERR, "victim QP %s, want ERR", qps_name(rp.qp_state));
 		CHECK(rp.mr_sum == mr0, "the victim's memory changed");
 		break;
+	case H_READ_AFTER_INV: {
+		uint64_t st;
+
+		vt_send_word(fd, CMD_INVALIDATE);
+		if (vt_recv_word(fd, &st, 30))
+			vt_die("no answer to the invalidation");
+		CHECK(st == IBV_WC_SUCCESS, "LOCAL_INV of the window: %s", ibv_wc_status_str((int)st));
+		reth(ext, v.arg[3], (uint32_t)v.arg[2], 64);
+		tx(t, OP_READ_REQ, p0, ext, 16, NULL, 0);
+		if (wait_ack(t, &r, 5))
+			CHECK(0, "READ through the invalidated window: no answer");
+		else
+			CHECK(r.op == OP_ACK && r.syn == SYN_NAK_ACCESS && r.psn == p0,
+			      "READ through the invalidated window: opcode 0x%02x %s PSN %u (%u bytes), want NAK remote access error PSN %u",
+			      r.op, syn_name(r.syn), r.psn, r.paylen, p0);
+		get_report(fd, &rp);
+		CHECK(rp.qp_state == IBV_QPS_ERR, "victim QP %s, want ERR", qps_name(rp.qp_state));
+		CHECK(rp.async == IBV_EVENT_QP_ACCESS_ERR, "victim async event %d, want QP access error",
+		      rp.async);
+		break;
+	}
 	case H_DUP_READ_REVOKED: {
 		uint8_t want[64];
 		uint8_t full[4096];
