@@ -17,13 +17,14 @@
 . "$(dirname "$0")/lib.sh"
 need_cnuas_nodes 1
 need_eth
+# HOSTILE_NODE / VERBS_DEV / VERBS_NETDEV put the victim elsewhere (e.g. a
+# Soft-RoCE node: HOSTILE_NODE=1 VERBS_DEV=rxe0 VERBS_NETDEV=eth0, to compare)
 N=${HOSTILE_NODE:-0}
 DEV=${VERBS_DEV:-cnuas_0}
 NETDEV=${VERBS_NETDEV:-cnuas0}
 src=
 for n in $(seq "$NODES" $((NODES + VIRTIO_NODES + RXE_NODES - 1))); do
-	src=$n
-	break
+	[ "$n" != "$N" ] && { src=$n; break; }
 done
 [ -n "$src" ] || skip "needs a virtio or rxe node as the attacker"
 lsh -t 30 "$N" "modprobe -q cnuas_ib 2>/dev/null; modprobe -q ib_uverbs 2>/dev/null; i=0; while [ ! -e /sys/class/infiniband/$DEV ] && [ \$i -lt 50 ]; do sleep 0.2; i=\$((i+1)); done; [ -e /sys/class/infiniband/$DEV ]" ||
@@ -62,7 +63,7 @@ bad=$(tail -n +"$((before + 1))" "$console" | grep -E 'Oops|BUG:|WARNING:|Kernel
 [ -z "$bad" ] || { echo "$bad" | head -20; fail "node$N: kernel problems under the hostile peer"; }
 lsh -t 30 "$N" true || fail "node$N does not answer"
 # and it still moves data over RDMA
-if [ "$NODES" -ge 2 ]; then
+if [ "$NODES" -ge 2 ] && [ "$N" -lt "$NODES" ]; then
 	P=$((N == 0 ? 1 : 0))
 	rx=$(mktemp)
 	lsh -t 300 "$P" "modprobe -q cnuas_ib 2>/dev/null; modprobe -q ib_uverbs 2>/dev/null; cnuas-xfer -d $DEV -s 4 -T 300 -p 18741" >"$rx" 2>&1 &

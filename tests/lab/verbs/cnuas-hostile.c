@@ -598,7 +598,7 @@ static void reth(uint8_t *e, uint64_t va, uint32_t rkey, uint32_t len)
 static void attack_case(struct atk *t, int fd, unsigned int k)
 {
 	struct vt_peer me = { 0 }, v;
-	struct report rp;
+	struct report rp = { 0 };
 	uint8_t ext[32], pay[MTU];
 	struct rx r;
 	uint32_t p0;
