@@ -17,8 +17,13 @@
 . "$(dirname "$0")/lib.sh"
 need_cnuas_nodes 1
 need_eth
-# HOSTILE_NODE / VERBS_DEV / VERBS_NETDEV put the victim elsewhere (e.g. a
-# Soft-RoCE node: HOSTILE_NODE=1 VERBS_DEV=rxe0 VERBS_NETDEV=eth0, to compare)
+# HOSTILE_NODE / VERBS_DEV / VERBS_NETDEV put the victim elsewhere, e.g. on
+# Soft-RoCE (lab --nodes 1 --rxe-nodes 2; HOSTILE_NODE=1 VERBS_DEV=rxe0
+# VERBS_NETDEV=eth0). Debian 12's rdma_rxe then differs from the IBA, which
+# cnuas follows: READ/atomic without the QP's right get NAK invalid request
+# instead of remote access error, a SEND with Invalidate of another PD's
+# rkey is ACKed (its receive still fails), and no QP error is reported as
+# an affiliated async event.
 N=${HOSTILE_NODE:-0}
 DEV=${VERBS_DEV:-cnuas_0}
 NETDEV=${VERBS_NETDEV:-cnuas0}
