@@ -107,7 +107,8 @@
 					 IB_DEVICE_RC_RNR_NAK_GEN | \
 					 IB_DEVICE_MEM_MGT_EXTENSIONS | \
 					 IB_DEVICE_MEM_WINDOW | \
-					 IB_DEVICE_MEM_WINDOW_TYPE_2B)
+					 IB_DEVICE_MEM_WINDOW_TYPE_2B | \
+					 IB_DEVICE_SRQ_RESIZE)
 /* Pages of one fast-registration MR (mr-fast.c). */
 #define CNUAS_IB_MAX_FRMR_PAGES		512
 

@@ -64,19 +64,98 @@ err_count:
 	return err;
 }
 
+/*
+ * IB_SRQ_MAX_WR: a new ring takes the WQEs not consumed yet (from slot 0);
+ * a user SRQ learns where it is through the address in its request, the
+ * provider posting nothing meanwhile. Fewer slots than WQEs posted and
+ * not consumed: -EINVAL, the SRQ unchanged.
+ */
+static int cnuas_ib_srq_resize(struct cnuas_ib_srq *srq, u32 max_wr,
+			       struct ib_udata *udata)
+{
+	struct cnuas_ib_dev *cdev = to_cdev(srq->ibsrq.device);
+	struct cnuas_modify_srq_req req = {};
+	struct cnuas_queue_info info = {};
+	struct cnuas_ib_queue nq, old;
+	unsigned long flags;
+	u32 num, used, i;
+	int err;
+
+	if (!max_wr || max_wr > CNUAS_IB_MAX_SRQ_WR)
+		return -EINVAL;
+	if (srq->is_user) {
+		/* A provider that does not know the request cannot follow. */
+		if (!udata || udata->inlen < sizeof(req))
+			return -EOPNOTSUPP;
+		err = ib_copy_from_udata(&req, udata, sizeof(req));
+		if (err)
+			return err;
+	}
+	num = roundup_pow_of_two(max_wr);
+	err = cnuas_ib_queue_init(cdev, &nq, num, srq->q.stride,
+				  srq->is_user ? udata : NULL, &info);
+	if (err)
+		return err;
+	if (srq->is_user &&
+	    copy_to_user(u64_to_user_ptr(req.ring_info_addr), &info,
+			 sizeof(info))) {
+		err = -EFAULT;
+		goto err_free;
+	}
+
+	spin_lock_irqsave(&srq->lock, flags);
+	used = cnuas_ib_queue_avail(&srq->q);
+	if (used > num) {
+		spin_unlock_irqrestore(&srq->lock, flags);
+		err = -EINVAL;
+		goto err_free;
+	}
+	for (i = 0; i < used; i++)
+		memcpy(cnuas_ib_queue_slot(&nq, i),
+		       cnuas_ib_queue_slot(&srq->q, srq->q.index + i),
+		       srq->q.stride);
+	/* release: the slots are written before prod counts them */
+	smp_store_release(&nq.hdr->prod, used);
+	if (srq->limit > num)
+		srq->limit = 0;
+	old = srq->q;
+	srq->q = nq;
+	spin_unlock_irqrestore(&srq->lock, flags);
+
+	/* The old pages stay valid in the process until it unmaps them. */
+	cnuas_ib_queue_cleanup(&old);
+	return 0;
+
+err_free:
+	cnuas_ib_queue_cleanup(&nq);
+	return err;
+}
+
 int cnuas_ib_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
 			enum ib_srq_attr_mask mask, struct ib_udata *udata)
 {
 	struct cnuas_ib_srq *srq = to_csrq(ibsrq);
 	unsigned long flags;
+	int err;
 
 	if (mask & ~(IB_SRQ_MAX_WR | IB_SRQ_LIMIT))
 		return -EINVAL;
-	if (mask & IB_SRQ_MAX_WR)
-		return -EOPNOTSUPP;	/* no IB_DEVICE_SRQ_RESIZE */
+	if ((mask & IB_SRQ_MAX_WR) &&
+	    (!attr->max_wr || attr->max_wr > CNUAS_IB_MAX_SRQ_WR))
+		return -EINVAL;
 	if (mask & IB_SRQ_LIMIT) {
-		if (attr->srq_limit > srq->q.num)
+		if (attr->srq_limit > ((mask & IB_SRQ_MAX_WR) ?
+				       roundup_pow_of_two(attr->max_wr) :
+				       srq->q.num))
 			return -EINVAL;
+	}
+	if (mask & IB_SRQ_MAX_WR) {
+		err = cnuas_ib_srq_resize(srq, attr->max_wr, udata);
+		if (err)
+			return err;
+		attr->max_wr = srq->q.num;
+	}
+	if (mask & IB_SRQ_LIMIT) {
 		spin_lock_irqsave(&srq->lock, flags);
 		srq->limit = attr->srq_limit;	/* 0 disarms */
 		spin_unlock_irqrestore(&srq->lock, flags);

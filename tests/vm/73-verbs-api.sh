@@ -9,13 +9,15 @@
 # LOCAL_INV, SEND_WITH_INV and dealloc; ibv_rereg_mr of access, PD and
 # translation; extended CQs; parent domains with and without allocators;
 # UD receives as UCX reads them (the GRH area, byte_len, src_qp, and the
-# L3 header type in sl). Bytes and completion statuses are checked.
+# L3 header type in sl); a QP moved to RESET taking its completions out
+# of its CQ; SRQ resize with receives posted. Bytes and completion
+# statuses are checked.
 . "$(dirname "$0")/lib.sh"
 need_cnuas_nodes 1
 need_eth
 # VERBS_DEV / VERBS_NODES="A" run it on another device/node (rxe0: the
 # parent-domain case skips, rxe has none; ud-recv fails there, rxe reports
-# sl 0)
+# sl 0; reset-cq fails there, rxe keeps a reset QP's completions)
 DEV=${VERBS_DEV:-cnuas_0}
 read -r N0 <<<"${VERBS_NODES:-0}"
 lsh -t 30 "$N0" "modprobe -q cnuas_ib 2>/dev/null; modprobe -q ib_uverbs 2>/dev/null; i=0; while [ ! -e /sys/class/infiniband/$DEV ] && [ \$i -lt 50 ]; do sleep 0.2; i=\$((i+1)); done; [ -e /sys/class/infiniband/$DEV ]" || skip "node$N0 has no $DEV (cnuas_ib not loaded)"

@@ -346,3 +346,72 @@ gpu_ready() {
 	[ $rc = 77 ] && skip "node$1: $out"
 	[ $rc = 0 ] || fail "node$1: $out"
 }
+
+# ---- ssh between the guests, as on a cluster --------------------------------
+#
+# ssh_setup NODE...: each node gets a host key and a key of root made for
+# this lab (the image's host keys are not used: every guest boots the same
+# disk), every node's root key is authorized on every node and every host
+# key is known under its name and address, /etc/hosts names the nodes
+# nodeN, and sshd listens on each node's lab address. Then every node
+# logs in to the next with BatchMode (no password, no prompt).
+# ssh_stop NODE...: stop the sshd that ssh_setup started.
+ssh_stop() {
+	local n
+	for n in "$@"; do
+		lsh -t 30 "$n" '[ ! -s /run/sshd.pid ] || kill $(cat /run/sshd.pid) 2>/dev/null; rm -f /run/sshd.pid' >/dev/null 2>&1
+	done
+}
+ssh_setup() {
+	local d=$PR_DIR/ssh n rc pids=() auth='' known='' hosts='' next
+	mkdir -p "$d"
+	for n in "$@"; do
+		(lsh -t 120 "$n" "set -e
+			rm -f /etc/ssh/ssh_host_*
+			ssh-keygen -q -t ed25519 -N '' -C node$n -f /etc/ssh/ssh_host_ed25519_key
+			mkdir -p -m 700 /root/.ssh
+			rm -f /root/.ssh/id_ed25519 /root/.ssh/id_ed25519.pub
+			ssh-keygen -q -t ed25519 -N '' -C root@node$n -f /root/.ssh/id_ed25519
+			echo host \$(cut -d' ' -f1,2 /etc/ssh/ssh_host_ed25519_key.pub)
+			echo user \$(cat /root/.ssh/id_ed25519.pub)") >"$d/keys$n" 2>&1 &
+		pids+=($!)
+	done
+	for n in "$@"; do
+		wait "${pids[0]}"
+		rc=$?
+		pids=("${pids[@]:1}")
+		[ $rc = 0 ] || { cat "$d/keys$n"; fail "node$n: cannot make ssh keys"; }
+		auth+="$(sed -n 's/^user //p' "$d/keys$n")"$'\n'
+		known+="node$n,$(ip_of "$n") $(sed -n 's/^host //p' "$d/keys$n")"$'\n'
+		hosts+="$(ip_of "$n") node$n"$'\n'
+	done
+	printf '%s' "$auth" >"$d/authorized_keys"
+	printf '%s' "$known" >"$d/known_hosts"
+	for n in "$@"; do
+		(lsh -t 120 "$n" "set -e
+			printf '%s' '$auth' >/root/.ssh/authorized_keys
+			printf '%s' '$known' >/root/.ssh/known_hosts
+			chmod 600 /root/.ssh/authorized_keys
+			sed -i '/ node[0-9]*\$/d' /etc/hosts
+			printf '%s' '$hosts' >>/etc/hosts
+			[ ! -s /run/sshd.pid ] || kill \$(cat /run/sshd.pid) 2>/dev/null || true
+			mkdir -p -m 755 /run/sshd
+			/usr/sbin/sshd -o ListenAddress=$(ip_of "$n") -o PasswordAuthentication=no
+			i=0; until $(listening 22); do [ \$i -lt 100 ] || { echo 'sshd does not listen'; exit 1; }; sleep 0.1; i=\$((i+1)); done") \
+			>"$d/setup$n" 2>&1 &
+		pids+=($!)
+	done
+	for n in "$@"; do
+		wait "${pids[0]}"
+		rc=$?
+		pids=("${pids[@]:1}")
+		[ $rc = 0 ] || { cat "$d/setup$n"; fail "node$n: cannot start sshd"; }
+	done
+	set -- "$@" "$1"
+	while [ $# -ge 2 ]; do
+		n=$1 next=$2
+		shift
+		out=$(lsh -t 60 "$n" "ssh -o BatchMode=yes -o ConnectTimeout=30 node$next hostname" 2>&1)
+		[ "$out" = "node$next" ] || { echo "$out"; fail "node$n: ssh node$next does not log in"; }
+	done
+}

@@ -28,6 +28,8 @@ DECLARE_DRV_CMD(cnuas_cmd_create_qp, IB_USER_VERBS_CMD_CREATE_QP,
 		empty, cnuas_create_qp_resp);
 DECLARE_DRV_CMD(cnuas_cmd_create_srq, IB_USER_VERBS_CMD_CREATE_SRQ,
 		empty, cnuas_create_srq_resp);
+DECLARE_DRV_CMD(cnuas_cmd_modify_srq, IB_USER_VERBS_CMD_MODIFY_SRQ,
+		cnuas_modify_srq_req, empty);
 DECLARE_DRV_CMD(cnuas_cmd_create_ah, IB_USER_VERBS_CMD_CREATE_AH,
 		empty, cnuas_create_ah_resp);
 

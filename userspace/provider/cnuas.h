@@ -201,6 +201,7 @@ int cnuas_destroy_cq(struct ibv_cq *cq);
 int cnuas_poll_cq(struct ibv_cq *cq, int num, struct ibv_wc *wc);
 int cnuas_req_notify_cq(struct ibv_cq *cq, int solicited_only);
 int cnuas_resize_cq(struct ibv_cq *cq, int cqe);
+void cnuas_cq_clean(struct ibv_cq *cq, uint32_t qpn);
 
 /* qp.c */
 struct ibv_qp *cnuas_create_qp(struct ibv_pd *pd,

@@ -146,6 +146,36 @@ int cnuas_resize_cq(struct ibv_cq *ibcq, int cqe)
 	return 0;
 }
 
+/*
+ * A QP moved to RESET leaves no completion behind: its CQEs not polled
+ * yet (the flush completions of its last trip through ERR, say) are taken
+ * out of the CQ, as the mlx4/mlx5 HCAs do, so that a QP brought back to
+ * RTS does not hand its old completions to the next poll. The kernel only
+ * writes at prod and beyond while we hold cons: the CQEs we keep slide
+ * toward prod over the ones we drop, then cons passes the freed slots.
+ */
+void cnuas_cq_clean(struct ibv_cq *ibcq, uint32_t qpn)
+{
+	struct cnuas_cq *cq = to_ccq(ibcq);
+	struct cnuas_ring *r = &cq->q.ring;
+	uint32_t avail, i, dropped = 0;
+	struct cnuas_cqe *cqe;
+
+	pthread_spin_lock(&cq->q.lock);
+	avail = cnuas_ring_avail(r);
+	for (i = avail; i-- > 0;) {
+		cqe = cnuas_ring_slot(r, r->index + i);
+		if (cqe->qp_num == qpn)
+			dropped++;
+		else if (dropped)
+			memcpy(cnuas_ring_slot(r, r->index + i + dropped), cqe,
+			       sizeof(*cqe));
+	}
+	if (dropped)
+		cnuas_ring_consume(r, dropped);
+	pthread_spin_unlock(&cq->q.lock);
+}
+
 /* ---- extended polling: the CQ lock is held from start to end ---- */
 
 static void load_cur(struct cnuas_cq *cq)

@@ -153,6 +153,10 @@ int cnuas_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mask)
 	if (!ret && (mask & IBV_QP_STATE) && attr->qp_state == IBV_QPS_RESET) {
 		resync(&qp->sq);
 		resync(&qp->rq);
+		if (ibqp->send_cq)
+			cnuas_cq_clean(ibqp->send_cq, ibqp->qp_num);
+		if (ibqp->recv_cq && ibqp->recv_cq != ibqp->send_cq)
+			cnuas_cq_clean(ibqp->recv_cq, ibqp->qp_num);
 	}
 	return ret;
 }

@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-or-later OR MIT
 /* Shared receive queues: one mapped ring the provider fills. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
 
 #include "cnuas.h"
 #include "cnuas-abi.h"
@@ -37,14 +40,49 @@ err_free:
 	return NULL;
 }
 
-int cnuas_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr, int mask)
+/*
+ * IB_SRQ_MAX_WR moves the SRQ to a new ring the kernel describes at the
+ * address we give it; our lock keeps every poster out until it is ours.
+ */
+int cnuas_modify_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr,
+		     int mask)
 {
-	struct ibv_modify_srq cmd;
+	struct cnuas_srq *srq = to_csrq(ibsrq);
+	struct cnuas_queue_info info = {};
+	struct cnuas_cmd_modify_srq cmd = {};
+	struct cnuas_queue nq;
+	void *old_map;
+	size_t old_size;
+	int ret;
 
-	/* The ring cannot grow under the mapping: resizing is refused. */
-	if (mask & IBV_SRQ_MAX_WR)
-		return EOPNOTSUPP;
-	return ibv_cmd_modify_srq(srq, attr, mask, &cmd, sizeof(cmd));
+	if (!(mask & IBV_SRQ_MAX_WR))
+		return ibv_cmd_modify_srq(ibsrq, attr, mask, &cmd.ibv_cmd,
+					  sizeof(cmd));
+	cmd.ring_info_addr = (uintptr_t)&info;
+	pthread_spin_lock(&srq->q.lock);
+	ret = ibv_cmd_modify_srq(ibsrq, attr, mask, &cmd.ibv_cmd, sizeof(cmd));
+	if (ret) {
+		pthread_spin_unlock(&srq->q.lock);
+		return ret;
+	}
+	ret = cnuas_queue_map(ibsrq->context, &nq, &info,
+			      sizeof(struct cnuas_recv_wqe), 1);
+	if (ret) {
+		/* The kernel takes WQEs from the new ring now: this SRQ is lost. */
+		fprintf(stderr, CNUAS_PREFIX "modify_srq: cannot map the new ring: %s\n",
+			strerror(ret));
+		pthread_spin_unlock(&srq->q.lock);
+		return ret;
+	}
+	pthread_spin_destroy(&nq.lock);
+	old_map = srq->q.map;
+	old_size = srq->q.map_size;
+	srq->q.ring = nq.ring;
+	srq->q.map = nq.map;
+	srq->q.map_size = nq.map_size;
+	pthread_spin_unlock(&srq->q.lock);
+	munmap(old_map, old_size);
+	return 0;
 }
 
 int cnuas_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr)

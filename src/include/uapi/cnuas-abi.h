@@ -217,6 +217,16 @@ struct cnuas_create_srq_resp {
 	__u32 reserved;
 };
 
+/*
+ * modify_srq with IB_SRQ_MAX_WR (the command has no response): the
+ * kernel writes the new ring's struct cnuas_queue_info at ring_info_addr,
+ * a user address, before the SRQ moves to it. The WQEs not consumed yet
+ * are in the new ring from slot 0 on, its prod counting them.
+ */
+struct cnuas_modify_srq_req {
+	__aligned_u64 ring_info_addr;
+};
+
 struct cnuas_create_ah_resp {
 	__u32 ah_num;			/* names the AH in UD send WQEs */
 	__u32 reserved;

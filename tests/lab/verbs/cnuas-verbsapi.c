@@ -55,6 +55,16 @@
  *             SL; UCX reads the area by it). rdma_rxe reports sl 0 and,
  *             on loopback only, leaves the IPv4 header checksum 0: those
  *             checks FAIL on rxe0
+ *  reset-cq   a QP moved to RESET leaves none of its completions in its
+ *             CQ, another QP's stay (test_mr.py's restate_qps: the flush
+ *             completions of the trip through ERR must not reach the next
+ *             poll), as mlx4/mlx5 do; rxe keeps them (FAIL on rxe0, which
+ *             passes test_mr.py only because it has no rereg)
+ *  srq-resize ibv_modify_srq with IBV_SRQ_MAX_WR (test_srq.py): an SRQ
+ *             with receives posted grows, ibv_query_srq shows the new
+ *             size, more receives fit, and SENDs complete every receive
+ *             in order with its bytes; shrinking below the receives
+ *             posted fails with EINVAL and changes nothing
  */
 #include "common.h"
 
@@ -1222,12 +1232,170 @@ static void case_parent_domain(void)
 	report(!r, "parent-domain", "parent domain, then its PD: %s", r ? strerror(r) : "both gone");
 }
 
+/* ---- reset-cq ---- */
+
+static void case_reset_cq(void)
+{
+	struct ibv_cq *cq = ibv_create_cq(C.ctx, 16, NULL, NULL, 0);
+	struct ibv_qp *x = cq ? rc_qp(C.pd, cq, NULL) : NULL, *y = cq ? rc_qp(C.pd, cq, NULL) : NULL;
+	struct ibv_qp_attr init = { .qp_state = IBV_QPS_INIT, .port_num = O.ib_port,
+				    .qp_access_flags = RW };
+	struct ibv_qp_attr err = { .qp_state = IBV_QPS_ERR }, rst = { .qp_state = IBV_QPS_RESET };
+	uint8_t *mem = page_alloc(1);
+	struct ibv_mr *mr = ibv_reg_mr(C.pd, mem, PAGE, RW);
+	struct ibv_wc wc[4];
+	int n;
+
+	if (!x || !y || !mr)
+		vt_die("reset-cq: %s", strerror(errno));
+	if (ibv_modify_qp(x, &init, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS) ||
+	    ibv_modify_qp(y, &init, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
+		vt_die("reset-cq: to INIT: %s", strerror(errno));
+	post_recv(x, mr, mem, 64, 1);
+	post_recv(x, mr, mem, 64, 2);
+	post_recv(y, mr, mem, 64, 3);
+	if (ibv_modify_qp(x, &err, IBV_QP_STATE) || ibv_modify_qp(y, &err, IBV_QP_STATE))
+		vt_die("reset-cq: to ERR: %s", strerror(errno));
+	/* The flushes are the kernel's: give them time to land. */
+	for (n = 0; n < 100; n++) {
+		struct ibv_qp_attr a;
+		struct ibv_qp_init_attr ia;
+
+		if (!ibv_query_qp(y, &a, IBV_QP_STATE, &ia) && a.qp_state == IBV_QPS_ERR && n > 10)
+			break;
+		usleep(20000);
+	}
+	if (ibv_modify_qp(x, &rst, IBV_QP_STATE))
+		vt_die("reset-cq: to RESET: %s", strerror(errno));
+	memset(wc, 0, sizeof(wc));
+	n = 0;
+	for (int t = 0; t < 50 && n < 4; t++) {
+		int r = ibv_poll_cq(cq, 4 - n, wc + n);
+
+		if (r < 0)
+			break;
+		n += r;
+		if (!r)
+			usleep(20000);
+	}
+	report(n == 1 && wc[0].qp_num == y->qp_num && wc[0].wr_id == 3 &&
+	       wc[0].status == IBV_WC_WR_FLUSH_ERR, "reset-cq",
+	       "after RESET of one of two QPs in ERR: %d completion(s) left%s", n,
+	       n == 1 && wc[0].qp_num == y->qp_num ? ", the other QP's flush" :
+	       n ? " (want only the other QP's)" : " (want the other QP's flush)");
+	ibv_destroy_qp(x);
+	ibv_destroy_qp(y);
+	ibv_destroy_cq(cq);
+	ibv_dereg_mr(mr);
+	free(mem);
+}
+
+/* ---- srq-resize ---- */
+
+static void case_srq_resize(void)
+{
+	struct ibv_device_attr da;
+	struct ibv_srq_init_attr sa = { .attr = { .max_wr = 4, .max_sge = 1 } };
+	struct ibv_srq_attr q = {}, m = {};
+	struct ibv_recv_wr rw = { .num_sge = 1 }, *rbad;
+	struct ibv_srq *srq;
+	struct pair p;
+	struct ibv_sge rsg;
+	struct ibv_wc wc;
+	uint8_t *mem = page_alloc(16);
+	struct ibv_mr *mr = ibv_reg_mr(C.pd, mem, 16 * PAGE, RW);
+	uint32_t posted = 0, want, i;
+	int r, ok = 1;
+
+	if (ibv_query_device(C.ctx, &da))
+		vt_die("ibv_query_device: %s", strerror(errno));
+	if (!(da.device_cap_flags & IBV_DEVICE_SRQ_RESIZE)) {
+		printf("SKIP srq-resize   the device has no IBV_DEVICE_SRQ_RESIZE\n");
+		return;
+	}
+	srq = ibv_create_srq(C.pd, &sa);
+	if (!srq || !mr)
+		vt_die("srq-resize: %s", strerror(errno));
+	ibv_query_srq(srq, &q);
+	/* Fill it: the new ring must take these along. */
+	for (; posted < q.max_wr; posted++) {
+		rsg = (struct ibv_sge){ .addr = (uintptr_t)mem + 8 * PAGE + posted * 256,
+					.length = 256, .lkey = mr->lkey };
+		rw.wr_id = 1000 + posted;
+		rw.sg_list = &rsg;
+		if (ibv_post_srq_recv(srq, &rw, &rbad))
+			vt_die("srq-resize: post %u: %s", posted, strerror(errno));
+	}
+	m.max_wr = 1;
+	r = ibv_modify_srq(srq, &m, IBV_SRQ_MAX_WR);
+	report(r == EINVAL, "srq-resize", "shrink to 1 below %u receives posted: %s", posted,
+	       r ? strerror(r) : "taken");
+	want = q.max_wr * 4;
+	m.max_wr = want;
+	r = ibv_modify_srq(srq, &m, IBV_SRQ_MAX_WR);
+	memset(&q, 0, sizeof(q));
+	if (!r)
+		r = ibv_query_srq(srq, &q);
+	report(!r && q.max_wr >= want, "srq-resize", "grow to %u with %u posted: %s, max_wr %u", want,
+	       posted, r ? strerror(r) : "done", q.max_wr);
+	if (r)
+		goto out;
+	for (; posted < want; posted++) {
+		rsg = (struct ibv_sge){ .addr = (uintptr_t)mem + 8 * PAGE + posted * 256,
+					.length = 256, .lkey = mr->lkey };
+		rw.wr_id = 1000 + posted;
+		rw.sg_list = &rsg;
+		if (ibv_post_srq_recv(srq, &rw, &rbad)) {
+			ok = 0;
+			break;
+		}
+	}
+	report(ok, "srq-resize", "%u receives posted in the grown SRQ", posted);
+	/* Every receive, old ring's first, completes in order. */
+	memset(&p, 0, sizeof(p));
+	pair_new(&p, C.pd, RW);
+	ibv_destroy_qp(p.b);
+	p.b = rc_qp(C.pd, p.cqb, srq);
+	if (!p.b)
+		vt_die("srq-resize: QP on the SRQ: %s", strerror(errno));
+	p.pb.qpn = p.b->qp_num;
+	p.pa.psn += 1000;
+	{
+		struct ibv_qp_attr a = { .qp_state = IBV_QPS_RESET };
+
+		ibv_modify_qp(p.a, &a, IBV_QP_STATE);
+	}
+	if (pair_connect(&p))
+		vt_die("srq-resize: to RTS: %s", strerror(errno));
+	for (i = 0; ok && i < posted; i++) {
+		vt_fill(mem + (i % 8) * 256, 100 + i, i, 7);
+		if (post_one(p.a, IBV_WR_SEND, 1, mr, mem + (i % 8) * 256, 100 + i, 0, NULL, 0) ||
+		    poll_wc(p.cqa, &wc) || wc.status != IBV_WC_SUCCESS || poll_wc(p.cqb, &wc) ||
+		    wc.status != IBV_WC_SUCCESS || wc.wr_id != 1000 + i || wc.byte_len != 100 + i ||
+		    memcmp(mem + 8 * PAGE + i * 256, mem + (i % 8) * 256, 100 + i))
+			ok = 0;
+	}
+	report(ok, "srq-resize", "%u SENDs: %s", posted,
+	       ok ? "each receive completed in order with its bytes" :
+	       "a receive is missing, out of order or wrong");
+	ibv_destroy_qp(p.b);
+	p.b = NULL;
+	ibv_destroy_qp(p.a);
+	ibv_destroy_cq(p.cqa);
+	ibv_destroy_cq(p.cqb);
+out:
+	ibv_destroy_srq(srq);
+	ibv_dereg_mr(mr);
+	free(mem);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct vt_case cases[] = {
 		{ "qp-ex", case_qp_ex }, { "ud-modify", case_ud_modify }, { "mw", case_mw },
 		{ "rereg", case_rereg }, { "cq-ex", case_cq_ex }, { "parent-domain", case_parent_domain },
 		{ "ud-recv", case_ud_recv },
+		{ "reset-cq", case_reset_cq }, { "srq-resize", case_srq_resize },
 	};
 
 	vt_prog = "cnuas-verbsapi";

@@ -1,0 +1,92 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later OR MIT
+# Open MPI across four cnuas guests. The vm group's lab has two cnuas
+# nodes, so this test boots its own lab of four (scripts/lab up --nodes 4
+# in $LAB_DIR-mpi4, from the same image and QEMU) while the group's
+# guests are paused (QMP stop; resumed, and the four taken down, on any
+# exit). Then as in 76: sshd and lab keys on all four (ssh_setup),
+# mpirun with plm_rsh_agent ssh and one rank a node, cnuas-mpi-check
+# over pml ob1 (the launcher) and over pml ucx on cnuas_0 alone; every
+# node's cnuas_0 must have sent at least its share of RoCE packets (ranks
+# 0 and 1 the ping-pong's and the alltoall's, ranks 2 and 3 the
+# alltoall's). On UCX 1.13's known UD endpoint timeout the UCX run ends in
+# a skip with UCX's message. CNUAS_MPI4=0 skips the test.
+# timeout: 1200
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib-mpi.sh"
+[ "${CNUAS_MPI4:-1}" != 0 ] || skip "CNUAS_MPI4=0"
+need_eth
+VM_DIR=$LAB_DIR M4=$LAB_DIR-mpi4 VM_TOTAL=$((NODES + VIRTIO_NODES + RXE_NODES))
+iters=${MPI_ITERS:-10} max=${MPI_MAX:-1048576}
+paused=()
+mkdir -p "$PR_DIR"
+cleanup() {
+	CNUAS_LAB_DIR=$M4 "$LAB" down >/dev/null 2>&1
+	for n in "${paused[@]}"; do
+		CNUAS_LAB_DIR=$VM_DIR "$LAB" qmp "$n" '{"execute":"cont"}' >/dev/null ||
+			echo "cannot resume node$n of $VM_DIR"
+	done
+}
+trap cleanup EXIT
+for n in $(seq 0 $((VM_TOTAL - 1))); do
+	"$LAB" qmp "$n" '{"execute":"stop"}' >/dev/null || fail "cannot pause node$n of the group's lab"
+	paused+=("$n")
+done
+t0=$SECONDS
+CNUAS_LAB_DIR=$M4 CNUAS_LAB_IMAGE=$IMAGE_0 CNUAS_QEMU=$QEMU \
+	timeout -k 10 900 "$LAB" up --nodes 4 --mtu "$MTU" >"$PR_DIR.lab-up.log" 2>&1 ||
+	{ tail -n 20 "$PR_DIR.lab-up.log"; fail "scripts/lab up --nodes 4 failed"; }
+boot=$((SECONDS - t0))
+echo "PASS lab of four: up in $boot s (the group's $VM_TOTAL guests paused)"
+
+# From here the helpers work on the four.
+export CNUAS_LAB_DIR=$M4
+LAB_DIR=$M4
+# shellcheck disable=SC1091
+. "$M4/lab.env"
+pmtu=$(roce_mtu "$MTU")
+pids=()
+for n in 0 1 2 3; do
+	(rdma_ready "$n") >"$PR_DIR.ready$n" 2>&1 &
+	pids+=($!)
+done
+for n in 0 1 2 3; do
+	wait "${pids[$n]}" || { cat "$PR_DIR.ready$n"; fail "node$n: RDMA device not ready"; }
+done
+mpi_ready 0 1 2 3
+t0=$SECONDS
+ssh_setup 0 1 2 3
+echo "PASS ssh on four nodes ($((SECONDS - t0)) s)"
+
+out=$PR_DIR/ob1-4.out
+t0=$SECONDS
+mpi_run "$out" 0 1 2 3 -- --mca pml ob1 --mca btl self,tcp --mca btl_tcp_if_include cnuas0 \
+	cnuas-mpi-check -i 5 -m 262144 || { tail -n 30 "$out"; fail "mpirun -np 4 with pml ob1 failed"; }
+grep -q '^cnuas-mpi-check: OK: 4 ranks' "$out" || { tail -n 30 "$out"; fail "pml ob1: no OK line for 4 ranks"; }
+echo "PASS pml ob1, btl tcp, 4 ranks: $(grep '^cnuas-mpi-check:' "$out") (mpirun $((SECONDS - t0)) s)"
+
+declare -A s0 r0
+for n in 0 1 2 3; do read -r "s0[$n]" "r0[$n]" <<<"$(mpi_counters "$n")"; done
+out=$PR_DIR/ucx-4.out
+t0=$SECONDS
+if ! mpi_run "$out" 0 1 2 3 -- --mca pml ucx --mca btl '^openib,uct,tcp' \
+	-x UCX_NET_DEVICES=cnuas_0:1 -x UCX_WARN_UNUSED_ENV_VARS=n cnuas-mpi-check -i "$iters" -m "$max"; then
+	tail -n 12 "$out"
+	line=$(grep -m1 -E "$UCX_UD_TIMEOUT_RE" "$out") || fail "mpirun -np 4 with pml ucx over cnuas_0 failed"
+	skip "pml ucx over cnuas_0, 4 ranks: UCX 1.13 aborts: $(sed 's/^.*\] *//; s/  */ /g' <<<"$line") (lab of four up in $boot s; launcher passed over pml ob1)"
+fi
+dt=$((SECONDS - t0))
+grep -q '^cnuas-mpi-check: OK: 4 ranks' "$out" || { tail -n 30 "$out"; fail "pml ucx: no OK line for 4 ranks"; }
+pp=$(mpi_pingpong_pkts "$iters" "$max" "$pmtu")
+a2a=$(mpi_alltoall_pkts "$iters" "$max" 4 "$pmtu")
+for n in 0 1 2 3; do
+	read -r s r <<<"$(mpi_counters "$n")"
+	want=$a2a
+	[ "$n" -ge 2 ] || want=$((a2a + pp))
+	note "node$n cnuas_0: sent $((s - s0[$n])) received $((r - r0[$n])) RoCE packets (at least $want each way)"
+	if [ $((s - s0[$n])) -lt "$want" ] || [ $((r - r0[$n])) -lt "$want" ]; then
+		fail "pml ucx: node$n's cnuas_0 moved fewer RoCE packets than the program's $want: the data did not go by RDMA"
+	fi
+done
+sed -n '/^pingpong\|^allreduce\|^alltoall/p' "$out"
+echo "PASS pml ucx over cnuas_0, 4 ranks: $(grep '^cnuas-mpi-check:' "$out") (mpirun $dt s; lab of four up in $boot s)"
