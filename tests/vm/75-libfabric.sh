@@ -44,7 +44,10 @@ done
 # One run at a time: fi_pingpong busy-polls its CQ, and two runs on one
 # guest's single vCPU only slow each other down.
 CNUAS_PAIR_JOBS=${CNUAS_PAIR_JOBS:-1}
-port=47600
+# Control ports below the guests' ephemeral range (32768..60999): a port
+# in it can still be held by a TIME_WAIT socket of an earlier test's
+# client (fi_pingpong's bind() then fails with EADDRINUSE).
+port=19600
 cases=()
 # ping NAME SERVER CLIENT ADDR DOMAIN_S DOMAIN_C ARGS: fi_pingpong ARGS,
 # the client towards ADDR of the server, on the given domains, through
