@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "cnuas_roce.h"
+#include "roce-raw.h"
 
 #define MAX_QPNS 16
 
@@ -62,53 +63,6 @@ static _Noreturn void die(const char *fmt, const char *arg)
 	fprintf(stderr, fmt, arg);
 	fputc('\n', stderr);
 	exit(1);
-}
-
-/* ---- ICRC (IBA A17.3.3): CRC-32 over the masked start (cnuas_roce.h) and the rest ---- */
-
-static uint32_t crc_table[256];
-
-static void crc_init(void)
-{
-	for (uint32_t i = 0; i < 256; i++) {
-		uint32_t c = i;
-
-		for (int k = 0; k < 8; k++)
-			c = c & 1 ? 0xEDB88320u ^ (c >> 1) : c >> 1;
-		crc_table[i] = c;
-	}
-}
-
-static uint32_t crc_update(uint32_t c, const uint8_t *p, size_t n)
-{
-	while (n--)
-		c = crc_table[(c ^ *p++) & 0xff] ^ (c >> 8);
-	return c;
-}
-
-/* ip: IPv4 header (20 bytes) + UDP + BTH + rest, len bytes (without ICRC). */
-static uint32_t icrc(const uint8_t *ip, size_t len)
-{
-	uint8_t h[CNUAS_ROCE_ICRC_HDR_MAX];
-	int n = cnuas_roce_icrc_hdr(h, ip, (unsigned int)len);
-	uint32_t c;
-
-	if (n < 0)
-		return 0;
-	c = crc_update(0xffffffffu, h, CNUAS_ROCE_ICRC_PREFIX_LEN + (size_t)n);
-	c = crc_update(c, ip + n, len - (size_t)n);
-	return ~c;
-}
-
-static uint16_t ip_csum(const uint8_t *p, size_t n)
-{
-	uint32_t s = 0;
-
-	for (size_t i = 0; i + 1 < n; i += 2)
-		s += (uint32_t)(p[i] << 8 | p[i + 1]);
-	while (s >> 16)
-		s = (s & 0xffff) + (s >> 16);
-	return (uint16_t)~s;
 }
 
 /* ---- opcodes: which extension headers follow the BTH ---- */
@@ -154,20 +108,6 @@ static uint32_t pick_qpn(const struct target *t)
 	return rnd() & 0xffffff;
 }
 
-static void put32(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)(v >> 24);
-	p[1] = (uint8_t)(v >> 16);
-	p[2] = (uint8_t)(v >> 8);
-	p[3] = (uint8_t)v;
-}
-
-static void put64(uint8_t *p, uint64_t v)
-{
-	put32(p, (uint32_t)(v >> 32));
-	put32(p + 4, (uint32_t)v);
-}
-
 /*
  * Build a well-formed packet into f (Ethernet frame). Returns the frame
  * length including the ICRC. Class-specific changes come after.
@@ -175,14 +115,11 @@ static void put64(uint8_t *p, uint64_t v)
 static size_t build(const struct target *t, uint8_t *f, uint8_t op, uint32_t qpn, uint32_t psn,
 		    uint32_t paylen, bool fix_icrc)
 {
-	uint8_t *ip = f + 14, *udp = ip + 20, *bth = udp + 8, *p = bth + 12;
+	uint8_t *ip = f + RR_IP, *bth = f + RR_BTH, *p = bth + 12;
 	uint8_t x = op_ext(op);
 	uint32_t pad = (4 - (paylen & 3)) & 3;
 
-	memcpy(f, t->dmac, 6);
-	memcpy(f + 6, t->smac, 6);
-	f[12] = 0x08;
-	f[13] = 0x00;
+	rr_eth(f, t->dmac, t->smac);
 	bth[0] = op;
 	bth[1] = (uint8_t)((rnd() & 0x80) | (pad << 4));	/* SE random, M 0, pad, tver 0 */
 	bth[2] = bth[3] = 0xff;					/* default P_Key */
@@ -190,35 +127,35 @@ static size_t build(const struct target *t, uint8_t *f, uint8_t op, uint32_t qpn
 	bth[5] = (uint8_t)(qpn >> 16);
 	bth[6] = (uint8_t)(qpn >> 8);
 	bth[7] = (uint8_t)qpn;
-	put32(bth + 8, (psn & 0xffffff) | (rnd() & 1u) << 31);	/* AckReq random */
+	rr_put32(bth + 8, (psn & 0xffffff) | (rnd() & 1u) << 31);	/* AckReq random */
 	if (x & X_DETH) {
-		put32(p, qpn == 1 ? 0x80010000u : rnd());	/* Q_Key */
-		put32(p + 4, rnd() & 0xffffff);			/* source QP */
+		rr_put32(p, qpn == 1 ? 0x80010000u : rnd());	/* Q_Key */
+		rr_put32(p + 4, rnd() & 0xffffff);			/* source QP */
 		p += 8;
 	}
 	if (x & X_RETH) {
-		put64(p, ((uint64_t)rnd() << 32) | rnd());
-		put32(p + 8, rnd());
-		put32(p + 12, rnd() % 4 ? rnd() % (2 * t->mtu) : rnd());
+		rr_put64(p, ((uint64_t)rnd() << 32) | rnd());
+		rr_put32(p + 8, rnd());
+		rr_put32(p + 12, rnd() % 4 ? rnd() % (2 * t->mtu) : rnd());
 		p += 16;
 	}
 	if (x & X_ATOM) {
-		put64(p, ((uint64_t)rnd() << 32) | (rnd() & ~7u));
-		put32(p + 8, rnd());
-		put64(p + 12, ((uint64_t)rnd() << 32) | rnd());
-		put64(p + 20, ((uint64_t)rnd() << 32) | rnd());
+		rr_put64(p, ((uint64_t)rnd() << 32) | (rnd() & ~7u));
+		rr_put32(p + 8, rnd());
+		rr_put64(p + 12, ((uint64_t)rnd() << 32) | rnd());
+		rr_put64(p + 20, ((uint64_t)rnd() << 32) | rnd());
 		p += 28;
 	}
 	if (x & X_AETH) {
-		put32(p, rnd());	/* syndrome + MSN */
+		rr_put32(p, rnd());	/* syndrome + MSN */
 		p += 4;
 	}
 	if (x & X_ATOMACK) {
-		put64(p, ((uint64_t)rnd() << 32) | rnd());
+		rr_put64(p, ((uint64_t)rnd() << 32) | rnd());
 		p += 8;
 	}
 	if (x & (X_IMM | X_IETH)) {
-		put32(p, rnd());
+		rr_put32(p, rnd());
 		p += 4;
 	}
 	if (!(x & X_PAY))
@@ -228,41 +165,12 @@ static size_t build(const struct target *t, uint8_t *f, uint8_t op, uint32_t qpn
 	p += paylen + pad;
 
 	size_t iplen = (size_t)(p - ip) + 4;
+	uint16_t ipid = (uint16_t)(rnd() & 0xff) << 8;
 
-	ip[0] = 0x45;
-	ip[1] = 0;
-	ip[2] = (uint8_t)(iplen >> 8);
-	ip[3] = (uint8_t)iplen;
-	ip[4] = (uint8_t)rnd();
-	ip[5] = (uint8_t)rnd();
-	ip[6] = 0x40;
-	ip[7] = 0;
-	ip[8] = 64;
-	ip[9] = 17;
-	ip[10] = ip[11] = 0;
-	memcpy(ip + 12, &t->sip, 4);
-	memcpy(ip + 16, &t->dip, 4);
-	uint16_t c = ip_csum(ip, 20);
-
-	ip[10] = (uint8_t)(c >> 8);
-	ip[11] = (uint8_t)c;
-	uint16_t sport = (uint16_t)(0xc000 | (rnd() & 0x3fff));
-
-	udp[0] = (uint8_t)(sport >> 8);
-	udp[1] = (uint8_t)sport;
-	udp[2] = CNUAS_ROCE_UDP_PORT >> 8;
-	udp[3] = CNUAS_ROCE_UDP_PORT & 0xff;
-	udp[4] = (uint8_t)((iplen - 20) >> 8);
-	udp[5] = (uint8_t)(iplen - 20);
-	udp[6] = udp[7] = 0;
-	if (fix_icrc) {
-		uint32_t crc = icrc(ip, iplen - 4);
-
-		p[0] = (uint8_t)crc;	/* least significant byte first */
-		p[1] = (uint8_t)(crc >> 8);
-		p[2] = (uint8_t)(crc >> 16);
-		p[3] = (uint8_t)(crc >> 24);
-	}
+	ipid |= (uint16_t)(rnd() & 0xff);
+	rr_ipv4_udp(ip, iplen, t->sip, t->dip, ipid, (uint16_t)(0xc000 | (rnd() & 0x3fff)));
+	if (fix_icrc && rr_put_icrc(ip, iplen))
+		memset(p, 0, 4);
 	return 14 + iplen;
 }
 
@@ -272,24 +180,9 @@ static void fixup(uint8_t *f, size_t len, bool with_icrc)
 	uint8_t *ip = f + 14;
 	size_t iplen = len - 14;
 
-	ip[2] = (uint8_t)(iplen >> 8);
-	ip[3] = (uint8_t)iplen;
-	ip[10] = ip[11] = 0;
-	uint16_t c = ip_csum(ip, 20);
-
-	ip[10] = (uint8_t)(c >> 8);
-	ip[11] = (uint8_t)c;
-	ip[24] = (uint8_t)((iplen - 20) >> 8);
-	ip[25] = (uint8_t)(iplen - 20);
-	if (with_icrc && iplen >= 44) {
-		uint32_t crc = icrc(ip, iplen - 4);
-		uint8_t *p = f + len - 4;
-
-		p[0] = (uint8_t)crc;
-		p[1] = (uint8_t)(crc >> 8);
-		p[2] = (uint8_t)(crc >> 16);
-		p[3] = (uint8_t)(crc >> 24);
-	}
+	rr_ipv4_lengths(ip, iplen);
+	if (with_icrc && iplen >= 44 && rr_put_icrc(ip, iplen))
+		memset(ip + iplen - 4, 0, 4);
 }
 
 static size_t make(const struct target *t, uint8_t *f, enum cls k)
@@ -429,7 +322,6 @@ int main(int argc, char **argv)
 	}
 	if (!ifname || !have_mac || !have_ip || optind != argc)
 		die("need -i IFACE -M DST_MAC -a DST_IP%s (see -h)", "");
-	crc_init();
 	rng = (seed ^ 0x9E3779B97F4A7C15ull) * 0xBF58476D1CE4E5B9ull;
 	if (!rng)
 		rng = 1;

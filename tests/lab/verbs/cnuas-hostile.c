@@ -59,6 +59,7 @@
 #include <unistd.h>
 
 #include "cnuas_roce.h"
+#include "roce-raw.h"
 #include "common.h"
 
 #define MR_LEN		65536
@@ -296,56 +297,6 @@ static int victim(void)
 
 /* ---------------------------------------------------------------- attacker */
 
-static uint32_t crc_table[256];
-
-static void crc_init(void)
-{
-	for (uint32_t i = 0; i < 256; i++) {
-		uint32_t c = i;
-
-		for (int j = 0; j < 8; j++)
-			c = c & 1 ? 0xEDB88320u ^ (c >> 1) : c >> 1;
-		crc_table[i] = c;
-	}
-}
-
-static uint32_t crc_update(uint32_t c, const uint8_t *p, size_t n)
-{
-	while (n--)
-		c = crc_table[(c ^ *p++) & 0xff] ^ (c >> 8);
-	return c;
-}
-
-static uint16_t ip_csum(const uint8_t *p, size_t n)
-{
-	uint32_t s = 0;
-
-	for (size_t i = 0; i + 1 < n; i += 2)
-		s += (uint32_t)(p[i] << 8 | p[i + 1]);
-	while (s >> 16)
-		s = (s & 0xffff) + (s >> 16);
-	return (uint16_t)~s;
-}
-
-static void put32(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)(v >> 24);
-	p[1] = (uint8_t)(v >> 16);
-	p[2] = (uint8_t)(v >> 8);
-	p[3] = (uint8_t)v;
-}
-
-static void put64(uint8_t *p, uint64_t v)
-{
-	put32(p, (uint32_t)(v >> 32));
-	put32(p + 4, (uint32_t)v);
-}
-
-static uint32_t get32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-
 struct atk {
 	int fd, ifindex;
 	uint8_t dmac[6], smac[6];
@@ -361,17 +312,14 @@ static void tx(struct atk *t, uint8_t op, uint32_t psn, const uint8_t *ext, size
 	       const uint8_t *pay, size_t paylen)
 {
 	static uint8_t f[9216];
-	uint8_t *ip = f + 14, *udp = ip + 20, *bth = udp + 8, *p = bth + 12;
+	uint8_t *ip = f + RR_IP, *bth = f + RR_BTH, *p = bth + 12;
 	uint32_t pad = (4 - (paylen & 3)) & 3;
 	size_t iplen;
 	struct sockaddr_ll to = { .sll_family = AF_PACKET, .sll_ifindex = t->ifindex, .sll_halen = 6,
 				  .sll_protocol = htons(ETH_P_IP) };
 
 	memset(f, 0, 128);
-	memcpy(f, t->dmac, 6);
-	memcpy(f + 6, t->smac, 6);
-	f[12] = 0x08;
-	f[13] = 0x00;
+	rr_eth(f, t->dmac, t->smac);
 	bth[0] = op;
 	bth[1] = (uint8_t)(pad << 4);
 	bth[2] = bth[3] = 0xff;
@@ -379,45 +327,16 @@ static void tx(struct atk *t, uint8_t op, uint32_t psn, const uint8_t *ext, size
 	bth[5] = (uint8_t)(t->qpn >> 16);
 	bth[6] = (uint8_t)(t->qpn >> 8);
 	bth[7] = (uint8_t)t->qpn;
-	put32(bth + 8, (psn & 0xffffff) | 1u << 31);	/* AckReq */
+	rr_put32(bth + 8, (psn & 0xffffff) | 1u << 31);	/* AckReq */
 	memcpy(p, ext, extlen);
 	p += extlen;
 	memcpy(p, pay, paylen);
 	memset(p + paylen, 0, pad);
 	p += paylen + pad;
 	iplen = (size_t)(p - ip) + 4;
-	ip[0] = 0x45;
-	ip[2] = (uint8_t)(iplen >> 8);
-	ip[3] = (uint8_t)iplen;
-	ip[6] = 0x40;
-	ip[8] = 64;
-	ip[9] = 17;
-	memcpy(ip + 12, &t->sip, 4);
-	memcpy(ip + 16, &t->dip, 4);
-	uint16_t c = ip_csum(ip, 20);
-
-	ip[10] = (uint8_t)(c >> 8);
-	ip[11] = (uint8_t)c;
-	udp[0] = 0xc0;
-	udp[1] = 0x01;
-	udp[2] = CNUAS_ROCE_UDP_PORT >> 8;
-	udp[3] = CNUAS_ROCE_UDP_PORT & 0xff;
-	udp[4] = (uint8_t)((iplen - 20) >> 8);
-	udp[5] = (uint8_t)(iplen - 20);
-
-	/* ICRC (IBA A17.3.3): CRC-32 over the masked start and the rest */
-	uint8_t h[CNUAS_ROCE_ICRC_HDR_MAX];
-	int n = cnuas_roce_icrc_hdr(h, ip, (unsigned int)(iplen - 4));
-	uint32_t crc;
-
-	if (n < 0)
+	rr_ipv4_udp(ip, iplen, t->sip, t->dip, 0, 0xc001);
+	if (rr_put_icrc(ip, iplen))
 		vt_die("cannot build the ICRC header");
-	crc = crc_update(0xffffffffu, h, CNUAS_ROCE_ICRC_PREFIX_LEN + (size_t)n);
-	crc = ~crc_update(crc, ip + n, iplen - 4 - (size_t)n);
-	p[0] = (uint8_t)crc;
-	p[1] = (uint8_t)(crc >> 8);
-	p[2] = (uint8_t)(crc >> 16);
-	p[3] = (uint8_t)(crc >> 24);
 
 	size_t len = 14 + iplen < 60 ? 60 : 14 + iplen;
 
@@ -457,7 +376,7 @@ static int rx(struct atk *t, struct rx *r, double timeout_s)
 		if ((ip[0] & 0x0f) != 5 || ip[9] != 17 || memcmp(ip + 12, &t->dip, 4) ||
 		    (udp[2] << 8 | udp[3]) != CNUAS_ROCE_UDP_PORT)
 			continue;
-		if ((get32(bth + 4) & 0xffffff) != t->fake_qpn)
+		if ((rr_get32(bth + 4) & 0xffffff) != t->fake_qpn)
 			continue;
 		size_t iplen = (size_t)(ip[2] << 8 | ip[3]);
 
@@ -466,13 +385,13 @@ static int rx(struct atk *t, struct rx *r, double timeout_s)
 		uint8_t *end_p = ip + iplen - 4, *p = bth + 12;
 
 		r->op = bth[0];
-		r->psn = get32(bth + 8) & 0xffffff;
+		r->psn = rr_get32(bth + 8) & 0xffffff;
 		r->syn = 0xff;
 		r->msn = 0;
 		if (r->op == OP_ACK || r->op == OP_ATOMIC_ACK || r->op == OP_READ_RESP_FIRST ||
 		    r->op == OP_READ_RESP_LAST || r->op == OP_READ_RESP_ONLY) {
 			r->syn = p[0];
-			r->msn = get32(p) & 0xffffff;
+			r->msn = rr_get32(p) & 0xffffff;
 			p += 4;
 		}
 		if (r->op == OP_ATOMIC_ACK)
@@ -590,9 +509,9 @@ static uint64_t ref_sum(uint64_t stream, size_t n)
 
 static void reth(uint8_t *e, uint64_t va, uint32_t rkey, uint32_t len)
 {
-	put64(e, va);
-	put32(e + 8, rkey);
-	put32(e + 12, len);
+	rr_put64(e, va);
+	rr_put32(e + 8, rkey);
+	rr_put32(e + 12, len);
 }
 
 static void attack_case(struct atk *t, int fd, unsigned int k)
@@ -632,10 +551,10 @@ static void attack_case(struct atk *t, int fd, unsigned int k)
 		      rp.async);
 		break;
 	case H_ATOMIC_NORIGHT:
-		put64(ext, v.addr);
-		put32(ext + 8, v.rkey);
-		put64(ext + 12, 1);
-		put64(ext + 20, 0);
+		rr_put64(ext, v.addr);
+		rr_put32(ext + 8, v.rkey);
+		rr_put64(ext + 12, 1);
+		rr_put64(ext + 20, 0);
 		tx(t, OP_FETCH_ADD, p0, ext, 28, NULL, 0);
 		expect_nak(t, p0, SYN_NAK_ACCESS, "FETCH_ADD");
 		get_report(fd, &rp);
@@ -744,7 +663,7 @@ static void attack_case(struct atk *t, int fd, unsigned int k)
 		break;
 	}
 	case H_SEND_INV_FOREIGN:
-		put32(ext, (uint32_t)v.arg[0]);
+		rr_put32(ext, (uint32_t)v.arg[0]);
 		tx(t, OP_SEND_ONLY_INV, p0, ext, 4, pay, 16);
 		expect_nak(t, p0, SYN_NAK_INVALID, "SEND with Invalidate of another PD's rkey");
 		get_report(fd, &rp);
@@ -758,7 +677,7 @@ static void attack_case(struct atk *t, int fd, unsigned int k)
 		uint64_t st;
 
 		reth(ext, v.addr + 4096, v.rkey, 64);
-		put32(ext + 16, 0x1234abcd);
+		rr_put32(ext + 16, 0x1234abcd);
 		tx(t, OP_WRITE_ONLY_IMM, p0, ext, 20, pay, 64);
 		expect_nak(t, p0, (uint8_t)(0x20 | timer), "WRITE with immediate, no receive");
 		/* the RNR wait: the owner posts a receive; the retry goes through */
@@ -828,7 +747,6 @@ static int attacker(const char *ifname, int argc, char **argv)
 		any = 1;
 	}
 	memcpy(t.dmac, atk_dmac, 6);
-	crc_init();
 	t.fd = socket(AF_PACKET, SOCK_RAW, htons(ETH_P_IP));
 	if (t.fd < 0)
 		vt_die("AF_PACKET socket: %s (needs root)", strerror(errno));
