@@ -189,6 +189,9 @@ static inline void *cnuas_ib_queue_slot(struct cnuas_ib_queue *q, u32 idx)
 	return q->slots + (size_t)(idx & (q->num - 1)) * q->stride;
 }
 
+void cnuas_ib_queue_copy(struct cnuas_ib_queue *nq, struct cnuas_ib_queue *q,
+			 u32 first, u32 n);
+
 /* Consumer side (SQ, RQ, SRQ): slots the producer has filled, 0..num. */
 u32 cnuas_ib_queue_avail(struct cnuas_ib_queue *q);
 void cnuas_ib_queue_consume(struct cnuas_ib_queue *q, u32 n);

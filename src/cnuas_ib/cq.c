@@ -93,7 +93,7 @@ static int cnuas_ib_cq_resize(struct ib_cq *ibcq, u32 cqe,
 	struct cnuas_resize_cq_resp resp = {};
 	struct cnuas_ib_queue nq, old;
 	unsigned long flags;
-	u32 num, cons, used, i;
+	u32 num, cons, used;
 	int err;
 
 	if (cqe < 1 || cqe > CNUAS_IB_MAX_CQE || !!udata != cq->is_user)
@@ -122,10 +122,7 @@ static int cnuas_ib_cq_resize(struct ib_cq *ibcq, u32 cqe,
 		err = -EINVAL;
 		goto err_free;
 	}
-	for (i = 0; i < used; i++)
-		memcpy(cnuas_ib_queue_slot(&nq, i),
-		       cnuas_ib_queue_slot(&cq->q, cons + i),
-		       sizeof(struct cnuas_cqe));
+	cnuas_ib_queue_copy(&nq, &cq->q, cons, used);
 	cnuas_ib_queue_produce(&nq, used);
 	old = cq->q;
 	cq->q = nq;

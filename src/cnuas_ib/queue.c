@@ -162,6 +162,17 @@ bool cnuas_ib_rx_poll_entry(struct cnuas_ib_dev *cdev,
 	return true;
 }
 
+/* A resize: entries @first..@first + @n - 1 of @q to slots 0.. of @nq. */
+void cnuas_ib_queue_copy(struct cnuas_ib_queue *nq, struct cnuas_ib_queue *q,
+			 u32 first, u32 n)
+{
+	u32 i;
+
+	for (i = 0; i < n; i++)
+		memcpy(cnuas_ib_queue_slot(nq, i),
+		       cnuas_ib_queue_slot(q, first + i), q->stride);
+}
+
 u32 cnuas_ib_queue_avail(struct cnuas_ib_queue *q)
 {
 	/* acquire: the slots before prod are filled (pairs with release) */

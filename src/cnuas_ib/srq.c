@@ -78,7 +78,7 @@ static int cnuas_ib_srq_resize(struct cnuas_ib_srq *srq, u32 max_wr,
 	struct cnuas_queue_info info = {};
 	struct cnuas_ib_queue nq, old;
 	unsigned long flags;
-	u32 num, used, i;
+	u32 num, used;
 	int err;
 
 	if (!max_wr || max_wr > CNUAS_IB_MAX_SRQ_WR)
@@ -110,10 +110,7 @@ static int cnuas_ib_srq_resize(struct cnuas_ib_srq *srq, u32 max_wr,
 		err = -EINVAL;
 		goto err_free;
 	}
-	for (i = 0; i < used; i++)
-		memcpy(cnuas_ib_queue_slot(&nq, i),
-		       cnuas_ib_queue_slot(&srq->q, srq->q.index + i),
-		       srq->q.stride);
+	cnuas_ib_queue_copy(&nq, &srq->q, srq->q.index, used);
 	/* release: the slots are written before prod counts them */
 	smp_store_release(&nq.hdr->prod, used);
 	if (srq->limit > num)

@@ -164,6 +164,9 @@ int cnuas_queue_map(struct ibv_context *ibctx, struct cnuas_queue *q,
 		    const struct cnuas_queue_info *info, uint32_t min_stride,
 		    int producer);
 void cnuas_queue_unmap(struct cnuas_queue *q);
+int cnuas_queue_swap(struct ibv_context *ibctx, struct cnuas_queue *q,
+		     const struct cnuas_queue_info *info, uint32_t min_stride,
+		     int producer, struct cnuas_queue *old, const char *verb);
 
 /* verbs.c */
 int cnuas_query_device_ex(struct ibv_context *ibctx,

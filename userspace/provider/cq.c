@@ -114,9 +114,7 @@ int cnuas_resize_cq(struct ibv_cq *ibcq, int cqe)
 	struct cnuas_cq *cq = to_ccq(ibcq);
 	struct cnuas_cmd_resize_cq_resp resp = {};
 	struct cnuas_cmd_resize_cq cmd;
-	struct cnuas_queue nq;
-	void *old_map;
-	size_t old_size;
+	struct cnuas_queue old;
 	int ret;
 
 	pthread_spin_lock(&cq->q.lock);
@@ -126,23 +124,12 @@ int cnuas_resize_cq(struct ibv_cq *ibcq, int cqe)
 		pthread_spin_unlock(&cq->q.lock);
 		return ret;
 	}
-	ret = cnuas_queue_map(ibcq->context, &nq, &resp.drv_payload.cq,
-			      sizeof(struct cnuas_cqe), 0);
-	if (ret) {
-		/* The kernel posts to the new ring now: this CQ is lost. */
-		fprintf(stderr, CNUAS_PREFIX "resize_cq: cannot map the new ring: %s\n",
-			strerror(ret));
-		pthread_spin_unlock(&cq->q.lock);
-		return ret;
-	}
-	pthread_spin_destroy(&nq.lock);
-	old_map = cq->q.map;
-	old_size = cq->q.map_size;
-	cq->q.ring = nq.ring;
-	cq->q.map = nq.map;
-	cq->q.map_size = nq.map_size;
+	ret = cnuas_queue_swap(ibcq->context, &cq->q, &resp.drv_payload.cq,
+			       sizeof(struct cnuas_cqe), 0, &old, "resize_cq");
 	pthread_spin_unlock(&cq->q.lock);
-	munmap(old_map, old_size);
+	if (ret)
+		return ret;
+	munmap(old.map, old.map_size);
 	return 0;
 }
 

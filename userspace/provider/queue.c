@@ -2,6 +2,7 @@
 /* mmap of the rings cnuas_ib.ko shares (struct cnuas_queue_info). */
 #include <errno.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/mman.h>
 
 #include "cnuas.h"
@@ -45,4 +46,32 @@ void cnuas_queue_unmap(struct cnuas_queue *q)
 	munmap(q->map, q->map_size);
 	pthread_spin_destroy(&q->lock);
 	q->map = NULL;
+}
+
+/*
+ * The kernel has moved @q to the ring @info describes (a resize). Called
+ * with q->lock held so no user sees half a swap; the lock stays held and
+ * the old mapping is left in @old for munmap once it is dropped. If the new
+ * ring cannot be mapped the kernel already uses it: the queue is lost.
+ */
+int cnuas_queue_swap(struct ibv_context *ibctx, struct cnuas_queue *q,
+		     const struct cnuas_queue_info *info, uint32_t min_stride,
+		     int producer, struct cnuas_queue *old, const char *verb)
+{
+	struct cnuas_queue nq;
+	int ret;
+
+	ret = cnuas_queue_map(ibctx, &nq, info, min_stride, producer);
+	if (ret) {
+		fprintf(stderr, CNUAS_PREFIX "%s: cannot map the new ring: %s\n",
+			verb, strerror(ret));
+		return ret;
+	}
+	pthread_spin_destroy(&nq.lock);
+	old->map = q->map;
+	old->map_size = q->map_size;
+	q->ring = nq.ring;
+	q->map = nq.map;
+	q->map_size = nq.map_size;
+	return 0;
 }

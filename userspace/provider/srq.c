@@ -50,9 +50,7 @@ int cnuas_modify_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr,
 	struct cnuas_srq *srq = to_csrq(ibsrq);
 	struct cnuas_queue_info info = {};
 	struct cnuas_cmd_modify_srq cmd = {};
-	struct cnuas_queue nq;
-	void *old_map;
-	size_t old_size;
+	struct cnuas_queue old;
 	int ret;
 
 	if (!(mask & IBV_SRQ_MAX_WR))
@@ -65,23 +63,12 @@ int cnuas_modify_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr,
 		pthread_spin_unlock(&srq->q.lock);
 		return ret;
 	}
-	ret = cnuas_queue_map(ibsrq->context, &nq, &info,
-			      sizeof(struct cnuas_recv_wqe), 1);
-	if (ret) {
-		/* The kernel takes WQEs from the new ring now: this SRQ is lost. */
-		fprintf(stderr, CNUAS_PREFIX "modify_srq: cannot map the new ring: %s\n",
-			strerror(ret));
-		pthread_spin_unlock(&srq->q.lock);
-		return ret;
-	}
-	pthread_spin_destroy(&nq.lock);
-	old_map = srq->q.map;
-	old_size = srq->q.map_size;
-	srq->q.ring = nq.ring;
-	srq->q.map = nq.map;
-	srq->q.map_size = nq.map_size;
+	ret = cnuas_queue_swap(ibsrq->context, &srq->q, &info,
+			       sizeof(struct cnuas_recv_wqe), 1, &old, "modify_srq");
 	pthread_spin_unlock(&srq->q.lock);
-	munmap(old_map, old_size);
+	if (ret)
+		return ret;
+	munmap(old.map, old.map_size);
 	return 0;
 }
 
