@@ -31,6 +31,13 @@ void cnuas_queue_unmap(struct cnuas_queue *q)
 	abort();
 }
 
+int cnuas_queue_swap(struct ibv_context *ibctx, struct cnuas_queue *q,
+		     const struct cnuas_queue_info *info, uint32_t min_stride,
+		     int producer, struct cnuas_queue *old, const char *verb)
+{
+	abort();
+}
+
 static uint32_t rd32(const uint8_t *p)
 {
 	return p[0] | p[1] << 8 | p[2] << 16 | (uint32_t)p[3] << 24;
