@@ -109,7 +109,11 @@ static int fail(struct req *r, const char *fmt, ...)
 
 static const char *kind_name(const struct port *p)
 {
-	return p->kind == PORT_DGRAM ? "dgram" : "seqpacket";
+	static const char *const name[] = {
+		[PORT_SEQPACKET] = "seqpacket", [PORT_DGRAM] = "dgram", [PORT_TAP] = "tap",
+	};
+
+	return name[p->kind];
 }
 
 static uint64_t total_drops(const struct counters *c)
@@ -598,6 +602,26 @@ static int cmd_add_dgram(struct vswitch *sw, struct req *r)
 	return 0;
 }
 
+static int cmd_add_tap(struct vswitch *sw, struct req *r)
+{
+	struct port *p;
+
+	if (r->argc != 2)
+		return fail(r, "usage: add-tap IFNAME");
+	p = tap_add(sw, r->argv[1], r->err, sizeof(r->err));
+	if (!p)
+		return -1;
+	if (r->json)
+		sb_printf(&r->out, "{\"port\": %u, \"ifname\": ", p->id);
+	else
+		sb_printf(&r->out, "added TAP port %u (%s)\n", p->id, p->peer);
+	if (r->json) {
+		sb_json_str(&r->out, p->peer);
+		sb_printf(&r->out, "}\n");
+	}
+	return 0;
+}
+
 static int cmd_shutdown(struct vswitch *sw, struct req *r)
 {
 	if (r->argc != 1)
@@ -612,7 +636,8 @@ static const struct {
 	const char *name;
 	int (*fn)(struct vswitch *, struct req *);
 } commands[] = {
-	{ "add-dgram", cmd_add_dgram }, { "capture", cmd_capture }, { "counters", cmd_counters },
+	{ "add-dgram", cmd_add_dgram }, { "add-tap", cmd_add_tap },
+	{ "capture", cmd_capture }, { "counters", cmd_counters },
 	{ "fault", cmd_fault },		{ "fdb", cmd_fdb },	      { "set-fault", cmd_set_fault },
 	{ "set-port-security", cmd_set_port_security },
 	{ "show", cmd_show },

@@ -97,6 +97,10 @@ static enum send_verdict send_error(struct vswitch *sw, struct port *d, int err)
 		}
 		return SEND_WAIT;
 	}
+	if (d->kind == PORT_TAP) {
+		/* the interface refuses frames (down, MTU): drop, keep trying */
+		return SEND_DROP_ALL;
+	}
 	if (d->kind == PORT_DGRAM) {
 		/* QEMU not (yet/any more) there: nobody to deliver to */
 		if (d->peer_present)
@@ -115,8 +119,17 @@ static void drop_count(struct port *d, uint32_t n)
 {
 	if (d->kind == PORT_DGRAM)
 		d->c.drop_peer_absent += n;
+	else if (d->kind == PORT_TAP)
+		d->c.drop_link_down += n;
 	else
 		d->c.drop_port_closed += n;
+}
+
+static int port_send(struct port *d, struct mmsghdr *m, unsigned int n)
+{
+	if (d->kind == PORT_TAP)
+		return tap_send(d->fd, m, n);
+	return sendmmsg(d->fd, m, n, MSG_DONTWAIT | MSG_NOSIGNAL);
 }
 
 /* Send the frames collected for d in this pass; queue what does not fit. */
@@ -125,7 +138,7 @@ static void flush_port(struct vswitch *sw, struct port *d)
 	uint32_t n = d->npend, done = 0;
 
 	while (done < n) {
-		int r = sendmmsg(d->fd, &d->pend_msg[done], n - done, MSG_DONTWAIT | MSG_NOSIGNAL);
+		int r = port_send(d, &d->pend_msg[done], n - done);
 
 		if (r > 0) {
 			for (uint32_t i = done; i < done + (uint32_t)r; i++) {
@@ -189,7 +202,7 @@ static void tx_drain(struct vswitch *sw, struct port *d)
 				msg[i].msg_hdr.msg_namelen = d->peer_len;
 			}
 		}
-		int r = sendmmsg(d->fd, msg, n, MSG_DONTWAIT | MSG_NOSIGNAL);
+		int r = port_send(d, msg, n);
 
 		if (r <= 0) {
 			enum send_verdict v = send_error(sw, d, r < 0 ? errno : EAGAIN);
@@ -461,7 +474,8 @@ static void port_rx(struct vswitch *sw, struct port *p)
 			h->msg_name = p->kind == PORT_DGRAM ? &sw->rx_addr[i] : NULL;
 			h->msg_namelen = p->kind == PORT_DGRAM ? sizeof(sw->rx_addr[i]) : 0;
 		}
-		int n = recvmmsg(p->fd, sw->rx_msg, VS_BATCH, MSG_DONTWAIT, NULL);
+		int n = p->kind == PORT_TAP ? tap_recv(p->fd, sw->rx_msg, VS_BATCH) :
+			recvmmsg(p->fd, sw->rx_msg, VS_BATCH, MSG_DONTWAIT, NULL);
 
 		if (n < 0) {
 			if (errno == EINTR)
@@ -469,7 +483,7 @@ static void port_rx(struct vswitch *sw, struct port *p)
 			if (errno == EAGAIN || errno == EWOULDBLOCK)
 				break;
 			vs_log(VS_LOG_INFO, "port %u: receive failed: %s", p->id, strerror(errno));
-			if (p->kind == PORT_SEQPACKET)
+			if (p->kind != PORT_DGRAM)
 				p->eof_seen = true;
 			break;
 		}
@@ -551,7 +565,8 @@ void dp_port_event(struct vswitch *sw, struct port *p, uint32_t events)
 		tx_drain(sw, p);
 	if (events & EPOLLIN)
 		port_rx(sw, p);
-	if (p->kind == PORT_SEQPACKET && (events & (EPOLLHUP | EPOLLRDHUP | EPOLLERR)) && !p->closing) {
+	/* a TAP whose interface was deleted reports EPOLLERR */
+	if (p->kind != PORT_DGRAM && (events & (EPOLLHUP | EPOLLRDHUP | EPOLLERR)) && !p->closing) {
 		/* read what is left first, if we may; the rest after unpausing */
 		if (port_can_read(p))
 			port_rx(sw, p);

@@ -39,6 +39,8 @@ static void usage(FILE *f)
 		"  --ctl PATH          control socket (default SOCKET_PATH.ctl)\n"
 		"  --dgram SW=QEMU     add a QEMU -netdev dgram port: bind SW, send to QEMU\n"
 		"                      (repeatable)\n"
+		"  --tap IFNAME        add a TAP port: create (or attach) interface IFNAME\n"
+		"                      and set it up (repeatable)\n"
 		"  --link-layer eth    link layer of this switch (only eth for now)\n"
 		"  --aging SECONDS     MAC aging time, 0 = never (default 300)\n"
 		"  --queue-frames N    egress queue bound per port, 16..65536 (default 256)\n"
@@ -301,6 +303,7 @@ int main(int argc, char **argv)
 		{ "socket", required_argument, NULL, 's' },
 		{ "ctl", required_argument, NULL, 'c' },
 		{ "dgram", required_argument, NULL, 'd' },
+		{ "tap", required_argument, NULL, 't' },
 		{ "link-layer", required_argument, NULL, 'l' },
 		{ "aging", required_argument, NULL, 'a' },
 		{ "queue-frames", required_argument, NULL, 'q' },
@@ -319,7 +322,8 @@ int main(int argc, char **argv)
 	struct dgram_opt dg[64];
 	bool port_security = false, port_macs_set = false;
 	unsigned port_macs = 0;
-	unsigned ndg = 0;
+	unsigned ndg = 0, ntap = 0;
+	char *tap[64];
 	char *ctl_alloc = NULL;
 	int opt, ready_fd = -1, rc = 0;
 
@@ -355,6 +359,13 @@ int main(int argc, char **argv)
 			dg[ndg++].remote = eq + 1;
 			break;
 		}
+		case 't':
+			if (ntap == sizeof(tap) / sizeof(tap[0])) {
+				fprintf(stderr, "cnuas-vswitchd: too many --tap options\n");
+				return 2;
+			}
+			tap[ntap++] = optarg;
+			break;
 		case 'l':
 			/* LINK_IB will select the IB forwarding plane once it exists */
 			if (!strcmp(optarg, "ib")) {
@@ -445,6 +456,16 @@ int main(int argc, char **argv)
 
 		if (!dgram_add(sw, dg[i].local, dg[i].remote, err, sizeof(err))) {
 			vs_log(VS_LOG_ERR, "--dgram %s=%s: %s", dg[i].local, dg[i].remote, err);
+			vswitch_fini(sw);
+			free(ctl_alloc);
+			return 1;
+		}
+	}
+	for (unsigned i = 0; i < ntap; i++) {
+		char err[256];
+
+		if (!tap_add(sw, tap[i], err, sizeof(err))) {
+			vs_log(VS_LOG_ERR, "--tap %s: %s", tap[i], err);
 			vswitch_fini(sw);
 			free(ctl_alloc);
 			return 1;

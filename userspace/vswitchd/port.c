@@ -82,7 +82,7 @@ void port_update_events(struct vswitch *sw, struct port *p)
 	if (port_can_read(p))
 		want |= EPOLLIN;
 	/* a dgram socket cannot tell us when its peer drains: retry timer */
-	if (p->qlen && !p->closing && p->kind == PORT_SEQPACKET)
+	if (p->qlen && !p->closing && p->kind != PORT_DGRAM)
 		want |= EPOLLOUT;
 	if (p->closing) {
 		/* the peer is gone; EPOLLHUP would fire forever while we cannot read */

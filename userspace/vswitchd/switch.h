@@ -34,7 +34,7 @@
 	X(drop_flood_overflow) X(drop_port_closed) X(drop_peer_absent)         \
 	X(drop_foreign) X(fault_drop) X(fault_corrupt) X(fault_reorder)        \
 	X(fault_delay) X(bp_paused) X(bp_caused) X(drop_mac_spoof)            \
-	X(drop_mac_limit)
+	X(drop_mac_limit) X(drop_link_down)
 
 struct counters {
 #define VS_X(n) uint64_t n;
@@ -77,7 +77,7 @@ void fault_start(struct fault *f, uint32_t port_id);
 uint32_t fault_rand(struct fault *f);
 void fault_corrupt_frame(struct fault *f, uint8_t *data, uint32_t len);
 
-enum port_kind { PORT_SEQPACKET, PORT_DGRAM };
+enum port_kind { PORT_SEQPACKET, PORT_DGRAM, PORT_TAP };
 
 struct port {
 	bool used;
@@ -215,6 +215,11 @@ void dp_timers(struct vswitch *sw, int *timeout_ms);
 void dp_port_hangup(struct vswitch *sw, struct port *p);
 void dp_unblock_waiters(struct vswitch *sw, struct port *d);
 void dp_housekeeping(struct vswitch *sw);
+
+/* tap.c */
+struct port *tap_add(struct vswitch *sw, const char *name, char *err, size_t errlen);
+int tap_recv(int fd, struct mmsghdr *m, unsigned int n);
+int tap_send(int fd, struct mmsghdr *m, unsigned int n);
 
 /* dgram.c */
 struct port *dgram_add(struct vswitch *sw, const char *local, const char *remote,

@@ -38,6 +38,7 @@ static void usage(FILE *f)
 		   "  capture start FILE [PORT]     pcap of all ports or one\n"
 		   "  capture stop\n"
 		   "  add-dgram SWITCH_PATH QEMU_PATH\n"
+		   "  add-tap IFNAME                create (or attach) TAP interface IFNAME\n"
 		   "  shutdown\n"
 		   "Options: --ctl PATH (default " DEFAULT_CTL "), --json, --help\n");
 }
@@ -48,7 +49,7 @@ static const struct {
 	int min, max;
 } cmds[] = {
 	{ "show", 0, 0 },  { "fdb", 0, 0 },	  { "counters", 0, 1 },	 { "fault", 2, 6 },
-	{ "capture", 1, 3 }, { "add-dgram", 2, 2 }, { "shutdown", 0, 0 }, { "set-fault", 1, 8 },
+	{ "capture", 1, 3 }, { "add-dgram", 2, 2 }, { "add-tap", 1, 1 }, { "shutdown", 0, 0 }, { "set-fault", 1, 8 },
 	{ "set-port-security", 1, 4 },
 };
 
