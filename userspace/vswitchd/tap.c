@@ -40,10 +40,11 @@ static bool name_ok(const char *name)
 	return true;
 }
 
+/* Any socket carries the interface ioctls: AF_UNIX, as the unit allows. */
 static int link_up(const char *name, char *err, size_t errlen)
 {
 	struct ifreq ifr = { 0 };
-	int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	int s = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	int ret = -1;
 
 	if (s < 0) {
