@@ -6,9 +6,13 @@
 # $LAB_DIR/nodeN/       agentK.sock, qmp.sock of node N
 # $LAB_DIR/*.pid        one file per process we started (its own session)
 # $LAB_DIR/switch.cmd   the switch command line, one argument per line
+# (sites.sh: the switches of a lab of several sites)
 
 say() { echo "lab: $*" >&2; }
 die() { echo "lab: error: $*" >&2; exit 1; }
+
+# shellcheck source=sites.sh
+. "$(dirname "${BASH_SOURCE[0]}")/sites.sh"
 
 lab_load() {
 	[ -f "$LAB_DIR/lab.env" ] || { echo "lab: no lab in $LAB_DIR (scripts/lab up)" >&2; exit 255; }
@@ -16,6 +20,7 @@ lab_load() {
 	. "$LAB_DIR/lab.env"
 	# Labs started before these settings existed.
 	RXE_NODES=${RXE_NODES:-0} MTU=${MTU:-1500} INIT=${INIT:-shell} DISTROS=${DISTROS:-bookworm}
+	SITES=${SITES:-1}
 }
 
 # Node kinds in order: cnuas, then stock virtio-net, then virtio-net + rdma_rxe.
@@ -171,13 +176,15 @@ lab_down() {
 		[ -e "$f" ] || continue
 		stop_pidfile "$f" TERM || rc=1
 	done
-	if [ -e "$LAB_DIR/switch.pid" ]; then
-		stop_pidfile "$LAB_DIR/switch.pid" TERM || rc=1
-	fi
+	for f in "$LAB_DIR"/switch.pid "$LAB_DIR"/site*.pid; do
+		[ -e "$f" ] || continue
+		stop_pidfile "$f" TERM || rc=1
+	done
 	for f in "$LAB_DIR"/*.pid; do
 		[ -e "$f" ] || continue
 		stop_pidfile "$f" KILL || rc=1
 	done
+	sites_down
 	rm -f "$LAB_DIR/lab.env"
 	rm -rf "$LAB_DIR"/node*/
 	say "stopped; logs in $LAB_DIR"

@@ -119,7 +119,7 @@ start_guest() {
 	if [ "$kind" = cnuas ]; then
 		ifname=cnuas0
 		[ "$LINK_LAYER" = ib ] && { ifname=; ip=; ip6=; }
-		args+=(-device "cnuas-vnic,id=nic0,bus=rp1,socket_path=$LAB_DIR/switch.sock,mac=$(mac_of "$n"),link_layer=$LINK_LAYER")
+		args+=(-device "cnuas-vnic,id=nic0,bus=rp1,socket_path=$(site_sock "$(site_of "$n")"),mac=$(mac_of "$n"),link_layer=$LINK_LAYER")
 	else
 		ifname=eth0
 		args+=(-netdev "dgram,id=net0,local.type=unix,local.path=$LAB_DIR/vport$n.qemu,remote.type=unix,remote.path=$LAB_DIR/vport$n.sw"
@@ -277,6 +277,7 @@ wait_ready() {
 
 lab_up() {
 	local nodes=2 virtio=0 rxe=0 mtu=9000 ll=eth dev=0 mem=1024 gpu=0 psec=1 n total sw_args=()
+	local sites=1 s site_args
 	local init=shell distros=bookworm d img
 	local -A images=()
 	while [ $# -gt 0 ]; do
@@ -292,10 +293,17 @@ lab_up() {
 		--no-port-security) psec=0; shift ;;
 		--init) init=$2; shift 2 ;;
 		--distro) distros=$2; shift 2 ;;
+		--sites) sites=$2; shift 2 ;;
 		*) die "up: unknown argument $1" ;;
 		esac
 	done
-	case "$nodes$virtio$rxe$mem$mtu" in '' | *[!0-9]*) die "up: --nodes/--virtio-nodes/--rxe-nodes/--mem/--mtu take numbers" ;; esac
+	case "$nodes$virtio$rxe$mem$mtu$sites" in '' | *[!0-9]*) die "up: --nodes/--virtio-nodes/--rxe-nodes/--mem/--mtu/--sites take numbers" ;; esac
+	[ "$sites" -ge 1 ] && [ "$sites" -le 8 ] || die "up: --sites 1..8"
+	[ "$sites" = 1 ] || [ "$ll" = eth ] || die "up: --sites needs --link-layer eth"
+	if [ "$sites" -gt 1 ]; then
+		[ "$(id -u)" = 0 ] || die "up: --sites needs root (network namespaces, TAP interfaces)"
+		command -v ip >/dev/null && command -v bridge >/dev/null || die "up: --sites needs iproute2 (ip, bridge)"
+	fi
 	case $ll in eth | ib) ;; *) die "up: --link-layer eth|ib" ;; esac
 	case $init in shell | systemd) ;; *) die "up: --init shell|systemd" ;; esac
 	for d in ${distros//,/ }; do
@@ -336,9 +344,9 @@ lab_up() {
 
 	# Fresh lab folder; old logs go.
 	mkdir -p "$LAB_DIR"
-	(cd "$LAB_DIR" && rm -rf node* switch.* vport* gpulink* kvm-probe.log lab.env)
+	(cd "$LAB_DIR" && rm -rf node* switch.* site* vport* gpulink* kvm-probe.log lab.env)
 	ACCEL=$(probe_accel)
-	NODES=$nodes VIRTIO_NODES=$virtio RXE_NODES=$rxe LINK_LAYER=$ll MEM=$mem MTU=$mtu GPU=$gpu INIT=$init
+	NODES=$nodes VIRTIO_NODES=$virtio RXE_NODES=$rxe LINK_LAYER=$ll MEM=$mem MTU=$mtu GPU=$gpu INIT=$init SITES=$sites
 	GPU_MEM=${CNUAS_LAB_GPU_MEM:-256M}
 	if [ "$gpu" = 1 ]; then
 		"$QEMU" -device help 2>/dev/null | grep -q '"cnuasgpu"' || die "$QEMU has no cnuasgpu device"
@@ -352,12 +360,22 @@ lab_up() {
 		"$VSWITCHD" --help 2>&1 | grep -q -- '--link-layer' || die "cnuas-vswitchd has no --link-layer option"
 		sw_args+=(--link-layer ib)
 	fi
+	for s in $(seq 1 $((sites - 1))); do
+		site_args=("$VSWITCHD" --socket "$LAB_DIR/site$s.sock" --ctl "$LAB_DIR/site$s.ctl" --foreground
+			--tap "$(site_tap "$s")")
+		[ "$psec" = 0 ] || site_args+=(--port-security)
+		for n in $(seq "$nodes" $((total - 1))); do
+			[ "$(site_of "$n")" = "$s" ] && site_args+=(--dgram "$LAB_DIR/vport$n.sw=$LAB_DIR/vport$n.qemu")
+		done
+		printf '%s\n' "${site_args[@]}" >"$LAB_DIR/site$s.cmd"
+	done
+	[ "$sites" = 1 ] || sw_args+=(--tap "$(site_tap 0)")
 	for n in $(seq "$nodes" $((total - 1))); do
-		sw_args+=(--dgram "$LAB_DIR/vport$n.sw=$LAB_DIR/vport$n.qemu")
+		[ "$(site_of "$n")" = 0 ] && sw_args+=(--dgram "$LAB_DIR/vport$n.sw=$LAB_DIR/vport$n.qemu")
 	done
 	printf '%s\n' "${sw_args[@]}" >"$LAB_DIR/switch.cmd"
 	{
-		echo "NODES=$NODES VIRTIO_NODES=$VIRTIO_NODES RXE_NODES=$RXE_NODES LINK_LAYER=$LINK_LAYER MEM=$MEM MTU=$MTU ACCEL=$ACCEL DEV=$dev GPU=$GPU INIT=$INIT"
+		echo "NODES=$NODES VIRTIO_NODES=$VIRTIO_NODES RXE_NODES=$RXE_NODES LINK_LAYER=$LINK_LAYER MEM=$MEM MTU=$MTU ACCEL=$ACCEL DEV=$dev GPU=$GPU INIT=$INIT SITES=$SITES"
 		printf 'DISTROS=%q\nQEMU=%q\nVSWITCHD=%q\nVSCTL=%q\n' "$DISTROS" "$QEMU" "$VSWITCHD" "$VSCTL"
 		for n in $(seq 0 $((total - 1))); do
 			img=IMAGE_$n
@@ -367,6 +385,11 @@ lab_up() {
 	# A failed start leaves no process behind (the logs stay).
 	trap 'lab_down >/dev/null 2>&1 || true' EXIT
 	switch_start
+	if [ "$sites" -gt 1 ]; then
+		sites_start
+		sites_wire
+		say "$sites sites: node n on site n % $sites, namespaces $(site_ns 0)..$(site_ns $((sites - 1))), WAN $(site_ns wan)"
+	fi
 	for n in $(seq 0 $((total - 1))); do
 		start_guest "$n" "$(node_kind "$n")"
 	done

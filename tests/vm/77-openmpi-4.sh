@@ -16,34 +16,11 @@
 . "$(dirname "$0")/lib-mpi.sh"
 [ "${CNUAS_MPI4:-1}" != 0 ] || skip "CNUAS_MPI4=0"
 need_eth
-VM_DIR=$LAB_DIR M4=$LAB_DIR-mpi4 VM_TOTAL=$((NODES + VIRTIO_NODES + RXE_NODES))
 iters=${MPI_ITERS:-10} max=${MPI_MAX:-1048576}
-paused=()
-mkdir -p "$PR_DIR"
-cleanup() {
-	CNUAS_LAB_DIR=$M4 "$LAB" down >/dev/null 2>&1
-	for n in "${paused[@]}"; do
-		CNUAS_LAB_DIR=$VM_DIR "$LAB" qmp "$n" '{"execute":"cont"}' >/dev/null ||
-			echo "cannot resume node$n of $VM_DIR"
-	done
-}
-trap cleanup EXIT
-for n in $(seq 0 $((VM_TOTAL - 1))); do
-	"$LAB" qmp "$n" '{"execute":"stop"}' >/dev/null || fail "cannot pause node$n of the group's lab"
-	paused+=("$n")
-done
-t0=$SECONDS
-CNUAS_LAB_DIR=$M4 CNUAS_LAB_IMAGE=$IMAGE_0 CNUAS_QEMU=$QEMU \
-	timeout -k 10 900 "$LAB" up --nodes 4 --mtu "$MTU" >"$PR_DIR.lab-up.log" 2>&1 ||
-	{ tail -n 20 "$PR_DIR.lab-up.log"; fail "scripts/lab up --nodes 4 failed"; }
-boot=$((SECONDS - t0))
-echo "PASS lab of four: up in $boot s (the group's $VM_TOTAL guests paused)"
+side_lab mpi4 --nodes 4 --mtu "$MTU"
+boot=$SIDE_BOOT
+echo "PASS lab of four: up in $boot s (the group's ${#SIDE_PAUSED[@]} guests paused)"
 
-# From here the helpers work on the four.
-export CNUAS_LAB_DIR=$M4
-LAB_DIR=$M4
-# shellcheck disable=SC1091
-. "$M4/lab.env"
 pmtu=$(roce_mtu "$MTU")
 pids=()
 for n in 0 1 2 3; do

@@ -57,6 +57,40 @@ wait_for() {
 }
 
 # Ping from a node until one reply comes (ARP, FDB learning), bounded.
+# side_lab NAME UP-ARGS...: a lab of other nodes than the group's, for one
+# test: pause the group's guests (QMP stop), boot `scripts/lab up UP-ARGS`
+# in $LAB_DIR-NAME from the same image and QEMU, and from then on point
+# the helpers at it (LAB_DIR, CNUAS_LAB_DIR, its lab.env). On any exit it
+# goes down and the group's guests resume. Sets SIDE_BOOT (seconds).
+side_lab() {
+	local name=$1 n t0
+	shift
+	SIDE_GROUP=$LAB_DIR SIDE_DIR=$LAB_DIR-$name SIDE_PAUSED=()
+	mkdir -p "$PR_DIR"
+	trap side_lab_down EXIT
+	for n in $(seq 0 $((NODES + VIRTIO_NODES + RXE_NODES - 1))); do
+		"$LAB" qmp "$n" '{"execute":"stop"}' >/dev/null || fail "cannot pause node$n of the group's lab"
+		SIDE_PAUSED+=("$n")
+	done
+	t0=$SECONDS
+	CNUAS_LAB_DIR=$SIDE_DIR CNUAS_LAB_IMAGE=$IMAGE_0 CNUAS_QEMU=$QEMU \
+		timeout -k 10 900 "$LAB" up "$@" >"$PR_DIR.lab-up.log" 2>&1 ||
+		{ tail -n 20 "$PR_DIR.lab-up.log"; fail "scripts/lab up $* failed"; }
+	SIDE_BOOT=$((SECONDS - t0))
+	export CNUAS_LAB_DIR=$SIDE_DIR
+	LAB_DIR=$SIDE_DIR
+	# shellcheck disable=SC1091
+	. "$SIDE_DIR/lab.env"
+}
+side_lab_down() {
+	local n
+	CNUAS_LAB_DIR=$SIDE_DIR "$LAB" down >/dev/null 2>&1
+	for n in "${SIDE_PAUSED[@]}"; do
+		CNUAS_LAB_DIR=$SIDE_GROUP "$LAB" qmp "$n" '{"execute":"cont"}' >/dev/null ||
+			echo "cannot resume node$n of $SIDE_GROUP"
+	done
+}
+
 ping_ok() { lsh -t 30 "$1" "ping -c 1 -W 2 $2 >/dev/null"; }
 wait_ping() { wait_for "${3:-30}" ping_ok "$1" "$2"; }
 

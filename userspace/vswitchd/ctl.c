@@ -517,8 +517,9 @@ static int cmd_set_port_security(struct vswitch *sw, struct req *r)
 	} else {
 		sw->psec_all = ps;
 		for (unsigned i = 0; i < sw->nactive; i++)
-			apply_psec(sw, &sw->ports[sw->active[i]], &ps);
-		vs_log(VS_LOG_INFO, "port security of all ports: pin %s, macs %u",
+			if (sw->ports[sw->active[i]].kind != PORT_TAP)
+				apply_psec(sw, &sw->ports[sw->active[i]], &ps);
+		vs_log(VS_LOG_INFO, "port security of all ports but TAP uplinks: pin %s, macs %u",
 		       ps.pin ? "on" : "off", ps.limit);
 	}
 	if (r->json) {

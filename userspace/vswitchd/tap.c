@@ -98,6 +98,12 @@ struct port *tap_add(struct vswitch *sw, const char *name, char *err, size_t err
 		close(fd);
 		return NULL;
 	}
+	/*
+	 * An uplink: every station behind the host's bridge shows up here, so
+	 * port security's pinning and MAC limit are off (per-port settings may
+	 * still set them). Guests' own MACs stay pinned to their ports.
+	 */
+	p->psec = (struct fdb_policy){ 0 };
 	snprintf(p->peer, sizeof(p->peer), "%s", ifr.ifr_name);
 	vs_log(VS_LOG_INFO, "port %u: TAP %s", p->id, ifr.ifr_name);
 	return p;

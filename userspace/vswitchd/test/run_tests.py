@@ -1336,7 +1336,8 @@ def test_tap_vxlan_two_hosts():
     _ip("link", "del", "cvx-probe", check=False)
     pid = os.getpid() % 100000
     with _Netns("a") as na, _Netns("b") as nb, \
-            Switch("--tap", "cva%d" % pid) as swa, Switch("--tap", "cvb%d" % pid) as swb:
+            Switch("--port-security", "--tap", "cva%d" % pid) as swa, \
+            Switch("--port-security", "--tap", "cvb%d" % pid) as swb:
         _ip("link", "add", "cvu%d" % pid, "mtu", "9000", "type", "veth", "peer", "name",
             "cvv%d" % pid, "mtu", "9000")
         for ns, dev, ip, tap, remote in ((na, "cvu%d" % pid, "198.51.100.1", "cva%d" % pid,
@@ -1379,6 +1380,21 @@ def test_tap_vxlan_two_hosts():
         assert _recv_match(b, lambda f: f[6:12] == mac(1), "RoCE frame at b") == rf
         ca = swa.counters([p["id"] for p in swa.show()["ports"] if p["kind"] == "tap"][0])
         assert ca["drop_link_down"] == 0 and ca["tx_frames"] >= 5, ca
+        # port security: the TAP is an uplink, many stations behind it are
+        # fine (more than --port-security's 4), but none may use a MAC
+        # pinned to a local port
+        more = [swb.port() for _ in range(5)]
+        swb.wait_ports(7)
+        for i, s in enumerate(more):
+            s.send(frame(BCAST, mac(10 + i), b"station-%d" % i))
+            _recv_match(a, lambda f, i=i: f.endswith(b"station-%d" % i), "station %d at a" % i)
+        more[0].send(frame(BCAST, mac(1), b"spoofed-a"))
+        b.send(frame(BCAST, mac(2), b"after-spoof"))
+        got = _recv_match(a, lambda f: f[6:12] in (mac(1), mac(2)), "b's frame after the spoof")
+        assert got.endswith(b"after-spoof"), "a got a frame with its own MAC as source"
+        tap_a = [p for p in swa.show()["ports"] if p["kind"] == "tap"][0]
+        c = tap_a["counters"]
+        assert c["drop_mac_limit"] == 0 and c["drop_mac_spoof"] == 1, c
 
 
 TESTS = [(n[5:], f) for n, f in sorted(globals().items()) if n.startswith("test_")]
