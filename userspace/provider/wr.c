@@ -55,10 +55,44 @@ _Static_assert(CNUAS_LIB_QP_MASK_OFF + sizeof(uint32_t) <=
 			 IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD | \
 			 IBV_QP_EX_WITH_LOCAL_INV | IBV_QP_EX_WITH_BIND_MW)
 
-/* send_ops_flags a QP of this type may ask for. */
-uint64_t cnuas_wr_ops(enum ibv_qp_type type)
+/*
+ * wr_atomic_write and wr_flush came with rdma-core 45 (Debian 12 has
+ * 44): set them only where the library's ibv_qp_ex has them, else they
+ * would land on its comp_mask.
+ */
+#define CNUAS_LIB_HAS_WR_FLUSH \
+	(CNUAS_LIB_QP_EX_SIZE >= offsetof(struct ibv_qp_ex, wr_flush) + \
+				 sizeof(void (*)(void)))
+_Static_assert(offsetof(struct ibv_qp_ex, wr_atomic_write) <
+	       offsetof(struct ibv_qp_ex, wr_flush), "ibv_qp_ex layout");
+
+/* IB_UVERBS_DEVICE_FLUSH_GLOBAL, _ATOMIC_WRITE (kernel 6.2 uapi) */
+#define CNUAS_DEV_FLUSH_GLOBAL	(1ULL << 38)
+#define CNUAS_DEV_ATOMIC_WRITE	(1ULL << 40)
+
+/*
+ * IBA 1.5 operations, at context creation: only where the kernel
+ * reports them (cnuas_ib on 6.2 and later) and the library can call them.
+ */
+uint64_t cnuas_wr_ops_mpe(struct ibv_context *ibctx)
 {
-	return type == IBV_QPT_RC ? CNUAS_WR_OPS_RC :
+	struct ibv_device_attr_ex attr = {};
+	uint64_t ops = 0;
+
+	if (!CNUAS_LIB_HAS_WR_FLUSH ||
+	    cnuas_query_device_ex(ibctx, NULL, &attr, sizeof(attr)))
+		return 0;
+	if (attr.device_cap_flags_ex & CNUAS_DEV_FLUSH_GLOBAL)
+		ops |= IBV_QP_EX_WITH_FLUSH;
+	if (attr.device_cap_flags_ex & CNUAS_DEV_ATOMIC_WRITE)
+		ops |= IBV_QP_EX_WITH_ATOMIC_WRITE;
+	return ops;
+}
+
+/* send_ops_flags a QP of this type may ask for. */
+uint64_t cnuas_wr_ops(const struct cnuas_context *ctx, enum ibv_qp_type type)
+{
+	return type == IBV_QPT_RC ? CNUAS_WR_OPS_RC | ctx->wr_ops_mpe :
 	       type == IBV_QPT_UC ? CNUAS_WR_OPS_UC :
 	       type == IBV_QPT_UD ? CNUAS_WR_OPS_UD : 0;
 }
@@ -95,6 +129,7 @@ static void finish(struct cnuas_qp *qp)
 		return;
 	}
 	cnuas_sq_limits(qp, &lim);
+	lim.wr_api = 1;
 	fail(b, cnuas_wqe_send(cnuas_ring_slot(r, r->index + b->n), &lim,
 			       &b->wr, b->ah_num));
 	if (!b->err)
@@ -226,6 +261,23 @@ static void wr_atomic_fetch_add(struct ibv_qp_ex *qpx, uint32_t rkey,
 	atomic(qpx, IBV_WR_ATOMIC_FETCH_AND_ADD, rkey, raddr, add, 0);
 }
 
+/* The 8 bytes as they lie in memory: copied, never byte-swapped. */
+static void wr_atomic_write(struct ibv_qp_ex *qpx, uint32_t rkey,
+			    uint64_t raddr, const void *atomic_wr)
+{
+	uint64_t val;
+
+	memcpy(&val, atomic_wr, sizeof(val));
+	atomic(qpx, IBV_WR_ATOMIC_WRITE, rkey, raddr, val, 0);
+}
+
+static void wr_flush(struct ibv_qp_ex *qpx, uint32_t rkey, uint64_t raddr,
+		     size_t len, uint8_t type, uint8_t level)
+{
+	atomic(qpx, IBV_WR_FLUSH, rkey, raddr, len,
+	       (uint64_t)type | (uint64_t)level << 8);
+}
+
 /* The batch a setter works on; NULL (and EINVAL) before any request. */
 static struct cnuas_wr_batch *open_batch(struct ibv_qp_ex *qpx)
 {
@@ -345,7 +397,8 @@ int cnuas_wr_init(struct cnuas_qp *qp, uint64_t send_ops_flags)
 	uint8_t *mask = (uint8_t *)&qp->vqp + CNUAS_LIB_QP_MASK_OFF;
 	uint32_t m;
 
-	if (send_ops_flags & ~cnuas_wr_ops(qp->vqp.qp.qp_type))
+	if (send_ops_flags & ~cnuas_wr_ops(to_cctx(qp->vqp.qp.context),
+					   qp->vqp.qp.qp_type))
 		return EOPNOTSUPP;
 	b = calloc(1, sizeof(*b));
 	if (!b)
@@ -378,6 +431,11 @@ int cnuas_wr_init(struct cnuas_qp *qp, uint64_t send_ops_flags)
 	qpx->wr_set_sge_list = wr_set_sge_list;
 	qpx->wr_set_inline_data = wr_set_inline_data;
 	qpx->wr_set_inline_data_list = wr_set_inline_data_list;
+	/* Set only when offered (cnuas_wr_ops_mpe()): see above. */
+	if (to_cctx(qp->vqp.qp.context)->wr_ops_mpe) {
+		qpx->wr_atomic_write = wr_atomic_write;
+		qpx->wr_flush = wr_flush;
+	}
 
 	qp->vqp.comp_mask |= VERBS_QP_EX;
 	memcpy(&m, mask, sizeof(m));
