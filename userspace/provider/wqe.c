@@ -42,14 +42,14 @@ static int opcode_ok(enum ibv_qp_type type, enum ibv_wr_opcode op)
 /* IBA 1.5 (RC): only the ibv_wr_* API has them (ibv_wr_flush() ...). */
 static int mpe_opcode(enum ibv_wr_opcode op)
 {
-	return op == IBV_WR_ATOMIC_WRITE || op == IBV_WR_FLUSH;
+	return op == CNUAS_WR_ATOMIC_WRITE || op == CNUAS_WR_FLUSH;
 }
 
 static int fill_mpe(struct cnuas_send_wqe *wqe, const struct ibv_send_wr *wr)
 {
 	if (wr->num_sge || (wr->send_flags & IBV_SEND_INLINE))
 		return EINVAL;
-	if (wr->opcode == IBV_WR_ATOMIC_WRITE) {
+	if (wr->opcode == CNUAS_WR_ATOMIC_WRITE) {
 		wqe->wr.atomic.remote_addr = wr->wr.atomic.remote_addr;
 		wqe->wr.atomic.compare_add = wr->wr.atomic.compare_add;
 		wqe->wr.atomic.rkey = wr->wr.atomic.rkey;
@@ -160,12 +160,11 @@ int cnuas_wqe_send(void *slot, const struct cnuas_wqe_limits *lim,
 	default:
 		break;
 	}
+	if (mpe_opcode(wr->opcode))
+		return fill_mpe(wqe, wr);
 	switch (wr->opcode) {
 	case IBV_WR_BIND_MW:
 		return fill_bind(wqe, wr);
-	case IBV_WR_ATOMIC_WRITE:
-	case IBV_WR_FLUSH:
-		return fill_mpe(wqe, wr);
 	case IBV_WR_LOCAL_INV:
 		return 0;
 	case IBV_WR_RDMA_WRITE:

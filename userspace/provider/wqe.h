@@ -12,6 +12,13 @@
 
 #include <rdma/cnuas-abi.h>
 
+/*
+ * IBV_WR_FLUSH and IBV_WR_ATOMIC_WRITE (uverbs ABI values): libibverbs
+ * 44 (Debian 12) names only the second, and this file builds against it.
+ */
+#define CNUAS_WR_FLUSH		14
+#define CNUAS_WR_ATOMIC_WRITE	15
+
 struct cnuas_wqe_limits {
 	enum ibv_qp_type qp_type;
 	uint32_t stride;	/* slot size in bytes */

@@ -268,13 +268,13 @@ static void wr_atomic_write(struct ibv_qp_ex *qpx, uint32_t rkey,
 	uint64_t val;
 
 	memcpy(&val, atomic_wr, sizeof(val));
-	atomic(qpx, IBV_WR_ATOMIC_WRITE, rkey, raddr, val, 0);
+	atomic(qpx, (enum ibv_wr_opcode)CNUAS_WR_ATOMIC_WRITE, rkey, raddr, val, 0);
 }
 
 static void wr_flush(struct ibv_qp_ex *qpx, uint32_t rkey, uint64_t raddr,
 		     size_t len, uint8_t type, uint8_t level)
 {
-	atomic(qpx, IBV_WR_FLUSH, rkey, raddr, len,
+	atomic(qpx, (enum ibv_wr_opcode)CNUAS_WR_FLUSH, rkey, raddr, len,
 	       (uint64_t)type | (uint64_t)level << 8);
 }
 
