@@ -702,10 +702,10 @@ static void cnuas_resp_atomic_write(struct cnuas_ib_qp *qp,
 
 /*
  * FLUSH (IBA 1.5): what was placed before it becomes visible at the
- * placement types it asks for. The key must carry the flush right of
- * each type asked (IB_ACCESS_FLUSH_GLOBAL, IB_ACCESS_FLUSH_PERSISTENT),
- * over the range or, at the MR level, the key's whole region; else it
- * is a remote access error. The responder places data with CPU stores,
+ * placement types it asks for. The QP and the key must carry the flush
+ * right of each type asked (IB_ACCESS_FLUSH_GLOBAL, _PERSISTENT), the
+ * key over the range or, at the MR level, its whole region; else it is
+ * a remote access error. The responder places data with CPU stores,
  * so global visibility is a full barrier. Persistence is never granted:
  * guest memory is not persistent, the device does not offer it and no
  * MR gets the right (ib_core refuses it; rxe grants it on pmem pages
@@ -723,8 +723,8 @@ static void cnuas_resp_flush(struct cnuas_ib_qp *qp, struct cnuas_ib_rxp *p)
 	struct cnuas_ib_tqp *t = &qp->t;
 	struct cnuas_ib_mr *mr = NULL;
 	struct cnuas_ib_res *r;
+	int access = 0, qp_need = 0;
 	bool known = true;
-	int access = 0;
 
 	if (!plt || (plt & ~(CNUAS_FLUSH_GLOBAL | CNUAS_FLUSH_PERSISTENT)) ||
 	    sel > CNUAS_FLUSH_MR) {
@@ -735,12 +735,22 @@ static void cnuas_resp_flush(struct cnuas_ib_qp *qp, struct cnuas_ib_rxp *p)
 	}
 	/* A type this kernel has no right for is one no MR has. */
 	if (plt & CNUAS_FLUSH_GLOBAL) {
+		qp_need |= CNUAS_QP_ACCESS_FLUSH_GLOBAL;
 		access |= CNUAS_IB_ACCESS_FLUSH_GLOBAL;
 		known &= !!CNUAS_IB_ACCESS_FLUSH_GLOBAL;
 	}
 	if (plt & CNUAS_FLUSH_PERSISTENT) {
+		qp_need |= CNUAS_QP_ACCESS_FLUSH_PERSISTENT;
 		access |= CNUAS_IB_ACCESS_FLUSH_PERSISTENT;
 		known &= !!CNUAS_IB_ACCESS_FLUSH_PERSISTENT;
+	}
+	/* The QP's rights first, as for every remote operation (rxe too). */
+	if ((t->access & qp_need) != qp_need) {
+		cnuas_dbg_qp(qp, "FLUSH PSN %u: the QP's access flags 0x%x lack 0x%x\n",
+			     p->psn, t->access, qp_need);
+		cnuas_resp_fail(qp, CNUAS_AETH_NAK_ACCESS,
+				IB_EVENT_QP_ACCESS_ERR);
+		return;
 	}
 	if (sel == CNUAS_FLUSH_MR)
 		len = CNUAS_IB_WHOLE_MR;

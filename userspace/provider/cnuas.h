@@ -241,6 +241,7 @@ int cnuas_sq_doorbell(struct cnuas_qp *qp, uint32_t n);
 /* wr.c */
 uint64_t cnuas_wr_ops(const struct cnuas_context *ctx, enum ibv_qp_type type);
 uint64_t cnuas_wr_ops_mpe(struct ibv_context *ibctx);
+int cnuas_lib_has_wr_flush(void);
 int cnuas_wr_init(struct cnuas_qp *qp, uint64_t send_ops_flags);
 void cnuas_wr_free(struct cnuas_qp *qp);
 

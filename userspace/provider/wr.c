@@ -11,7 +11,9 @@
  * The producer index moves only in ibv_wr_complete, so the kernel sees
  * all of a batch or, after any error in it or ibv_wr_abort, none.
  */
+#include <dlfcn.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -56,15 +58,43 @@ _Static_assert(CNUAS_LIB_QP_MASK_OFF + sizeof(uint32_t) <=
 			 IBV_QP_EX_WITH_LOCAL_INV | IBV_QP_EX_WITH_BIND_MW)
 
 /*
- * wr_atomic_write and wr_flush came with rdma-core 45 (Debian 12 has
- * 44): set them only where the library's ibv_qp_ex has them, else they
- * would land on its comp_mask.
+ * wr_flush came with rdma-core 47 (Debian 12 has 44, whose ibv_qp_ex
+ * ends with wr_atomic_write): set it only where the library's
+ * ibv_qp_ex has it, else it would land on the library's comp_mask.
  */
 #define CNUAS_LIB_HAS_WR_FLUSH \
 	(CNUAS_LIB_QP_EX_SIZE >= offsetof(struct ibv_qp_ex, wr_flush) + \
 				 sizeof(void (*)(void)))
 _Static_assert(offsetof(struct ibv_qp_ex, wr_atomic_write) <
 	       offsetof(struct ibv_qp_ex, wr_flush), "ibv_qp_ex layout");
+
+/*
+ * Has the libibverbs we run in wr_flush? The one built against says so
+ * for itself; a provider built against an older one (44) may run in a
+ * newer one (one package on Debian 12 and 13, as the lab installs it),
+ * whose file name carries its release: libibverbs.so.1.14.56.1. Then
+ * its ibv_qp_ex is our tree's, comp_mask included.
+ */
+int cnuas_lib_has_wr_flush(void)
+{
+	unsigned int rel = 0;
+	Dl_info info;
+	const char *p;
+	char *path;
+
+	if (CNUAS_LIB_HAS_WR_FLUSH)
+		return 1;
+	if (!dladdr((void *)ibv_get_device_name, &info) || !info.dli_fname)
+		return 0;
+	path = realpath(info.dli_fname, NULL);
+	if (!path)
+		return 0;
+	p = strstr(path, "libibverbs.so.1.");
+	if (!p || sscanf(p, "libibverbs.so.1.%*u.%u", &rel) != 1)
+		rel = 0;
+	free(path);
+	return rel >= 47;
+}
 
 /* IB_UVERBS_DEVICE_FLUSH_GLOBAL, _ATOMIC_WRITE (kernel 6.2 uapi) */
 #define CNUAS_DEV_FLUSH_GLOBAL	(1ULL << 38)
@@ -79,7 +109,7 @@ uint64_t cnuas_wr_ops_mpe(struct ibv_context *ibctx)
 	struct ibv_device_attr_ex attr = {};
 	uint64_t ops = 0;
 
-	if (!CNUAS_LIB_HAS_WR_FLUSH ||
+	if (!cnuas_lib_has_wr_flush() ||
 	    cnuas_query_device_ex(ibctx, NULL, &attr, sizeof(attr)))
 		return 0;
 	if (attr.device_cap_flags_ex & CNUAS_DEV_FLUSH_GLOBAL)
@@ -438,9 +468,12 @@ int cnuas_wr_init(struct cnuas_qp *qp, uint64_t send_ops_flags)
 	}
 
 	qp->vqp.comp_mask |= VERBS_QP_EX;
-	memcpy(&m, mask, sizeof(m));
-	m |= VERBS_QP_EX;
-	memcpy(mask, &m, sizeof(m));
+	/* Built against an older library, running in a newer one: no. */
+	if (CNUAS_LIB_HAS_WR_FLUSH || !cnuas_lib_has_wr_flush()) {
+		memcpy(&m, mask, sizeof(m));
+		m |= VERBS_QP_EX;
+		memcpy(mask, &m, sizeof(m));
+	}
 	return 0;
 }
 
