@@ -62,9 +62,10 @@ _Static_assert(CNUAS_LIB_QP_MASK_OFF + sizeof(uint32_t) <=
  * ends with wr_atomic_write): set it only where the library's
  * ibv_qp_ex has it, else it would land on the library's comp_mask.
  */
-#define CNUAS_LIB_HAS_WR_FLUSH \
-	(CNUAS_LIB_QP_EX_SIZE >= offsetof(struct ibv_qp_ex, wr_flush) + \
+#define CNUAS_LIB_HAS(member) \
+	(CNUAS_LIB_QP_EX_SIZE >= offsetof(struct ibv_qp_ex, member) + \
 				 sizeof(void (*)(void)))
+#define CNUAS_LIB_HAS_WR_FLUSH CNUAS_LIB_HAS(wr_flush)
 _Static_assert(offsetof(struct ibv_qp_ex, wr_atomic_write) <
 	       offsetof(struct ibv_qp_ex, wr_flush), "ibv_qp_ex layout");
 
@@ -73,7 +74,9 @@ _Static_assert(offsetof(struct ibv_qp_ex, wr_atomic_write) <
  * for itself; a provider built against an older one (44) may run in a
  * newer one (one package on Debian 12 and 13, as the lab installs it),
  * whose file name carries its release: libibverbs.so.1.14.56.1. Then
- * its ibv_qp_ex is our tree's, comp_mask included.
+ * its ibv_qp_ex is our tree's, comp_mask included; but a program built
+ * against the older headers looks for comp_mask where wr_flush is, so
+ * only a QP that asks for FLUSH gets wr_flush (cnuas_wr_init()).
  */
 int cnuas_lib_has_wr_flush(void)
 {
@@ -109,12 +112,13 @@ uint64_t cnuas_wr_ops_mpe(struct ibv_context *ibctx)
 	struct ibv_device_attr_ex attr = {};
 	uint64_t ops = 0;
 
-	if (!cnuas_lib_has_wr_flush() ||
-	    cnuas_query_device_ex(ibctx, NULL, &attr, sizeof(attr)))
+	if (cnuas_query_device_ex(ibctx, NULL, &attr, sizeof(attr)))
 		return 0;
-	if (attr.device_cap_flags_ex & CNUAS_DEV_FLUSH_GLOBAL)
+	if ((attr.device_cap_flags_ex & CNUAS_DEV_FLUSH_GLOBAL) &&
+	    cnuas_lib_has_wr_flush())
 		ops |= IBV_QP_EX_WITH_FLUSH;
-	if (attr.device_cap_flags_ex & CNUAS_DEV_ATOMIC_WRITE)
+	if ((attr.device_cap_flags_ex & CNUAS_DEV_ATOMIC_WRITE) &&
+	    CNUAS_LIB_HAS(wr_atomic_write))
 		ops |= IBV_QP_EX_WITH_ATOMIC_WRITE;
 	return ops;
 }
@@ -461,15 +465,15 @@ int cnuas_wr_init(struct cnuas_qp *qp, uint64_t send_ops_flags)
 	qpx->wr_set_sge_list = wr_set_sge_list;
 	qpx->wr_set_inline_data = wr_set_inline_data;
 	qpx->wr_set_inline_data_list = wr_set_inline_data_list;
-	/* Set only when offered (cnuas_wr_ops_mpe()): see above. */
-	if (to_cctx(qp->vqp.qp.context)->wr_ops_mpe) {
+	/* Only when offered (cnuas_wr_ops_mpe()) and asked for: see above. */
+	if (send_ops_flags & IBV_QP_EX_WITH_ATOMIC_WRITE)
 		qpx->wr_atomic_write = wr_atomic_write;
+	if (send_ops_flags & IBV_QP_EX_WITH_FLUSH)
 		qpx->wr_flush = wr_flush;
-	}
 
 	qp->vqp.comp_mask |= VERBS_QP_EX;
-	/* Built against an older library, running in a newer one: no. */
-	if (CNUAS_LIB_HAS_WR_FLUSH || !cnuas_lib_has_wr_flush()) {
+	/* Not where a newer library keeps the wr_flush asked for. */
+	if (CNUAS_LIB_HAS_WR_FLUSH || !(send_ops_flags & IBV_QP_EX_WITH_FLUSH)) {
 		memcpy(&m, mask, sizeof(m));
 		m |= VERBS_QP_EX;
 		memcpy(mask, &m, sizeof(m));
