@@ -11,6 +11,9 @@
  * The producer index moves only in ibv_wr_complete, so the kernel sees
  * all of a batch or, after any error in it or ibv_wr_abort, none.
  */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE	/* dladdr(); rdma-core's own build does not set it */
+#endif
 #include <dlfcn.h>
 #include <errno.h>
 #include <stdio.h>
