@@ -108,11 +108,23 @@
 					 IB_DEVICE_MEM_MGT_EXTENSIONS | \
 					 IB_DEVICE_MEM_WINDOW | \
 					 IB_DEVICE_MEM_WINDOW_TYPE_2B | \
-					 IB_DEVICE_SRQ_RESIZE)
+					 IB_DEVICE_SRQ_RESIZE | \
+					 CNUAS_IB_DEVICE_CAP_MPE)
 /* Pages of one fast-registration MR (mr-fast.c). */
 #define CNUAS_IB_MAX_FRMR_PAGES		512
 
 #define CNUAS_IB_UVERBS_ABI_VERSION	CNUAS_UVERBS_ABI_VERSION
+/*
+ * IBA 1.5 WR and WC opcodes of the uverbs ABI (IB_UVERBS_WR_FLUSH ...):
+ * fixed values, named here for kernels whose headers lack them (6.1).
+ */
+#define CNUAS_WR_FLUSH			14
+#define CNUAS_WR_ATOMIC_WRITE		15
+#define CNUAS_WC_FLUSH			8
+#define CNUAS_WC_ATOMIC_WRITE		9
+/* IB_ACCESS_FLUSH_GLOBAL, _PERSISTENT as QP access flags (uverbs bits) */
+#define CNUAS_QP_ACCESS_FLUSH_GLOBAL	BIT(8)
+#define CNUAS_QP_ACCESS_FLUSH_PERSISTENT BIT(9)
 #define CNUAS_IB_MAX_INLINE_DATA	CNUAS_MAX_INLINE_DATA
 #define CNUAS_IB_GSI_QPN		1
 #define CNUAS_IB_MIN_QPN		16	/* below: reserved (QP0, QP1) */
@@ -239,6 +251,13 @@ enum cnuas_ib_copy_dir {
 	CNUAS_IB_FROM_MR,
 };
 
+/* The 8-byte atomics: FETCH ADD, COMPARE SWAP, ATOMIC WRITE (IBA 1.5). */
+enum cnuas_ib_atomic_op {
+	CNUAS_IB_ATOMIC_FETCH_ADD,
+	CNUAS_IB_ATOMIC_CMP_SWAP,
+	CNUAS_IB_ATOMIC_WRITE,
+};
+
 /*
  * What one kind of MR table entry does differently; one const table per
  * kind: DMA and user MRs (mr.c), DMA-BUF MRs (mr-dmabuf.c), fast
@@ -260,8 +279,9 @@ struct cnuas_ib_mr_ops {
 	int (*copy)(struct cnuas_ib_mr *mr, u64 addr, void *buf, u32 len,
 		    enum cnuas_ib_copy_dir dir);
 	/* cnuas_ib_mr_atomic(), @addr 8-byte aligned */
-	int (*atomic)(struct cnuas_ib_mr *mr, u64 addr, bool cmp_swap,
-		      u64 compare_add, u64 swap, u64 *orig);
+	int (*atomic)(struct cnuas_ib_mr *mr, u64 addr,
+		      enum cnuas_ib_atomic_op op, u64 compare_add, u64 swap,
+		      u64 *orig);
 	/*
 	 * Optional: attach [@addr, @addr + @len) to @skb as page fragments;
 	 * -EOPNOTSUPP (and NULL): the caller copies.
@@ -338,7 +358,11 @@ struct cnuas_ib_mw {
  */
 struct cnuas_ib_mr *cnuas_ib_mr_get_lkey(struct cnuas_ib_pd *pd, u32 lkey,
 					 u64 addr, u64 len, int access);
-/* An rkey may name a memory window bound for responder QP @qpn. */
+/*
+ * An rkey may name a memory window bound for responder QP @qpn. @len
+ * CNUAS_IB_WHOLE_MR checks no range (@addr ignored): a FLUSH of the MR.
+ */
+#define CNUAS_IB_WHOLE_MR	U64_MAX
 struct cnuas_ib_mr *cnuas_ib_mr_get_rkey(struct cnuas_ib_pd *pd, u32 rkey,
 					 u64 addr, u64 len, int access,
 					 u32 qpn);
@@ -356,8 +380,24 @@ static inline int cnuas_ib_mr_copy(struct cnuas_ib_mr *mr, u64 addr,
 }
 
 /* 8-byte atomics on MR memory, atomic against every other one here. */
-int cnuas_ib_mr_atomic(struct cnuas_ib_mr *mr, u64 addr, bool cmp_swap,
-		       u64 compare_add, u64 swap, u64 *orig);
+int cnuas_ib_mr_atomic(struct cnuas_ib_mr *mr, u64 addr,
+		       enum cnuas_ib_atomic_op op, u64 compare_add, u64 swap,
+		       u64 *orig);
+
+/* The value an atomic leaves in memory that held @val. */
+static inline u64 cnuas_ib_atomic_new(enum cnuas_ib_atomic_op op, u64 val,
+				      u64 compare_add, u64 swap)
+{
+	switch (op) {
+	case CNUAS_IB_ATOMIC_CMP_SWAP:
+		return val == compare_add ? swap : val;
+	case CNUAS_IB_ATOMIC_WRITE:
+		return swap;
+	default:
+		return val + compare_add;
+	}
+}
+
 /*
  * Scatter/gather: copy @len bytes at byte @offset of the SGE list
  * to/from @buf, looking up every lkey in @pd with @access. Returns 0, or
@@ -647,8 +687,9 @@ struct cnuas_ib_mr *cnuas_ib_mr_lookup(struct cnuas_ib_mr *mr,
 				       u64 addr, u64 len, int access,
 				       bool rkey, u32 qpn);
 /* The ->atomic of MRs whose ->copy may run under a spinlock. */
-int cnuas_ib_mr_atomic_copy(struct cnuas_ib_mr *mr, u64 addr, bool cmp_swap,
-			    u64 compare_add, u64 swap, u64 *orig);
+int cnuas_ib_mr_atomic_copy(struct cnuas_ib_mr *mr, u64 addr,
+			    enum cnuas_ib_atomic_op op, u64 compare_add,
+			    u64 swap, u64 *orig);
 /*
  * LOCAL_INV or SEND with Invalidate of @key by QP @qpn: an FRMR of @pd, or
  * a type 2 window of @pd bound for @qpn. 0 or -EINVAL.

@@ -17,6 +17,13 @@ static const u32 cnuas_rnr_usecs[32] = {
 	40960, 61440, 81920, 122880, 163840, 245760, 327680, 491520,
 };
 
+#ifdef CNUAS_HAVE_IB_FLUSH
+static_assert(CNUAS_WR_FLUSH == IB_UVERBS_WR_FLUSH);
+static_assert(CNUAS_WR_ATOMIC_WRITE == IB_UVERBS_WR_ATOMIC_WRITE);
+static_assert(CNUAS_WC_FLUSH == IB_UVERBS_WC_FLUSH);
+static_assert(CNUAS_WC_ATOMIC_WRITE == IB_UVERBS_WC_ATOMIC_WRITE);
+#endif
+
 static u32 cnuas_wc_opcode(u32 wr)
 {
 	switch (wr) {
@@ -29,6 +36,10 @@ static u32 cnuas_wc_opcode(u32 wr)
 		return IB_WC_COMP_SWAP;
 	case IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD:
 		return IB_WC_FETCH_ADD;
+	case CNUAS_WR_FLUSH:
+		return CNUAS_WC_FLUSH;
+	case CNUAS_WR_ATOMIC_WRITE:
+		return CNUAS_WC_ATOMIC_WRITE;
 	case IB_UVERBS_WR_LOCAL_INV:
 		return IB_WC_LOCAL_INV;
 	case IB_WR_REG_MR:
@@ -234,9 +245,11 @@ static void cnuas_comp_read_resp(struct cnuas_ib_qp *qp,
 	/* A response implicitly acknowledges everything before it. */
 	cnuas_comp_ack_to(qp, cnuas_psn_add(p->psn, -1));
 	sw = cnuas_comp_rd_head(qp, p->psn);
-	if (!sw || sw->wqe.opcode != IB_UVERBS_WR_RDMA_READ) {
+	/* A FLUSH is answered by a READ response without payload. */
+	if (!sw || (sw->wqe.opcode != IB_UVERBS_WR_RDMA_READ &&
+		    sw->wqe.opcode != CNUAS_WR_FLUSH)) {
 		cnuas_stat_dbg_qp(qp, CNUAS_STAT_DROP_RESP,
-				  "drop: READ response PSN %u: no READ waits for it\n",
+				  "drop: READ response PSN %u: no READ or FLUSH waits for it\n",
 				  p->psn);
 		return;
 	}
@@ -284,7 +297,8 @@ static void cnuas_comp_atomic_ack(struct cnuas_ib_qp *qp,
 
 	cnuas_comp_ack_to(qp, cnuas_psn_add(p->psn, -1));
 	sw = cnuas_comp_rd_head(qp, p->psn);
-	if (!sw || sw->wqe.opcode == IB_UVERBS_WR_RDMA_READ) {
+	if (!sw || (sw->wqe.opcode != IB_UVERBS_WR_ATOMIC_CMP_AND_SWP &&
+		    sw->wqe.opcode != IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD)) {
 		cnuas_stat_dbg_qp(qp, CNUAS_STAT_DROP_RESP,
 				  "drop: ATOMIC ACK PSN %u: no atomic waits for it\n",
 				  p->psn);

@@ -81,6 +81,25 @@
 #define cnuas_ib_dma_buf_vunmap		dma_buf_vunmap
 #endif
 
+/*
+ * 6.2: ib_core knows the IBA 1.5 Memory Placement Extensions (FLUSH,
+ * ATOMIC WRITE): WR and WC opcodes, the MR access flags, the device
+ * capabilities. Without it the device offers neither (6.1's ib_core
+ * refuses the access flags). The opcodes' values are the uverbs ABI's,
+ * fixed: the shared ring carries them on every kernel (cnuas_ib.h).
+ * FLUSH_PERSISTENT is never offered: guest memory is not persistent.
+ */
+#ifdef CNUAS_HAVE_IB_FLUSH
+#define CNUAS_IB_ACCESS_FLUSH_GLOBAL	IB_ACCESS_FLUSH_GLOBAL
+#define CNUAS_IB_ACCESS_FLUSH_PERSISTENT IB_ACCESS_FLUSH_PERSISTENT
+#define CNUAS_IB_DEVICE_CAP_MPE		(IB_DEVICE_FLUSH_GLOBAL | \
+					 IB_DEVICE_ATOMIC_WRITE)
+#else
+#define CNUAS_IB_ACCESS_FLUSH_GLOBAL	0
+#define CNUAS_IB_ACCESS_FLUSH_PERSISTENT 0
+#define CNUAS_IB_DEVICE_CAP_MPE		0
+#endif
+
 /* 7.x: the importer's move_notify became invalidate_mappings. */
 #ifdef CNUAS_HAVE_DMABUF_INVALIDATE_MAPPINGS
 #define CNUAS_IB_DMABUF_NOTIFY		invalidate_mappings

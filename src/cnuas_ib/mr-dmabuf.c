@@ -170,8 +170,8 @@ static void cnuas_ib_dmabuf_write64(struct cnuas_ib_mr *mr, size_t off,
  * revocation (the MR's lock).
  */
 static int cnuas_ib_mr_dmabuf_atomic(struct cnuas_ib_mr *mr, u64 addr,
-				     bool cmp_swap, u64 compare_add, u64 swap,
-				     u64 *orig)
+				     enum cnuas_ib_atomic_op op,
+				     u64 compare_add, u64 swap, u64 *orig)
 {
 	size_t off = mr->dmabuf_off + (addr - mr->iova);
 	unsigned long flags;
@@ -186,10 +186,7 @@ static int cnuas_ib_mr_dmabuf_atomic(struct cnuas_ib_mr *mr, u64 addr,
 	}
 	val = cnuas_ib_dmabuf_read64(mr, off);
 	*orig = val;
-	if (cmp_swap)
-		new = val == compare_add ? swap : val;
-	else
-		new = val + compare_add;
+	new = cnuas_ib_atomic_new(op, val, compare_add, swap);
 	if (new != val)
 		cnuas_ib_dmabuf_write64(mr, off, new);
 out:

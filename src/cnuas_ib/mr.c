@@ -24,6 +24,7 @@
 				 IB_ACCESS_REMOTE_READ | \
 				 IB_ACCESS_REMOTE_ATOMIC | \
 				 IB_ACCESS_MW_BIND | \
+				 CNUAS_IB_ACCESS_FLUSH_GLOBAL | \
 				 IB_ZERO_BASED)	/* iova is any address */
 
 int cnuas_ib_mr_check_access(int access)
@@ -325,6 +326,11 @@ static struct cnuas_ib_mr *cnuas_ib_mr_get(struct cnuas_ib_pd *pd, u32 key,
 
 	xa_lock_irqsave(&cdev->mr_xa, flags);
 	mr = xa_load(&cdev->mr_xa, key >> 8);
+	if (mr && len == CNUAS_IB_WHOLE_MR) {
+		/* The entry's own range (a window's, for a window). */
+		addr = mr->iova;
+		len = 0;
+	}
 	if (mr)
 		mr = mr->ops->lookup(mr, pd, key, addr, len, access, rkey, qpn);
 	if (mr)
@@ -345,7 +351,8 @@ struct cnuas_ib_mr *cnuas_ib_mr_get_rkey(struct cnuas_ib_pd *pd, u32 rkey,
 {
 	/* A remote access must name the remote right it uses. */
 	if (!(access & (IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_WRITE |
-			IB_ACCESS_REMOTE_ATOMIC)))
+			IB_ACCESS_REMOTE_ATOMIC | CNUAS_IB_ACCESS_FLUSH_GLOBAL |
+			CNUAS_IB_ACCESS_FLUSH_PERSISTENT)))
 		return NULL;
 	return cnuas_ib_mr_get(pd, rkey, addr, len, access, true, qpn);
 }
@@ -392,16 +399,18 @@ static int cnuas_ib_mr_user_copy(struct cnuas_ib_mr *mr, u64 addr, void *buf,
 	return 0;
 }
 
-int cnuas_ib_mr_atomic(struct cnuas_ib_mr *mr, u64 addr, bool cmp_swap,
-		       u64 compare_add, u64 swap, u64 *orig)
+int cnuas_ib_mr_atomic(struct cnuas_ib_mr *mr, u64 addr,
+		       enum cnuas_ib_atomic_op op, u64 compare_add, u64 swap,
+		       u64 *orig)
 {
 	if (addr & 7)
 		return -EINVAL;
-	return mr->ops->atomic(mr, addr, cmp_swap, compare_add, swap, orig);
+	return mr->ops->atomic(mr, addr, op, compare_add, swap, orig);
 }
 
-int cnuas_ib_mr_atomic_copy(struct cnuas_ib_mr *mr, u64 addr, bool cmp_swap,
-			    u64 compare_add, u64 swap, u64 *orig)
+int cnuas_ib_mr_atomic_copy(struct cnuas_ib_mr *mr, u64 addr,
+			    enum cnuas_ib_atomic_op op, u64 compare_add,
+			    u64 swap, u64 *orig)
 {
 	unsigned long flags;
 	u64 val, new;
@@ -414,10 +423,7 @@ int cnuas_ib_mr_atomic_copy(struct cnuas_ib_mr *mr, u64 addr, bool cmp_swap,
 	spin_lock_irqsave(&mr->cdev->atomic_lock, flags);
 	cnuas_ib_mr_copy(mr, addr, &val, sizeof(val), CNUAS_IB_FROM_MR);
 	*orig = val;
-	if (cmp_swap)
-		new = val == compare_add ? swap : val;
-	else
-		new = val + compare_add;
+	new = cnuas_ib_atomic_new(op, val, compare_add, swap);
 	if (new != val)
 		cnuas_ib_mr_copy(mr, addr, &new, sizeof(new), CNUAS_IB_TO_MR);
 	spin_unlock_irqrestore(&mr->cdev->atomic_lock, flags);

@@ -20,6 +20,8 @@
 			.off = { [CNUAS_EH_RETH] = 12 }
 #define L_RETH_IMMDT	.ehs = H_RETH | H_IMMDT, .hdr_len = 32,		\
 			.off = { [CNUAS_EH_RETH] = 12, [CNUAS_EH_IMMDT] = 28 }
+#define L_FETH_RETH	.ehs = H_FETH | H_RETH, .hdr_len = 32,		\
+			.off = { [CNUAS_EH_FETH] = 12, [CNUAS_EH_RETH] = 16 }
 #define L_AETH		.ehs = H_AETH, .hdr_len = 16,			\
 			.off = { [CNUAS_EH_AETH] = 12 }
 #define L_AETH_ATACK	.ehs = H_AETH | H_ATACK, .hdr_len = 24,		\
@@ -53,6 +55,7 @@
 #define F_UD	(CNUAS_OPF_UD | CNUAS_OPF_REQ)
 
 #define H_DETH	CNUAS_EH(CNUAS_EH_DETH)
+#define H_FETH	CNUAS_EH(CNUAS_EH_FETH)
 #define H_RETH	CNUAS_EH(CNUAS_EH_RETH)
 #define H_ATETH	CNUAS_EH(CNUAS_EH_ATOMIC_ETH)
 #define H_AETH	CNUAS_EH(CNUAS_EH_AETH)
@@ -85,6 +88,13 @@ const struct cnuas_opcode cnuas_opcodes[CNUAS_OPCODE_NUM] = {
 	OP(RC_FETCH_ADD,	L_ATETH,	F_RQ | F_ATOMIC | F_ONLY),
 	OP(RC_SEND_LAST_INV,	L_IETH,		F_RQ | F_SEND | F_PAY | F_LAST | F_INV),
 	OP(RC_SEND_ONLY_INV,	L_IETH,		F_RQ | F_SEND | F_PAY | F_ONLY | F_INV),
+	/*
+	 * IBA 1.5: FLUSH is answered like a READ (a zero-length READ
+	 * RESPONSE ONLY); ATOMIC WRITE is a one-packet WRITE of 8 bytes,
+	 * ACKed as one. The responder tells both from WRITE by opcode.
+	 */
+	OP(RC_FLUSH,		L_FETH_RETH,	F_RQ | F_ONLY),
+	OP(RC_ATOMIC_WRITE,	L_RETH,		F_RQ | F_WRITE | F_PAY | F_ONLY),
 	/* UC: SEND and WRITE only, no ACK asked or sent. */
 	OP(UC_SEND_FIRST,	L_NONE,		F_UQ | F_SEND | F_PAY | F_FIRST),
 	OP(UC_SEND_MIDDLE,	L_NONE,		F_UQ | F_SEND | F_PAY),

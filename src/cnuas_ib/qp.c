@@ -19,11 +19,12 @@
 #define CNUAS_IB_QPN_MASK	0xffffff
 /*
  * IB_ACCESS_FLUSH_GLOBAL and _PERSISTENT (6.2 on; the uverbs bits 8, 9):
- * consumers ask for them on every RC QP (rdma-core's tests do). With no
- * FLUSH opcode here they grant nothing, so they are taken and ignored,
- * as HCAs without FLUSH do.
+ * consumers ask for them on every RC QP (rdma-core's tests do). The
+ * responder wants the QP's right for each placement type a FLUSH asks
+ * for, as for the other remote rights (resp.c); taken on every kernel.
  */
-#define CNUAS_IB_QP_ACCESS_FLUSH	(BIT(8) | BIT(9))
+#define CNUAS_IB_QP_ACCESS_FLUSH	(CNUAS_QP_ACCESS_FLUSH_GLOBAL | \
+					 CNUAS_QP_ACCESS_FLUSH_PERSISTENT)
 
 static int cnuas_ib_qp_check_caps(const struct ib_qp_init_attr *init)
 {

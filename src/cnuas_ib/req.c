@@ -72,9 +72,10 @@ void cnuas_ib_req_window_init(struct cnuas_ib_tqp *t)
 	t->rtt_timing = false;
 }
 
+/* Requests answered by a response of their own: READ, atomics, FLUSH. */
 static bool cnuas_is_rd_op(u32 opcode)
 {
-	return opcode == IB_UVERBS_WR_RDMA_READ ||
+	return opcode == IB_UVERBS_WR_RDMA_READ || opcode == CNUAS_WR_FLUSH ||
 	       opcode == IB_UVERBS_WR_ATOMIC_CMP_AND_SWP ||
 	       opcode == IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD;
 }
@@ -160,6 +161,16 @@ static enum ib_wc_status cnuas_req_start(struct cnuas_ib_qp *qp,
 		if (!rc || inl)
 			return IB_WC_LOC_QP_OP_ERR;
 		break;
+	case CNUAS_WR_FLUSH:
+	case CNUAS_WR_ATOMIC_WRITE:
+		/* IBA 1.5, RC only; the operands are in the WQE itself. */
+		if (!CNUAS_IB_DEVICE_CAP_MPE || !rc || inl || w->num_sge)
+			return IB_WC_LOC_QP_OP_ERR;
+		if (w->opcode == CNUAS_WR_FLUSH &&
+		    w->wr.flush.level == CNUAS_FLUSH_RANGE &&
+		    w->wr.flush.length > U32_MAX)
+			return IB_WC_LOC_LEN_ERR;
+		break;
 	default:
 		return IB_WC_LOC_QP_OP_ERR;
 	}
@@ -170,6 +181,8 @@ static enum ib_wc_status cnuas_req_start(struct cnuas_ib_qp *qp,
 	if (len > CNUAS_IB_MAX_MSG_SZ ||
 	    (!cnuas_ib_qp_connected(qp) && len > t->mtu))
 		return IB_WC_LOC_LEN_ERR;
+	if (w->opcode == CNUAS_WR_ATOMIC_WRITE)
+		len = sizeof(u64);	/* the 8 bytes in the WQE */
 	if (cnuas_is_atomic_op(w->opcode)) {
 		if (len < sizeof(u64))
 			return IB_WC_LOC_LEN_ERR;
@@ -252,6 +265,10 @@ static u8 cnuas_req_opcode_rc(u32 wr, bool first, bool last)
 		return CNUAS_OP_RC_CMP_SWAP;
 	case IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD:
 		return CNUAS_OP_RC_FETCH_ADD;
+	case CNUAS_WR_FLUSH:
+		return CNUAS_OP_RC_FLUSH;
+	case CNUAS_WR_ATOMIC_WRITE:
+		return CNUAS_OP_RC_ATOMIC_WRITE;
 	case IB_UVERBS_WR_RDMA_WRITE:
 		return write[first][last];
 	case IB_UVERBS_WR_RDMA_WRITE_WITH_IMM:
@@ -303,9 +320,21 @@ static void cnuas_req_ehs(struct cnuas_ib_qp *qp, struct cnuas_ib_swqe *sw,
 			qkey = qp->t.qkey;
 		cnuas_deth_build(p, qkey, qp->ibqp.qp_num);
 	}
+	p = cnuas_eh_ptr(op, bth, CNUAS_EH_FETH);
+	if (p)
+		cnuas_feth_build(p, w->wr.flush.type, w->wr.flush.level);
 	p = cnuas_eh_ptr(op, bth, CNUAS_EH_RETH);
 	if (p) {
-		if (w->opcode == IB_UVERBS_WR_RDMA_READ)
+		if (w->opcode == CNUAS_WR_FLUSH)
+			/* The MR level names no range: length 0. */
+			cnuas_reth_build(p, w->wr.flush.remote_addr,
+					 w->wr.flush.rkey,
+					 w->wr.flush.level == CNUAS_FLUSH_RANGE ?
+					 (u32)w->wr.flush.length : 0);
+		else if (w->opcode == CNUAS_WR_ATOMIC_WRITE)
+			cnuas_reth_build(p, w->wr.atomic.remote_addr,
+					 w->wr.atomic.rkey, sizeof(u64));
+		else if (w->opcode == IB_UVERBS_WR_RDMA_READ)
 			cnuas_reth_build(p, w->wr.rdma.remote_addr + off,
 					 w->wr.rdma.rkey, sw->len - off);
 		else
@@ -346,6 +375,7 @@ static int cnuas_req_packet(struct cnuas_ib_qp *qp, struct cnuas_ib_swqe *sw)
 	const struct cnuas_opcode *op;
 	u32 off = t->req_off, plen = 0, psn = t->req_psn;
 	bool first = true, last = true, ackreq, se;
+	bool aw = w->opcode == CNUAS_WR_ATOMIC_WRITE;
 	void *bth, *payload;
 	struct sk_buff *skb;
 	u8 opc;
@@ -371,7 +401,7 @@ static int cnuas_req_packet(struct cnuas_ib_qp *qp, struct cnuas_ib_swqe *sw)
 		}
 		av = &ah->av;
 	}
-	if (plen && !(w->send_flags & CNUAS_SEND_INLINE)) {
+	if (plen && !aw && !(w->send_flags & CNUAS_SEND_INLINE)) {
 		skb = cnuas_ib_pkt_from_mr(qp->cdev,
 					   &qp->t.skb_pools[CNUAS_SKB_REQ], av,
 					   op->hdr_len, &bth, pd,
@@ -392,8 +422,10 @@ static int cnuas_req_packet(struct cnuas_ib_qp *qp, struct cnuas_ib_swqe *sw)
 		skb = cnuas_ib_pkt_alloc(qp->cdev,
 					 &qp->t.skb_pools[CNUAS_SKB_REQ], av,
 					 op->hdr_len, plen, &bth, &payload);
-		if (skb && plen)	/* inline data */
-			memcpy(payload, sw->data + off, plen);
+		/* Inline data, or the 8 bytes of an ATOMIC WRITE. */
+		if (skb && plen)
+			memcpy(payload, aw ? (void *)&w->wr.atomic.compare_add :
+				       sw->data + off, plen);
 	}
 	if (!skb) {
 		if (ah)

@@ -5,7 +5,9 @@
  * queued and answered from the QP's work item, ACKs are coalesced. Out of
  * order packets get one sequence NAK; duplicates are answered again (a
  * READ re-read, an atomic replayed from its stored result, never
- * re-executed). Runs with the QP's transport lock held.
+ * re-executed). FLUSH and ATOMIC WRITE (IBA 1.5) are served much as a
+ * READ of nothing and a one-packet WRITE. Runs with the QP's transport
+ * lock held.
  *
  * UC shares the SEND and WRITE execution but answers nothing: a packet
  * lost loses its message, and the responder takes the sequence up again
@@ -24,9 +26,10 @@
 enum {
 	CNUAS_RES_READ = 1,
 	CNUAS_RES_ATOMIC,
+	CNUAS_RES_FLUSH,	/* answered as a READ of length 0 */
 };
 
-/* One READ or atomic request, kept for duplicates. */
+/* One READ, atomic or FLUSH request, kept for duplicates. */
 struct cnuas_ib_res {
 	u8 kind;
 	bool active;			/* responses still to send */
@@ -603,7 +606,8 @@ static void cnuas_resp_atomic(struct cnuas_ib_qp *qp, struct cnuas_ib_rxp *p)
 		cnuas_resp_fail(qp, CNUAS_AETH_NAK_INVALID, IB_EVENT_QP_REQ_ERR);
 		return;
 	}
-	err = cnuas_ib_mr_atomic(mr, va, cas,
+	err = cnuas_ib_mr_atomic(mr, va, cas ? CNUAS_IB_ATOMIC_CMP_SWAP :
+					       CNUAS_IB_ATOMIC_FETCH_ADD,
 				 cas ? cnuas_atomic_eth_compare(a) :
 				       cnuas_atomic_eth_swap_add(a),
 				 cnuas_atomic_eth_swap_add(a), &orig);
@@ -636,6 +640,152 @@ static void cnuas_resp_atomic(struct cnuas_ib_qp *qp, struct cnuas_ib_rxp *p)
 	}
 }
 
+/*
+ * ATOMIC WRITE (IBA 1.5): the 8 payload bytes stored at once at an
+ * 8-byte aligned address, atomic against every other atomic of the
+ * device (cnuas_ib_mr_atomic()). It asks for the remote write right, of
+ * the QP and of the key, as rxe does. Answered by an ACK as a WRITE is;
+ * a duplicate is ACKed again, not executed again.
+ */
+static void cnuas_resp_atomic_write(struct cnuas_ib_qp *qp,
+				    struct cnuas_ib_rxp *p)
+{
+	struct cnuas_reth *reth = cnuas_eh_ptr(p->op, p->bth, CNUAS_EH_RETH);
+	struct cnuas_ib_pd *pd = to_cpd(qp->ibqp.pd);
+	u64 va = cnuas_reth_va(reth), val, orig;
+	u32 rkey = cnuas_reth_rkey(reth);
+	struct cnuas_ib_tqp *t = &qp->t;
+	struct cnuas_ib_mr *mr;
+	int err;
+
+	if (!cnuas_resp_qp_allows(qp, p, IB_ACCESS_REMOTE_WRITE))
+		return;
+	if (cnuas_reth_len(reth) != sizeof(val) || p->paylen != sizeof(val) ||
+	    (va & 7)) {
+		cnuas_dbg_qp(qp, "ATOMIC WRITE PSN %u: va 0x%llx len %u payload %u: bad\n",
+			     p->psn, va, cnuas_reth_len(reth), p->paylen);
+		cnuas_resp_fail(qp, CNUAS_AETH_NAK_INVALID, IB_EVENT_QP_REQ_ERR);
+		return;
+	}
+	mr = cnuas_ib_mr_get_rkey(pd, rkey, va, sizeof(val),
+				  IB_ACCESS_REMOTE_WRITE, qp->ibqp.qp_num);
+	if (!mr) {
+		cnuas_dbg_qp(qp, "ATOMIC WRITE PSN %u rkey 0x%x va 0x%llx: %s\n",
+			     p->psn, rkey, va,
+			     cnuas_ib_rkey_why(pd, rkey, va, sizeof(val),
+					       IB_ACCESS_REMOTE_WRITE,
+					       qp->ibqp.qp_num));
+		cnuas_resp_fail(qp, CNUAS_AETH_NAK_ACCESS,
+				IB_EVENT_QP_ACCESS_ERR);
+		return;
+	}
+	/* The bytes as they come: a value in memory order, not a number. */
+	memcpy(&val, p->payload, sizeof(val));
+	err = cnuas_ib_mr_atomic(mr, va, CNUAS_IB_ATOMIC_WRITE, 0, val, &orig);
+	cnuas_ib_mr_put(mr);
+	if (err) {
+		cnuas_dbg_qp(qp, "ATOMIC WRITE PSN %u va 0x%llx failed (%d)\n",
+			     p->psn, va, err);
+		if (err == -ENODEV)	/* a DMA-BUF MR revoked meanwhile */
+			cnuas_resp_fail(qp, CNUAS_AETH_NAK_ACCESS,
+					IB_EVENT_QP_ACCESS_ERR);
+		else
+			cnuas_resp_fail(qp, CNUAS_AETH_NAK_OPERR,
+					IB_EVENT_QP_FATAL);
+		return;
+	}
+	cnuas_ib_stat_inc(qp->cdev, CNUAS_STAT_RDMA_RECVS);
+	t->epsn = cnuas_psn_add(t->epsn, 1);
+	t->msn = cnuas_psn_add(t->msn, 1);
+	cnuas_resp_ack_maybe(qp, p);
+}
+
+/*
+ * FLUSH (IBA 1.5): what was placed before it becomes visible at the
+ * placement types it asks for. The QP and the key must carry the flush
+ * right of each type asked (IB_ACCESS_FLUSH_GLOBAL, _PERSISTENT), the
+ * key over the range or, at the MR level, its whole region; else it is
+ * a remote access error. The responder places data with CPU stores,
+ * so global visibility is a full barrier. Persistence is never granted:
+ * guest memory is not persistent, the device does not offer it and no
+ * MR gets the right (ib_core refuses it; rxe grants it on pmem pages
+ * only). The answer is a READ RESPONSE ONLY without payload, behind
+ * earlier READ responses; the request takes a READ/atomic slot.
+ */
+static void cnuas_resp_flush(struct cnuas_ib_qp *qp, struct cnuas_ib_rxp *p)
+{
+	struct cnuas_feth *feth = cnuas_eh_ptr(p->op, p->bth, CNUAS_EH_FETH);
+	struct cnuas_reth *reth = cnuas_eh_ptr(p->op, p->bth, CNUAS_EH_RETH);
+	u8 plt = cnuas_feth_plt(feth), sel = cnuas_feth_sel(feth);
+	struct cnuas_ib_pd *pd = to_cpd(qp->ibqp.pd);
+	u64 va = cnuas_reth_va(reth), len = cnuas_reth_len(reth);
+	u32 rkey = cnuas_reth_rkey(reth);
+	struct cnuas_ib_tqp *t = &qp->t;
+	struct cnuas_ib_mr *mr = NULL;
+	struct cnuas_ib_res *r;
+	int access = 0, qp_need = 0;
+	bool known = true;
+
+	if (!plt || (plt & ~(CNUAS_FLUSH_GLOBAL | CNUAS_FLUSH_PERSISTENT)) ||
+	    sel > CNUAS_FLUSH_MR) {
+		cnuas_dbg_qp(qp, "FLUSH PSN %u: placement type 0x%x, selectivity %u: invalid\n",
+			     p->psn, plt, sel);
+		cnuas_resp_fail(qp, CNUAS_AETH_NAK_INVALID, IB_EVENT_QP_REQ_ERR);
+		return;
+	}
+	/* A type this kernel has no right for is one no MR has. */
+	if (plt & CNUAS_FLUSH_GLOBAL) {
+		qp_need |= CNUAS_QP_ACCESS_FLUSH_GLOBAL;
+		access |= CNUAS_IB_ACCESS_FLUSH_GLOBAL;
+		known &= !!CNUAS_IB_ACCESS_FLUSH_GLOBAL;
+	}
+	if (plt & CNUAS_FLUSH_PERSISTENT) {
+		qp_need |= CNUAS_QP_ACCESS_FLUSH_PERSISTENT;
+		access |= CNUAS_IB_ACCESS_FLUSH_PERSISTENT;
+		known &= !!CNUAS_IB_ACCESS_FLUSH_PERSISTENT;
+	}
+	/* The QP's rights first, as for every remote operation (rxe too). */
+	if ((t->access & qp_need) != qp_need) {
+		cnuas_dbg_qp(qp, "FLUSH PSN %u: the QP's access flags 0x%x lack 0x%x\n",
+			     p->psn, t->access, qp_need);
+		cnuas_resp_fail(qp, CNUAS_AETH_NAK_ACCESS,
+				IB_EVENT_QP_ACCESS_ERR);
+		return;
+	}
+	if (sel == CNUAS_FLUSH_MR)
+		len = CNUAS_IB_WHOLE_MR;
+	if (known)
+		mr = cnuas_ib_mr_get_rkey(pd, rkey, va, len, access,
+					  qp->ibqp.qp_num);
+	if (!mr) {
+		cnuas_dbg_qp(qp, "FLUSH PSN %u rkey 0x%x va 0x%llx type 0x%x level %u: denied\n",
+			     p->psn, rkey, va, plt, sel);
+		cnuas_resp_fail(qp, CNUAS_AETH_NAK_ACCESS,
+				IB_EVENT_QP_ACCESS_ERR);
+		return;
+	}
+	cnuas_ib_mr_put(mr);
+	r = cnuas_resp_res_alloc(qp);
+	if (!r) {
+		cnuas_dbg_qp(qp, "FLUSH PSN %u: more than %u READ/atomic requests outstanding\n",
+			     p->psn, t->res_num);
+		cnuas_resp_fail(qp, CNUAS_AETH_NAK_INVALID, IB_EVENT_QP_REQ_ERR);
+		return;
+	}
+	/* Every store placed before is visible to every CPU and device. */
+	mb();
+	r->kind = CNUAS_RES_FLUSH;
+	r->psn = p->psn;
+	r->last_psn = p->psn;
+	r->next_psn = p->psn;
+	r->active = true;
+	t->epsn = cnuas_psn_add(p->psn, 1);
+	t->msn = cnuas_psn_add(t->msn, 1);
+	t->ack_pkts = 0;	/* the response ACKs them */
+	cnuas_ib_stat_inc(qp->cdev, CNUAS_STAT_RDMA_RECVS);
+	cnuas_ib_tqp_schedule(qp);
+}
+
 /* A request we have seen before: answer it again, never re-execute. */
 static void cnuas_resp_dup(struct cnuas_ib_qp *qp, struct cnuas_ib_rxp *p)
 {
@@ -658,7 +808,9 @@ static void cnuas_resp_dup(struct cnuas_ib_qp *qp, struct cnuas_ib_rxp *p)
 		if (!r->kind || cnuas_psn_diff(p->psn, r->psn) < 0 ||
 		    cnuas_psn_diff(p->psn, r->last_psn) > 0)
 			continue;
-		if (r->kind == CNUAS_RES_READ && (flags & CNUAS_OPF_READ)) {
+		if ((r->kind == CNUAS_RES_READ && (flags & CNUAS_OPF_READ)) ||
+		    (r->kind == CNUAS_RES_FLUSH &&
+		     p->opcode == CNUAS_OP_RC_FLUSH)) {
 			/* Resend from the PSN the requester asks for. */
 			if (!r->active ||
 			    cnuas_psn_diff(p->psn, r->next_psn) < 0)
@@ -865,7 +1017,11 @@ void cnuas_ib_resp_rx(struct cnuas_ib_qp *qp, struct cnuas_ib_rxp *p)
 		cnuas_resp_fail(qp, CNUAS_AETH_NAK_INVALID, IB_EVENT_QP_REQ_ERR);
 		return;
 	}
-	if (flags & CNUAS_OPF_SEND)
+	if (p->opcode == CNUAS_OP_RC_FLUSH)
+		cnuas_resp_flush(qp, p);
+	else if (p->opcode == CNUAS_OP_RC_ATOMIC_WRITE)
+		cnuas_resp_atomic_write(qp, p);
+	else if (flags & CNUAS_OPF_SEND)
 		cnuas_resp_send(qp, p);
 	else if (flags & CNUAS_OPF_WRITE)
 		cnuas_resp_write(qp, p);

@@ -26,6 +26,7 @@
 
 /* ---- extension header sizes (bytes) ---- */
 #define CNUAS_DETH_LEN		8
+#define CNUAS_FETH_LEN		4
 #define CNUAS_RETH_LEN		16
 #define CNUAS_ATOMIC_ETH_LEN	28
 #define CNUAS_AETH_LEN		4
@@ -39,6 +40,7 @@
  */
 enum cnuas_eh {
 	CNUAS_EH_DETH,
+	CNUAS_EH_FETH,
 	CNUAS_EH_RETH,
 	CNUAS_EH_ATOMIC_ETH,
 	CNUAS_EH_AETH,
@@ -97,6 +99,9 @@ enum cnuas_opcode_num {
 	CNUAS_OP_RC_FETCH_ADD			= 0x14,
 	CNUAS_OP_RC_SEND_LAST_INV		= 0x16,
 	CNUAS_OP_RC_SEND_ONLY_INV		= 0x17,
+	/* IBA 1.5 Memory Placement Extensions */
+	CNUAS_OP_RC_FLUSH			= 0x1c,
+	CNUAS_OP_RC_ATOMIC_WRITE		= 0x1d,
 	CNUAS_OP_UC_SEND_FIRST			= 0x20,
 	CNUAS_OP_UC_SEND_MIDDLE			= 0x21,
 	CNUAS_OP_UC_SEND_LAST			= 0x22,
@@ -240,7 +245,42 @@ static inline void cnuas_deth_build(struct cnuas_deth *d, u32 qkey, u32 sqpn)
 	d->sqpn = cpu_to_be32(sqpn & CNUAS_QPN_MASK);
 }
 
-/* ---- RETH (RDMA WRITE / READ request) ---- */
+/*
+ * ---- FETH (FLUSH, IBA 1.5): resv(31..6) SelectivityLevel(5..4)
+ * PlacementType(3..0) ----
+ */
+struct cnuas_feth {
+	__be32 bits;
+} __packed;
+
+#define CNUAS_FETH_PLT_MASK	0x0000000fu
+#define CNUAS_FETH_SEL_SHIFT	4
+#define CNUAS_FETH_SEL_MASK	0x00000030u
+/* Placement types (bits, one or both) and selectivity levels. */
+#define CNUAS_FLUSH_GLOBAL	0x1
+#define CNUAS_FLUSH_PERSISTENT	0x2
+#define CNUAS_FLUSH_RANGE	0
+#define CNUAS_FLUSH_MR		1
+
+static inline u8 cnuas_feth_plt(const struct cnuas_feth *f)
+{
+	return be32_to_cpu(f->bits) & CNUAS_FETH_PLT_MASK;
+}
+
+static inline u8 cnuas_feth_sel(const struct cnuas_feth *f)
+{
+	return (be32_to_cpu(f->bits) & CNUAS_FETH_SEL_MASK) >>
+	       CNUAS_FETH_SEL_SHIFT;
+}
+
+static inline void cnuas_feth_build(struct cnuas_feth *f, u8 plt, u8 sel)
+{
+	f->bits = cpu_to_be32((plt & CNUAS_FETH_PLT_MASK) |
+			      (((u32)sel << CNUAS_FETH_SEL_SHIFT) &
+			       CNUAS_FETH_SEL_MASK));
+}
+
+/* ---- RETH (RDMA WRITE / READ request, FLUSH, ATOMIC WRITE) ---- */
 struct cnuas_reth {
 	__be64 va;
 	__be32 rkey;

@@ -10,8 +10,10 @@
 # translation; extended CQs; parent domains with and without allocators;
 # UD receives as UCX reads them (the GRH area, byte_len, src_qp, and the
 # L3 header type in sl); a QP moved to RESET taking its completions out
-# of its CQ; SRQ resize with receives posted. Bytes and completion
-# statuses are checked.
+# of its CQ; SRQ resize with receives posted; the IBA 1.5 ATOMIC WRITE
+# (exactly 8 bytes change) and FLUSH (built with ibv_wr_flush only), or,
+# on kernels before 6.2 (Debian 12), their clean refusal. Bytes and
+# completion statuses are checked.
 . "$(dirname "$0")/lib.sh"
 need_cnuas_nodes 1
 need_eth

@@ -47,6 +47,11 @@ struct cnuas_context {
 	const volatile uint32_t *rx_poll;
 	/* The kernel refused the SQ doorbell by write(): use ioctl. */
 	int kick_ioctl;
+	/*
+	 * IBV_QP_EX_WITH_FLUSH / _ATOMIC_WRITE: what the kernel offers (its
+	 * extended device caps) and the libibverbs we run in can call.
+	 */
+	uint64_t wr_ops_mpe;
 };
 
 /*
@@ -237,7 +242,9 @@ int cnuas_sq_ready(const struct cnuas_qp *qp);
 int cnuas_sq_doorbell(struct cnuas_qp *qp, uint32_t n);
 
 /* wr.c */
-uint64_t cnuas_wr_ops(enum ibv_qp_type type);
+uint64_t cnuas_wr_ops(const struct cnuas_context *ctx, enum ibv_qp_type type);
+uint64_t cnuas_wr_ops_mpe(struct ibv_context *ibctx);
+int cnuas_lib_has_wr_flush(void);
 int cnuas_wr_init(struct cnuas_qp *qp, uint64_t send_ops_flags);
 void cnuas_wr_free(struct cnuas_qp *qp);
 

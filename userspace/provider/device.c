@@ -121,6 +121,7 @@ static struct verbs_context *cnuas_alloc_context(struct ibv_device *ibdev,
 	ctx->max_inline = resp.drv_payload.max_inline_data;
 	map_rx_poll(ctx, &resp.drv_payload);
 	verbs_set_ops(&ctx->vctx, &cnuas_ctx_ops);
+	ctx->wr_ops_mpe = cnuas_wr_ops_mpe(&ctx->vctx.context);
 	return &ctx->vctx;
 
 err:

@@ -19,6 +19,7 @@ static void limits(struct cnuas_wqe_limits *lim, const struct ibv_qp *qp,
 	lim->stride = q->ring.stride;
 	lim->max_sge = q->max_sge;
 	lim->max_inline = max_inline;
+	lim->wr_api = 0;
 }
 
 void cnuas_sq_limits(struct cnuas_qp *qp, struct cnuas_wqe_limits *lim)

@@ -71,7 +71,8 @@ struct ibv_qp *cnuas_create_qp_ex(struct ibv_context *ibctx,
 		return NULL;
 	}
 	if ((attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) &&
-	    (attr->send_ops_flags & ~cnuas_wr_ops(attr->qp_type))) {
+	    (attr->send_ops_flags &
+	     ~cnuas_wr_ops(to_cctx(ibctx), attr->qp_type))) {
 		errno = EOPNOTSUPP;	/* as mlx5 for operations it lacks */
 		return NULL;
 	}

@@ -39,6 +39,30 @@ static int opcode_ok(enum ibv_qp_type type, enum ibv_wr_opcode op)
 	}
 }
 
+/* IBA 1.5 (RC): only the ibv_wr_* API has them (ibv_wr_flush() ...). */
+static int mpe_opcode(enum ibv_wr_opcode op)
+{
+	return op == CNUAS_WR_ATOMIC_WRITE || op == CNUAS_WR_FLUSH;
+}
+
+static int fill_mpe(struct cnuas_send_wqe *wqe, const struct ibv_send_wr *wr)
+{
+	if (wr->num_sge || (wr->send_flags & IBV_SEND_INLINE))
+		return EINVAL;
+	if (wr->opcode == CNUAS_WR_ATOMIC_WRITE) {
+		wqe->wr.atomic.remote_addr = wr->wr.atomic.remote_addr;
+		wqe->wr.atomic.compare_add = wr->wr.atomic.compare_add;
+		wqe->wr.atomic.rkey = wr->wr.atomic.rkey;
+		return 0;
+	}
+	wqe->wr.flush.remote_addr = wr->wr.atomic.remote_addr;
+	wqe->wr.flush.length = wr->wr.atomic.compare_add;
+	wqe->wr.flush.rkey = wr->wr.atomic.rkey;
+	wqe->wr.flush.type = wr->wr.atomic.swap & 0xff;
+	wqe->wr.flush.level = (wr->wr.atomic.swap >> 8) & 0xff;
+	return 0;
+}
+
 /* BIND_MW names the window, the MR and the range; no SGEs. */
 static int fill_bind(struct cnuas_send_wqe *wqe, const struct ibv_send_wr *wr)
 {
@@ -111,8 +135,13 @@ int cnuas_wqe_send(void *slot, const struct cnuas_wqe_limits *lim,
 	struct cnuas_send_wqe *wqe = slot;
 	int ret;
 
-	if (!opcode_ok(lim->qp_type, wr->opcode) ||
-	    (wr->send_flags & ~CNUAS_SEND_FLAGS))
+	if (mpe_opcode(wr->opcode)) {
+		if (!lim->wr_api || lim->qp_type != IBV_QPT_RC)
+			return EINVAL;
+	} else if (!opcode_ok(lim->qp_type, wr->opcode)) {
+		return EINVAL;
+	}
+	if (wr->send_flags & ~CNUAS_SEND_FLAGS)
 		return EINVAL;
 	memset(wqe, 0, sizeof(*wqe));
 	wqe->wr_id = wr->wr_id;
@@ -131,6 +160,8 @@ int cnuas_wqe_send(void *slot, const struct cnuas_wqe_limits *lim,
 	default:
 		break;
 	}
+	if (mpe_opcode(wr->opcode))
+		return fill_mpe(wqe, wr);
 	switch (wr->opcode) {
 	case IBV_WR_BIND_MW:
 		return fill_bind(wqe, wr);

@@ -12,15 +12,31 @@
 
 #include <rdma/cnuas-abi.h>
 
+/*
+ * IBV_WR_FLUSH and IBV_WR_ATOMIC_WRITE (uverbs ABI values): libibverbs
+ * 44 (Debian 12) names only the second, and this file builds against it.
+ */
+#define CNUAS_WR_FLUSH		14
+#define CNUAS_WR_ATOMIC_WRITE	15
+
 struct cnuas_wqe_limits {
 	enum ibv_qp_type qp_type;
 	uint32_t stride;	/* slot size in bytes */
 	uint32_t max_sge;
 	uint32_t max_inline;
+	/*
+	 * 1: from the ibv_wr_* API (wr.c), which alone builds ATOMIC WRITE
+	 * and FLUSH: their operands ride in wr.atomic (see cnuas_wqe_send).
+	 */
+	uint32_t wr_api;
 };
 
 /*
- * Fill @slot from @wr. @ah_num names wr->wr.ud.ah for UD QPs. Returns 0
+ * Fill @slot from @wr. @ah_num names wr->wr.ud.ah for UD QPs. ATOMIC
+ * WRITE and FLUSH come from wr.c only (lim->wr_api), which puts their
+ * operands in wr->wr.atomic: remote_addr and rkey as for atomics;
+ * ATOMIC WRITE's 8 bytes, as they lie in memory, in compare_add;
+ * FLUSH's length in compare_add, its type | level << 8 in swap. Returns 0
  * or EINVAL (opcode not valid for the QP type, too many SGEs, inline
  * data too long or not allowed for the opcode).
  */

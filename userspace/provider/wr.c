@@ -11,7 +11,12 @@
  * The producer index moves only in ibv_wr_complete, so the kernel sees
  * all of a batch or, after any error in it or ibv_wr_abort, none.
  */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE	/* dladdr(); rdma-core's own build does not set it */
+#endif
+#include <dlfcn.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -55,10 +60,76 @@ _Static_assert(CNUAS_LIB_QP_MASK_OFF + sizeof(uint32_t) <=
 			 IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD | \
 			 IBV_QP_EX_WITH_LOCAL_INV | IBV_QP_EX_WITH_BIND_MW)
 
-/* send_ops_flags a QP of this type may ask for. */
-uint64_t cnuas_wr_ops(enum ibv_qp_type type)
+/*
+ * wr_flush came with rdma-core 47 (Debian 12 has 44, whose ibv_qp_ex
+ * ends with wr_atomic_write): set it only where the library's
+ * ibv_qp_ex has it, else it would land on the library's comp_mask.
+ */
+#define CNUAS_LIB_HAS(member) \
+	(CNUAS_LIB_QP_EX_SIZE >= offsetof(struct ibv_qp_ex, member) + \
+				 sizeof(void (*)(void)))
+#define CNUAS_LIB_HAS_WR_FLUSH CNUAS_LIB_HAS(wr_flush)
+_Static_assert(offsetof(struct ibv_qp_ex, wr_atomic_write) <
+	       offsetof(struct ibv_qp_ex, wr_flush), "ibv_qp_ex layout");
+
+/*
+ * Has the libibverbs we run in wr_flush? The one built against says so
+ * for itself; a provider built against an older one (44) may run in a
+ * newer one (one package on Debian 12 and 13, as the lab installs it),
+ * whose file name carries its release: libibverbs.so.1.14.56.1. Then
+ * its ibv_qp_ex is our tree's, comp_mask included; but a program built
+ * against the older headers looks for comp_mask where wr_flush is, so
+ * only a QP that asks for FLUSH gets wr_flush (cnuas_wr_init()).
+ */
+int cnuas_lib_has_wr_flush(void)
 {
-	return type == IBV_QPT_RC ? CNUAS_WR_OPS_RC :
+	unsigned int rel = 0;
+	Dl_info info;
+	const char *p;
+	char *path;
+
+	if (CNUAS_LIB_HAS_WR_FLUSH)
+		return 1;
+	if (!dladdr((void *)ibv_get_device_name, &info) || !info.dli_fname)
+		return 0;
+	path = realpath(info.dli_fname, NULL);
+	if (!path)
+		return 0;
+	p = strstr(path, "libibverbs.so.1.");
+	if (!p || sscanf(p, "libibverbs.so.1.%*u.%u", &rel) != 1)
+		rel = 0;
+	free(path);
+	return rel >= 47;
+}
+
+/* IB_UVERBS_DEVICE_FLUSH_GLOBAL, _ATOMIC_WRITE (kernel 6.2 uapi) */
+#define CNUAS_DEV_FLUSH_GLOBAL	(1ULL << 38)
+#define CNUAS_DEV_ATOMIC_WRITE	(1ULL << 40)
+
+/*
+ * IBA 1.5 operations, at context creation: only where the kernel
+ * reports them (cnuas_ib on 6.2 and later) and the library can call them.
+ */
+uint64_t cnuas_wr_ops_mpe(struct ibv_context *ibctx)
+{
+	struct ibv_device_attr_ex attr = {};
+	uint64_t ops = 0;
+
+	if (cnuas_query_device_ex(ibctx, NULL, &attr, sizeof(attr)))
+		return 0;
+	if ((attr.device_cap_flags_ex & CNUAS_DEV_FLUSH_GLOBAL) &&
+	    cnuas_lib_has_wr_flush())
+		ops |= IBV_QP_EX_WITH_FLUSH;
+	if ((attr.device_cap_flags_ex & CNUAS_DEV_ATOMIC_WRITE) &&
+	    CNUAS_LIB_HAS(wr_atomic_write))
+		ops |= IBV_QP_EX_WITH_ATOMIC_WRITE;
+	return ops;
+}
+
+/* send_ops_flags a QP of this type may ask for. */
+uint64_t cnuas_wr_ops(const struct cnuas_context *ctx, enum ibv_qp_type type)
+{
+	return type == IBV_QPT_RC ? CNUAS_WR_OPS_RC | ctx->wr_ops_mpe :
 	       type == IBV_QPT_UC ? CNUAS_WR_OPS_UC :
 	       type == IBV_QPT_UD ? CNUAS_WR_OPS_UD : 0;
 }
@@ -95,6 +166,7 @@ static void finish(struct cnuas_qp *qp)
 		return;
 	}
 	cnuas_sq_limits(qp, &lim);
+	lim.wr_api = 1;
 	fail(b, cnuas_wqe_send(cnuas_ring_slot(r, r->index + b->n), &lim,
 			       &b->wr, b->ah_num));
 	if (!b->err)
@@ -226,6 +298,23 @@ static void wr_atomic_fetch_add(struct ibv_qp_ex *qpx, uint32_t rkey,
 	atomic(qpx, IBV_WR_ATOMIC_FETCH_AND_ADD, rkey, raddr, add, 0);
 }
 
+/* The 8 bytes as they lie in memory: copied, never byte-swapped. */
+static void wr_atomic_write(struct ibv_qp_ex *qpx, uint32_t rkey,
+			    uint64_t raddr, const void *atomic_wr)
+{
+	uint64_t val;
+
+	memcpy(&val, atomic_wr, sizeof(val));
+	atomic(qpx, (enum ibv_wr_opcode)CNUAS_WR_ATOMIC_WRITE, rkey, raddr, val, 0);
+}
+
+static void wr_flush(struct ibv_qp_ex *qpx, uint32_t rkey, uint64_t raddr,
+		     size_t len, uint8_t type, uint8_t level)
+{
+	atomic(qpx, (enum ibv_wr_opcode)CNUAS_WR_FLUSH, rkey, raddr, len,
+	       (uint64_t)type | (uint64_t)level << 8);
+}
+
 /* The batch a setter works on; NULL (and EINVAL) before any request. */
 static struct cnuas_wr_batch *open_batch(struct ibv_qp_ex *qpx)
 {
@@ -345,7 +434,8 @@ int cnuas_wr_init(struct cnuas_qp *qp, uint64_t send_ops_flags)
 	uint8_t *mask = (uint8_t *)&qp->vqp + CNUAS_LIB_QP_MASK_OFF;
 	uint32_t m;
 
-	if (send_ops_flags & ~cnuas_wr_ops(qp->vqp.qp.qp_type))
+	if (send_ops_flags & ~cnuas_wr_ops(to_cctx(qp->vqp.qp.context),
+					   qp->vqp.qp.qp_type))
 		return EOPNOTSUPP;
 	b = calloc(1, sizeof(*b));
 	if (!b)
@@ -378,11 +468,19 @@ int cnuas_wr_init(struct cnuas_qp *qp, uint64_t send_ops_flags)
 	qpx->wr_set_sge_list = wr_set_sge_list;
 	qpx->wr_set_inline_data = wr_set_inline_data;
 	qpx->wr_set_inline_data_list = wr_set_inline_data_list;
+	/* Only when offered (cnuas_wr_ops_mpe()) and asked for: see above. */
+	if (send_ops_flags & IBV_QP_EX_WITH_ATOMIC_WRITE)
+		qpx->wr_atomic_write = wr_atomic_write;
+	if (send_ops_flags & IBV_QP_EX_WITH_FLUSH)
+		qpx->wr_flush = wr_flush;
 
 	qp->vqp.comp_mask |= VERBS_QP_EX;
-	memcpy(&m, mask, sizeof(m));
-	m |= VERBS_QP_EX;
-	memcpy(mask, &m, sizeof(m));
+	/* Not where a newer library keeps the wr_flush asked for. */
+	if (CNUAS_LIB_HAS_WR_FLUSH || !(send_ops_flags & IBV_QP_EX_WITH_FLUSH)) {
+		memcpy(&m, mask, sizeof(m));
+		m |= VERBS_QP_EX;
+		memcpy(mask, &m, sizeof(m));
+	}
 	return 0;
 }
 

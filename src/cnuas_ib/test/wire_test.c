@@ -90,6 +90,8 @@ static void test_opcode_rows(void)
 		{ CNUAS_OP_RC_CMP_SWAP, 40, CNUAS_EH_ATOMIC_ETH, 12, -1, 0 },
 		{ CNUAS_OP_RC_FETCH_ADD, 40, CNUAS_EH_ATOMIC_ETH, 12, -1, 0 },
 		{ CNUAS_OP_RC_SEND_LAST_INV, 16, CNUAS_EH_IETH, 12, -1, 0 },
+		{ CNUAS_OP_RC_FLUSH, 32, CNUAS_EH_FETH, 12, CNUAS_EH_RETH, 16 },
+		{ CNUAS_OP_RC_ATOMIC_WRITE, 28, CNUAS_EH_RETH, 12, -1, 0 },
 		{ CNUAS_OP_UD_SEND_ONLY, 20, CNUAS_EH_DETH, 12, -1, 0 },
 		{ CNUAS_OP_UD_SEND_ONLY_IMM, 24, CNUAS_EH_DETH, 12, CNUAS_EH_IMMDT, 20 },
 	};
@@ -155,14 +157,21 @@ static void test_opcode_table(void)
 			      (rc->flags & ~CNUAS_OPF_RC) == (f & ~CNUAS_OPF_UC) &&
 			      rc->hdr_len == op->hdr_len && rc->ehs == op->ehs, "%s", op->name);
 		}
-		/* First-of-message writes carry the RETH, nothing else does. */
+		/*
+		 * First-of-message writes (ATOMIC WRITE too), READ requests
+		 * and FLUSH carry the RETH, nothing else does; FLUSH alone
+		 * the FETH.
+		 */
 		CHECK(has_eh(op, CNUAS_EH_RETH) ==
 		      (((f & CNUAS_OPF_WRITE) && (f & CNUAS_OPF_FIRST)) ||
-		       ((f & CNUAS_OPF_READ) && (f & CNUAS_OPF_REQ))), "%s", op->name);
+		       ((f & CNUAS_OPF_READ) && (f & CNUAS_OPF_REQ)) ||
+		       i == CNUAS_OP_RC_FLUSH), "%s", op->name);
+		CHECK(has_eh(op, CNUAS_EH_FETH) == (i == CNUAS_OP_RC_FLUSH), "%s", op->name);
 		len = CNUAS_BTH_LEN;
 		for (eh = 0; eh < CNUAS_EH_NUM; eh++) {
 			static const u8 lens[CNUAS_EH_NUM] = {
-				CNUAS_DETH_LEN, CNUAS_RETH_LEN, CNUAS_ATOMIC_ETH_LEN,
+				CNUAS_DETH_LEN, CNUAS_FETH_LEN, CNUAS_RETH_LEN,
+				CNUAS_ATOMIC_ETH_LEN,
 				CNUAS_AETH_LEN, CNUAS_ATOMIC_ACK_LEN, CNUAS_IMMDT_LEN,
 				CNUAS_IETH_LEN,
 			};
@@ -175,7 +184,7 @@ static void test_opcode_table(void)
 		}
 		CHECK(op->hdr_len == len, "%s: hdr_len %u, want %u", op->name, op->hdr_len, len);
 	}
-	CHECK(known == 37, "%u known opcodes", known);
+	CHECK(known == 39, "%u known opcodes", known);
 	CHECK(!cnuas_opcode_get(0x15) && !cnuas_opcode_get(0x18) &&
 	      !cnuas_opcode_get(0x2c) && !cnuas_opcode_get(0x81) &&
 	      !cnuas_opcode_get(0xff), "reserved opcodes must be unknown");

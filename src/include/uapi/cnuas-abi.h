@@ -81,6 +81,15 @@ struct cnuas_sge {
  * A send WQE (64 bytes) followed by num_sge struct cnuas_sge, or with
  * CNUAS_SEND_INLINE by inline_len bytes of data. opcode is an
  * IBV_WR_* (= enum ib_uverbs_wr_opcode) value.
+ *
+ * IBA 1.5 (kernels that report IBV_DEVICE_FLUSH_GLOBAL / ATOMIC_WRITE in
+ * the extended device caps; others fail the WQE with LOC_QP_OP_ERR):
+ *   IBV_WR_ATOMIC_WRITE (15): wr.atomic with remote_addr (8-byte
+ *     aligned), rkey and, in compare_add, the 8 bytes to store as they
+ *     lie in memory (not a number: no byte order applies); num_sge 0.
+ *   IBV_WR_FLUSH (14): wr.flush; num_sge 0. Completes with
+ *     IBV_WC_FLUSH (8), ATOMIC WRITE with IBV_WC_ATOMIC_WRITE (9).
+ * Both fit the union, so the ABI version stays.
  */
 struct cnuas_send_wqe {
 	__aligned_u64 wr_id;
@@ -107,6 +116,19 @@ struct cnuas_send_wqe {
 			__u32 remote_qkey;
 			__u32 reserved;
 		} ud;
+		/*
+		 * IBV_WR_FLUSH: type IBV_FLUSH_GLOBAL/PERSISTENT bits,
+		 * level IBV_FLUSH_RANGE (remote_addr, length) or
+		 * IBV_FLUSH_MR (the whole MR: remote_addr, length ignored)
+		 */
+		struct {
+			__aligned_u64 remote_addr;
+			__aligned_u64 length;
+			__u32 rkey;
+			__u8 type;
+			__u8 level;
+			__u16 reserved;
+		} flush;
 		/* kernel QPs only: IB_WR_REG_MR */
 		struct {
 			__u32 key;	/* the FRMR's new lkey == rkey */

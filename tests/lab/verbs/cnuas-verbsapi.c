@@ -65,6 +65,19 @@
  *             size, more receives fit, and SENDs complete every receive
  *             in order with its bytes; shrinking below the receives
  *             posted fails with EINVAL and changes nothing
+ *  mpe        IBA 1.5 on RC: where the device claims neither (kernels
+ *             before 6.2) RC QPs with the ATOMIC WRITE or FLUSH send ops
+ *             are refused with EOPNOTSUPP and MRs with the FLUSH right
+ *             too; else no persistent FLUSH (refused MR right), an
+ *             ATOMIC WRITE changes exactly its 8 bytes (IBV_WC_ATOMIC_WRITE)
+ *             and an unaligned one is an invalid request; with
+ *             ibv_wr_flush in the headers built against (rdma-core 47
+ *             on, not Debian 12's 44 the image builds with) FLUSH of a
+ *             range and of a whole MR completes (IBV_WC_FLUSH), on an MR
+ *             without the right or asking persistence it is a remote
+ *             access error. rxe's provider takes the send ops whatever
+ *             the kernel offers (FAIL on rxe0 under 6.1); rxe claims
+ *             persistent FLUSH (FAIL there on 6.12)
  */
 #include "common.h"
 
@@ -1389,6 +1402,187 @@ out:
 	free(mem);
 }
 
+/* ---- mpe: IBA 1.5 ATOMIC WRITE and FLUSH ---- */
+
+/* uverbs values; Debian 12's libibverbs 44 headers lack the FLUSH ones */
+#define MPE_ACC_FLUSH_GLOBAL	(1 << 8)
+#define MPE_ACC_FLUSH_PERSIST	(1 << 9)
+#define MPE_DEV_FLUSH_GLOBAL	(1ULL << 38)
+#define MPE_DEV_FLUSH_PERSIST	(1ULL << 39)
+#define MPE_DEV_ATOMIC_WRITE	(1ULL << 40)
+#define MPE_QP_WITH_FLUSH	(1ULL << 11)
+
+/* One ATOMIC WRITE (or, with VT_HAVE_WR_FLUSH, FLUSH) from a; its status. */
+static int mpe_post(struct pair *p, int flush, uint32_t rkey, void *raddr, size_t len,
+		    uint8_t type, uint8_t level, const void *val, struct ibv_wc *wc)
+{
+	struct ibv_qp_ex *x = ibv_qp_to_qp_ex(p->a);
+
+	if (!x)
+		return -2;
+	ibv_wr_start(x);
+	x->wr_id = 77;
+	x->wr_flags = IBV_SEND_SIGNALED;
+	if (!flush) {
+		ibv_wr_atomic_write(x, rkey, (uintptr_t)raddr, val);
+	} else {
+#ifdef VT_HAVE_WR_FLUSH
+		ibv_wr_flush(x, rkey, (uintptr_t)raddr, len, type, level);
+#else
+		(void)len, (void)type, (void)level;
+		ibv_wr_abort(x);
+		return -2;
+#endif
+	}
+	if (ibv_wr_complete(x))
+		return -2;
+	if (poll_wc(p->cqa, wc))
+		return -1;
+	return wc->status;
+}
+
+/* An RC pair whose QPs carry the IBA 1.5 send ops and every remote right. */
+static void mpe_pair(struct pair *p, uint64_t ops)
+{
+	memset(p, 0, sizeof(*p));
+	p->pd = C.pd;
+	p->access = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC |
+		    FLUSH_RIGHTS;
+	p->cqa = ibv_create_cq(C.ctx, 64, NULL, NULL, 0);
+	p->cqb = ibv_create_cq(C.ctx, 64, NULL, NULL, 0);
+	if (!p->cqa || !p->cqb)
+		vt_die("ibv_create_cq: %s", strerror(errno));
+	p->a = create_ex(p->cqa, IBV_QPT_RC, IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
+			 0, ops, NULL);
+	p->b = create_ex(p->cqb, IBV_QPT_RC, IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
+			 0, ops, NULL);
+	if (!p->a || !p->b)
+		vt_die("ibv_create_qp_ex RC with ATOMIC WRITE/FLUSH: %s", strerror(errno));
+	p->pa = (struct vt_peer){ .qpn = p->a->qp_num, .psn = 300 };
+	p->pb = (struct vt_peer){ .qpn = p->b->qp_num, .psn = 400 };
+	memcpy(p->pa.gid, C.gid.raw, 16);
+	memcpy(p->pb.gid, C.gid.raw, 16);
+	if (pair_connect(p))
+		vt_die("RC pair to RTS: %s", strerror(errno));
+}
+
+static void case_mpe(void)
+{
+	static const uint8_t val[8] = { 'A', 'B', 'C', 'D', 'E', 'F', 'G', 'H' };
+	struct ibv_device_attr_ex da;
+	struct ibv_mr *mr, *fmr;
+	struct ibv_cq *cq;
+	struct ibv_qp *qp;
+	struct pair p;
+	struct ibv_wc wc;
+	uint64_t caps, ops;
+	uint8_t *buf;
+	int s, i, other;
+
+	memset(&da, 0, sizeof(da));
+	if (ibv_query_device_ex(C.ctx, NULL, &da))
+		vt_die("ibv_query_device_ex: %s", strerror(errno));
+	caps = da.device_cap_flags_ex;
+	buf = page_alloc(2);
+	if (!(caps & (MPE_DEV_FLUSH_GLOBAL | MPE_DEV_ATOMIC_WRITE))) {
+		/*
+		 * A kernel before 6.2 (Debian 12's 6.1): ib_core knows neither
+		 * operation, the device claims neither, and both are refused
+		 * cleanly (rxe on 6.1 the same).
+		 */
+		cq = ibv_create_cq(C.ctx, 16, NULL, NULL, 0);
+		if (!cq)
+			vt_die("ibv_create_cq: %s", strerror(errno));
+		errno = 0;
+		qp = create_ex(cq, IBV_QPT_RC, IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS, 0,
+			       IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_ATOMIC_WRITE, NULL);
+		report(!qp && errno == EOPNOTSUPP, "mpe",
+		       "not offered (caps 0x%llx): RC QP with ATOMIC WRITE send op: %s",
+		       (unsigned long long)caps, qp ? "created" : strerror(errno));
+		if (qp)
+			ibv_destroy_qp(qp);
+		errno = 0;
+		qp = create_ex(cq, IBV_QPT_RC, IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS, 0,
+			       IBV_QP_EX_WITH_RDMA_WRITE | MPE_QP_WITH_FLUSH, NULL);
+		report(!qp && errno == EOPNOTSUPP, "mpe",
+		       "not offered: RC QP with FLUSH send op: %s", qp ? "created" : strerror(errno));
+		if (qp)
+			ibv_destroy_qp(qp);
+		errno = 0;
+		mr = ibv_reg_mr(C.pd, buf, PAGE, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+				MPE_ACC_FLUSH_GLOBAL);
+		report(!mr, "mpe", "not offered: MR with IBV_ACCESS_FLUSH_GLOBAL: %s",
+		       mr ? "registered" : strerror(errno));
+		if (mr)
+			ibv_dereg_mr(mr);
+		ibv_destroy_cq(cq);
+		free(buf);
+		return;
+	}
+	/*
+	 * Guest memory is not persistent: cnuas never claims persistent
+	 * FLUSH and ib_core then refuses the right (rxe claims it, and
+	 * grants it on pmem pages only).
+	 */
+	report(!(caps & MPE_DEV_FLUSH_PERSIST), "mpe", "caps 0x%llx: no FLUSH_PERSISTENT",
+	       (unsigned long long)caps);
+	errno = 0;
+	mr = ibv_reg_mr(C.pd, buf, PAGE, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+			MPE_ACC_FLUSH_PERSIST);
+	report(!mr, "mpe", "MR with IBV_ACCESS_FLUSH_PERSISTENT: %s",
+	       mr ? "registered" : strerror(errno));
+	if (mr)
+		ibv_dereg_mr(mr);
+
+	ops = IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_ATOMIC_WRITE;
+#ifdef VT_HAVE_WR_FLUSH
+	ops |= IBV_QP_EX_WITH_FLUSH;
+#endif
+	mpe_pair(&p, ops);
+	mr = ibv_reg_mr(C.pd, buf, PAGE, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+	fmr = ibv_reg_mr(C.pd, buf + PAGE, PAGE, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+			 MPE_ACC_FLUSH_GLOBAL);
+	if (!mr || !fmr)
+		vt_die("ibv_reg_mr: %s", strerror(errno));
+
+	/* ATOMIC WRITE: exactly the 8 bytes at the address change. */
+	memset(buf, 0xaa, PAGE);
+	s = mpe_post(&p, 0, mr->rkey, buf + 64, 0, 0, 0, val, &wc);
+	for (i = 0, other = 0; i < PAGE; i++)
+		if ((i < 64 || i >= 72) && buf[i] != 0xaa)
+			other++;
+	report(s == IBV_WC_SUCCESS && wc.opcode == IBV_WC_ATOMIC_WRITE &&
+	       !memcmp(buf + 64, val, 8) && !other, "mpe",
+	       "ATOMIC WRITE of 8 bytes at offset 64: %s, opcode %d, bytes %s, %d others changed",
+	       st(s), wc.opcode, memcmp(buf + 64, val, 8) ? "wrong" : "right", other);
+	/* IBA 1.5: the address must be 8-byte aligned, else an invalid request. */
+	s = mpe_post(&p, 0, mr->rkey, buf + 68, 0, 0, 0, val, &wc);
+	report(s == IBV_WC_REM_INV_REQ_ERR && buf[68] == 'E', "mpe",
+	       "ATOMIC WRITE at offset 68 (unaligned): %s", st(s));
+	pair_restate(&p);
+
+#ifdef VT_HAVE_WR_FLUSH
+	s = mpe_post(&p, 1, fmr->rkey, buf + PAGE, 128, IBV_FLUSH_GLOBAL, IBV_FLUSH_RANGE, NULL, &wc);
+	report(s == IBV_WC_SUCCESS && wc.opcode == IBV_WC_FLUSH, "mpe",
+	       "FLUSH global, range, MR with the right: %s, opcode %d", st(s), wc.opcode);
+	s = mpe_post(&p, 1, fmr->rkey, NULL, 0, IBV_FLUSH_GLOBAL, IBV_FLUSH_MR, NULL, &wc);
+	report(s == IBV_WC_SUCCESS && wc.opcode == IBV_WC_FLUSH, "mpe",
+	       "FLUSH global, whole MR: %s", st(s));
+	s = mpe_post(&p, 1, mr->rkey, buf, 128, IBV_FLUSH_GLOBAL, IBV_FLUSH_RANGE, NULL, &wc);
+	report(s == IBV_WC_REM_ACCESS_ERR, "mpe", "FLUSH on an MR without the right: %s", st(s));
+	pair_restate(&p);
+	s = mpe_post(&p, 1, fmr->rkey, buf + PAGE, 128, IBV_FLUSH_PERSISTENT, IBV_FLUSH_RANGE, NULL,
+		     &wc);
+	report(s == IBV_WC_REM_ACCESS_ERR, "mpe", "FLUSH persistent (never granted): %s", st(s));
+#else
+	printf("SKIP mpe           FLUSH: built against a libibverbs without ibv_wr_flush\n");
+#endif
+	ibv_dereg_mr(mr);
+	ibv_dereg_mr(fmr);
+	pair_free(&p);
+	free(buf);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct vt_case cases[] = {
@@ -1396,6 +1590,7 @@ int main(int argc, char **argv)
 		{ "rereg", case_rereg }, { "cq-ex", case_cq_ex }, { "parent-domain", case_parent_domain },
 		{ "ud-recv", case_ud_recv },
 		{ "reset-cq", case_reset_cq }, { "srq-resize", case_srq_resize },
+		{ "mpe", case_mpe },
 	};
 
 	vt_prog = "cnuas-verbsapi";

@@ -235,6 +235,39 @@ static void test_send_wqe(void)
 	      w->wr.atomic.swap == 2 && w->wr.atomic.rkey == 3);
 	wr.send_flags = IBV_SEND_INLINE;
 	CHECK(cnuas_wqe_send(slot, &lim, &wr, 0) == EINVAL);
+
+	/*
+	 * IBA 1.5: ATOMIC WRITE and FLUSH from the ibv_wr_* API only, RC
+	 * only, no SGEs; operands in wr.atomic (wqe.h).
+	 */
+	wr.send_flags = 0;
+	wr.num_sge = 0;
+	wr.opcode = CNUAS_WR_ATOMIC_WRITE;
+	wr.wr.atomic.remote_addr = 0x9000;
+	wr.wr.atomic.compare_add = 0x1122334455667788ull;
+	wr.wr.atomic.rkey = 7;
+	CHECK(cnuas_wqe_send(slot, &lim, &wr, 0) == EINVAL);	/* ibv_post_send */
+	lim.wr_api = 1;
+	CHECK(cnuas_wqe_send(slot, &lim, &wr, 0) == 0);
+	CHECK(w->opcode == CNUAS_WR_ATOMIC_WRITE && w->num_sge == 0 &&
+	      w->wr.atomic.remote_addr == 0x9000 && w->wr.atomic.rkey == 7 &&
+	      w->wr.atomic.compare_add == 0x1122334455667788ull);
+	wr.opcode = CNUAS_WR_FLUSH;
+	wr.wr.atomic.compare_add = 12345678;
+	wr.wr.atomic.swap = 1 | 1 << 8;	/* IBV_FLUSH_GLOBAL, IBV_FLUSH_MR */
+	CHECK(cnuas_wqe_send(slot, &lim, &wr, 0) == 0);
+	CHECK(w->opcode == CNUAS_WR_FLUSH && w->wr.flush.remote_addr == 0x9000 &&
+	      w->wr.flush.length == 12345678 && w->wr.flush.rkey == 7 &&
+	      w->wr.flush.type == 1 && w->wr.flush.level == 1);
+	wr.num_sge = 1;
+	CHECK(cnuas_wqe_send(slot, &lim, &wr, 0) == EINVAL);
+	wr.num_sge = 0;
+	lim.qp_type = IBV_QPT_UC;
+	CHECK(cnuas_wqe_send(slot, &lim, &wr, 0) == EINVAL);
+	lim.qp_type = IBV_QPT_RC;
+	lim.wr_api = 0;
+	wr.num_sge = 1;
+
 	wr.send_flags = 1u << 20;	/* unknown flag */
 	wr.opcode = IBV_WR_SEND;
 	CHECK(cnuas_wqe_send(slot, &lim, &wr, 0) == EINVAL);
