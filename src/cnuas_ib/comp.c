@@ -99,6 +99,16 @@ void cnuas_ib_comp_advance(struct cnuas_ib_qp *qp)
 			opened = true;
 		}
 		cnuas_ib_queue_consume(&qp->sq, 1);
+		/*
+		 * The requester never stays on a consumed slot: a local op it
+		 * meets again after a rewind (or a WQE that failed where it
+		 * stood) is done, and a fetch may soon reuse the slot for a
+		 * new WQE, which would then go out first.
+		 */
+		if ((s32)(t->req_idx - qp->sq.index) < 0) {
+			t->req_idx = qp->sq.index;
+			t->req_off = 0;
+		}
 		if (status) {
 			cnuas_dbg_qp(qp, "send WQE 0x%llx completes with %s\n",
 				     sw->wqe.wr_id, ib_wc_status_msg(status));

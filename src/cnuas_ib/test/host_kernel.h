@@ -13,10 +13,10 @@
 typedef __UINT8_TYPE__ u8;
 typedef __UINT16_TYPE__ u16;
 typedef __UINT32_TYPE__ u32;
-typedef __UINT64_TYPE__ u64;
+typedef unsigned long long u64;	/* as the kernel's (and <linux/types.h>) */
 typedef __UINT16_TYPE__ __be16;
 typedef __UINT32_TYPE__ __be32;
-typedef __UINT64_TYPE__ __be64;
+typedef unsigned long long __be64;
 
 /* __packed comes from the Makefile (-D), as the kernel's compiler_attributes.h. */
 #define be16_to_cpu(x)		be16toh(x)
