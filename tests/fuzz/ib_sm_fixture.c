@@ -298,19 +298,22 @@ static const struct cnuas_ib_mr_ops fx_mr_ops = {
 	.copy = fx_mr_copy,
 };
 
-int cnuas_ib_mr_atomic(struct cnuas_ib_mr *mr, u64 addr, bool cmp_swap,
-		       u64 compare_add, u64 swap, u64 *orig)
+int cnuas_ib_mr_atomic(struct cnuas_ib_mr *mr, u64 addr,
+		       enum cnuas_ib_atomic_op op, u64 compare_add, u64 swap,
+		       u64 *orig)
 {
 	u64 val, new;
 	u8 *va;
 
 	if (addr & 7)
 		return -EINVAL;
-	fx_check(mr->access & IB_ACCESS_REMOTE_ATOMIC);
+	/* ATOMIC WRITE is a WRITE to the key's rights (IBA 1.5) */
+	fx_check(mr->access & (op == CNUAS_IB_ATOMIC_WRITE ? IB_ACCESS_REMOTE_WRITE :
+			       IB_ACCESS_REMOTE_ATOMIC));
 	va = fx_mr_at(mr, addr, sizeof(val));
 	memcpy(&val, va, sizeof(val));
 	*orig = val;
-	new = cmp_swap ? (val == compare_add ? swap : val) : val + compare_add;
+	new = cnuas_ib_atomic_new(op, val, compare_add, swap);
 	memcpy(va, &new, sizeof(new));
 	return 0;
 }

@@ -48,6 +48,9 @@ typedef unsigned int gfp_t;
 #define smp_store_release(p, v)	__atomic_store_n(p, v, __ATOMIC_RELEASE)
 #define smp_mb()		__atomic_thread_fence(__ATOMIC_SEQ_CST)
 #define smp_mb__after_atomic()	smp_mb()
+#define mb()			smp_mb()
+#define U32_MAX			((u32)~0U)
+#define U64_MAX			((u64)~0ULL)
 #define IS_ENABLED(x)		(x)
 #define CONFIG_INFINIBAND_VIRT_DMA 1
 #define MODULE_PARM_DESC(n, d)
