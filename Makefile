@@ -55,12 +55,16 @@ check-vm:
 check-guest:
 	tests/run guest
 
-# libFuzzer targets (tests/fuzz/), FUZZ_SECONDS each (default 60); then
-# tests/fuzz/corpus/ is re-minimized with the new inputs; crashes land in
-# build/fuzz/crashes/.
+# libFuzzer targets (tests/fuzz/), FUZZ_SECONDS each (default 60), then
+# QEMU's generic-fuzz on the device models (tests/fuzz/qemu/*.env),
+# QEMU_FUZZ_SECONDS each (default FUZZ_SECONDS; the first run builds
+# qemu-fuzz-x86_64, scripts/build-qemu-fuzz); tests/fuzz/corpus/ is
+# re-minimized with the new inputs; crashes land in build/fuzz/crashes/.
 FUZZ_SECONDS ?= 60
+QEMU_FUZZ_SECONDS ?= $(FUZZ_SECONDS)
 fuzz:
 	$(MAKE) -C tests/fuzz run FUZZ_SECONDS=$(FUZZ_SECONDS)
+	$(MAKE) -C tests/fuzz qemu QEMU_FUZZ_SECONDS=$(QEMU_FUZZ_SECONDS)
 
 demo:
 	scripts/deps demo
