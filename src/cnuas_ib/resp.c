@@ -486,15 +486,24 @@ static void cnuas_resp_write(struct cnuas_ib_qp *qp, struct cnuas_ib_rxp *p)
 	cnuas_resp_ack_maybe(qp, p);
 }
 
-/* A history slot for a new READ/atomic; NULL if all are in use. */
-static struct cnuas_ib_res *cnuas_resp_res_alloc(struct cnuas_ib_qp *qp)
+/*
+ * A history slot for a new READ/atomic/FLUSH @what. All in use means more
+ * than max_dest_rd_atomic outstanding: NAK invalid request, NULL.
+ */
+static struct cnuas_ib_res *cnuas_resp_res_alloc(struct cnuas_ib_qp *qp,
+						 struct cnuas_ib_rxp *p,
+						 const char *what)
 {
 	struct cnuas_ib_tqp *t = &qp->t;
 	struct cnuas_ib_res *r;
 
 	cnuas_resp_busy(t);
-	if (t->res_next - t->res_cur >= t->res_num)
+	if (t->res_next - t->res_cur >= t->res_num) {
+		cnuas_dbg_qp(qp, "%s PSN %u: more than %u READ/atomic requests outstanding\n",
+			     what, p->psn, t->res_num);
+		cnuas_resp_fail(qp, CNUAS_AETH_NAK_INVALID, IB_EVENT_QP_REQ_ERR);
 		return NULL;
+	}
 	r = &t->res[t->res_next % t->res_num];
 	t->res_next++;
 	memset(r, 0, sizeof(*r));
@@ -538,14 +547,9 @@ static void cnuas_resp_read(struct cnuas_ib_qp *qp, struct cnuas_ib_rxp *p)
 		}
 		cnuas_ib_mr_put(mr);
 	}
-	r = cnuas_resp_res_alloc(qp);
-	if (!r) {
-		/* More than max_dest_rd_atomic outstanding. */
-		cnuas_dbg_qp(qp, "READ PSN %u: more than %u READ/atomic requests outstanding\n",
-			     p->psn, t->res_num);
-		cnuas_resp_fail(qp, CNUAS_AETH_NAK_INVALID, IB_EVENT_QP_REQ_ERR);
+	r = cnuas_resp_res_alloc(qp, p, "READ");
+	if (!r)
 		return;
-	}
 	npkts = max_t(u32, 1, DIV_ROUND_UP(len, t->mtu));
 	r->kind = CNUAS_RES_READ;
 	r->psn = p->psn;
@@ -598,12 +602,9 @@ static void cnuas_resp_atomic(struct cnuas_ib_qp *qp, struct cnuas_ib_rxp *p)
 		return;
 	}
 	queued = cnuas_resp_busy(t);
-	r = cnuas_resp_res_alloc(qp);
+	r = cnuas_resp_res_alloc(qp, p, "atomic");
 	if (!r) {
 		cnuas_ib_mr_put(mr);
-		cnuas_dbg_qp(qp, "atomic PSN %u: more than %u READ/atomic requests outstanding\n",
-			     p->psn, t->res_num);
-		cnuas_resp_fail(qp, CNUAS_AETH_NAK_INVALID, IB_EVENT_QP_REQ_ERR);
 		return;
 	}
 	err = cnuas_ib_mr_atomic(mr, va, cas ? CNUAS_IB_ATOMIC_CMP_SWAP :
@@ -765,13 +766,9 @@ static void cnuas_resp_flush(struct cnuas_ib_qp *qp, struct cnuas_ib_rxp *p)
 		return;
 	}
 	cnuas_ib_mr_put(mr);
-	r = cnuas_resp_res_alloc(qp);
-	if (!r) {
-		cnuas_dbg_qp(qp, "FLUSH PSN %u: more than %u READ/atomic requests outstanding\n",
-			     p->psn, t->res_num);
-		cnuas_resp_fail(qp, CNUAS_AETH_NAK_INVALID, IB_EVENT_QP_REQ_ERR);
+	r = cnuas_resp_res_alloc(qp, p, "FLUSH");
+	if (!r)
 		return;
-	}
 	/* Every store placed before is visible to every CPU and device. */
 	mb();
 	r->kind = CNUAS_RES_FLUSH;
