@@ -1,0 +1,229 @@
+/* SPDX-License-Identifier: (GPL-2.0-or-later OR MIT) */
+/*
+ * Native InfiniBand link facts shared by everything that reads or writes
+ * IB-mode frames: cnuas_net and cnuas_ib in the guest, the switch and the
+ * test tools. Plain C for the kernel and for user space alike.
+ *
+ * An IB-mode frame, one per message on the switch socket (no Ethernet):
+ *   LRH (8 bytes), GRH (40, only when LRH.LNH is CNUAS_LNH_IBA_GLOBAL),
+ *   BTH and the rest as over RoCEv2, pad, ICRC (4), VCRC (2).
+ * LRH.PktLen counts 4-byte words from the LRH through the ICRC; the VCRC
+ * is outside it (IBA 7.7.8).
+ *
+ * The ICRC (IBA 7.8.1) is the same CRC-32 as over RoCEv2 over
+ *   local packets (LNH 2): the LRH with VL set to ones, the BTH with its
+ *     FECN/BECN/resv6a byte set to ones, and the rest up to the ICRC;
+ *   global packets (LNH 3): 64 bits of ones for the LRH, the GRH with
+ *     TClass, FlowLabel and HopLmt set to ones, the masked BTH, the rest.
+ * cnuas_ib_icrc_hdr() builds the masked start.
+ *
+ * The VCRC (IBA 7.8.2) is a CRC-16, polynomial 0x100B (0xD008 reflected),
+ * initial value 0xFFFF, final XOR 0xFFFF, over the LRH through the ICRC.
+ * It protects one hop: the switch checks and rewrites it, since it may
+ * change the VL. Like the ICRC it goes on the wire least significant byte
+ * first. Neither the kernel's crc16 (0x8005) nor crc-itu-t (0x1021) has
+ * this polynomial, hence the table below.
+ */
+#ifndef CNUAS_IB_LINK_H
+#define CNUAS_IB_LINK_H
+
+#ifdef __KERNEL__
+#include <linux/string.h>
+#include <linux/types.h>
+#else
+#include <stdint.h>
+#include <string.h>
+#endif
+/* CNUAS_BTH_LEN, CNUAS_ICRC_LEN */
+#include "cnuas_roce.h"
+
+#define CNUAS_LRH_LEN			8
+#define CNUAS_GRH_LEN			40
+#define CNUAS_VCRC_LEN			2
+/* Largest frame the switch socket and cnuas-vnic carry (MAX_FRAME). */
+#define CNUAS_IB_MAX_FRAME		9216
+
+/* LRH.LNH: what follows the LRH. */
+#define CNUAS_LNH_RAW			0
+#define CNUAS_LNH_IP			1
+#define CNUAS_LNH_IBA_LOCAL		2	/* BTH */
+#define CNUAS_LNH_IBA_GLOBAL		3	/* GRH, then BTH */
+
+#define CNUAS_LRH_LVER			0
+#define CNUAS_VL15			15	/* subnet management only */
+#define CNUAS_GRH_NXTHDR_BTH		0x1b
+
+/* LIDs (IBA 4.1.3) */
+#define CNUAS_LID_RESERVED		0x0000
+#define CNUAS_LID_UCAST_MAX		0xbfff
+#define CNUAS_LID_MCAST_MIN		0xc000
+#define CNUAS_LID_MCAST_MAX		0xfffe
+#define CNUAS_LID_PERMISSIVE		0xffff
+
+/* ---- LRH fields; @lrh points at its 8 bytes in network order ---- */
+static inline unsigned int cnuas_lrh_vl(const unsigned char *lrh)
+{
+	return lrh[0] >> 4;
+}
+
+static inline unsigned int cnuas_lrh_lver(const unsigned char *lrh)
+{
+	return lrh[0] & 0x0f;
+}
+
+static inline unsigned int cnuas_lrh_sl(const unsigned char *lrh)
+{
+	return lrh[1] >> 4;
+}
+
+static inline unsigned int cnuas_lrh_lnh(const unsigned char *lrh)
+{
+	return lrh[1] & 0x03;
+}
+
+static inline unsigned int cnuas_lrh_dlid(const unsigned char *lrh)
+{
+	return (unsigned int)lrh[2] << 8 | lrh[3];
+}
+
+/* In 4-byte words, LRH through ICRC. */
+static inline unsigned int cnuas_lrh_pktlen(const unsigned char *lrh)
+{
+	return ((unsigned int)lrh[4] & 0x07) << 8 | lrh[5];
+}
+
+static inline unsigned int cnuas_lrh_slid(const unsigned char *lrh)
+{
+	return (unsigned int)lrh[6] << 8 | lrh[7];
+}
+
+static inline void cnuas_lrh_set_vl(unsigned char *lrh, unsigned int vl)
+{
+	lrh[0] = (unsigned char)((vl & 0x0f) << 4 | (lrh[0] & 0x0f));
+}
+
+/* @pktlen in 4-byte words. */
+static inline void cnuas_lrh_build(unsigned char *lrh, unsigned int vl,
+				   unsigned int sl, unsigned int lnh,
+				   unsigned int dlid, unsigned int slid,
+				   unsigned int pktlen)
+{
+	lrh[0] = (unsigned char)((vl & 0x0f) << 4 | CNUAS_LRH_LVER);
+	lrh[1] = (unsigned char)((sl & 0x0f) << 4 | (lnh & 0x03));
+	lrh[2] = (unsigned char)(dlid >> 8);
+	lrh[3] = (unsigned char)dlid;
+	lrh[4] = (unsigned char)((pktlen >> 8) & 0x07);
+	lrh[5] = (unsigned char)pktlen;
+	lrh[6] = (unsigned char)(slid >> 8);
+	lrh[7] = (unsigned char)slid;
+}
+
+static inline int cnuas_lid_is_mcast(unsigned int lid)
+{
+	return lid >= CNUAS_LID_MCAST_MIN && lid <= CNUAS_LID_MCAST_MAX;
+}
+
+/* ---- ICRC ---- */
+/* Longest masked start: LRH (or its ones), GRH, BTH. */
+#define CNUAS_IB_ICRC_HDR_MAX	(CNUAS_LRH_LEN + CNUAS_GRH_LEN + CNUAS_BTH_LEN)
+
+/*
+ * The start of the ICRC's input for the IB-mode frame at @frame (@len
+ * bytes, from the LRH): writes the LRH, the GRH if any and the BTH with
+ * their variant fields masked into @hdr (CNUAS_IB_ICRC_HDR_MAX bytes).
+ * Returns how many bytes of @frame (and of @hdr) that is; the CRC goes on
+ * over @frame from there to the ICRC. -1: not an IBA transport packet or
+ * shorter than its headers.
+ */
+static inline int cnuas_ib_icrc_hdr(unsigned char *hdr, const void *frame,
+				    unsigned int len)
+{
+	const unsigned char *p = (const unsigned char *)frame;
+	unsigned int n;
+
+	if (len < CNUAS_LRH_LEN)
+		return -1;
+	switch (cnuas_lrh_lnh(p)) {
+	case CNUAS_LNH_IBA_LOCAL:
+		n = CNUAS_LRH_LEN + CNUAS_BTH_LEN;
+		break;
+	case CNUAS_LNH_IBA_GLOBAL:
+		n = CNUAS_LRH_LEN + CNUAS_GRH_LEN + CNUAS_BTH_LEN;
+		break;
+	default:
+		return -1;
+	}
+	if (len < n)
+		return -1;
+
+	memcpy(hdr, p, n);
+	if (n == CNUAS_LRH_LEN + CNUAS_BTH_LEN) {
+		hdr[0] |= 0xf0;				/* VL */
+	} else {
+		unsigned char *grh = hdr + CNUAS_LRH_LEN;
+
+		memset(hdr, 0xff, CNUAS_LRH_LEN);	/* the whole LRH */
+		grh[0] |= 0x0f;				/* TClass, high nibble */
+		grh[1] = 0xff;				/* TClass, FlowLabel */
+		grh[2] = 0xff;
+		grh[3] = 0xff;
+		grh[7] = 0xff;				/* HopLmt */
+	}
+	hdr[n - CNUAS_BTH_LEN + 4] = 0xff;	/* BTH: FECN, BECN, resv6a */
+	return n;
+}
+
+/* ---- VCRC ---- */
+#define CNUAS_VCRC_POLY_REFLECTED	0xd008
+#define CNUAS_VCRC_INIT			0xffff
+#define CNUAS_VCRC_XOROUT		0xffff
+
+/* Fill a 256-entry table once; every VCRC then takes one lookup a byte. */
+static inline void cnuas_vcrc_table_init(unsigned short *table)
+{
+	unsigned int i, bit, crc;
+
+	for (i = 0; i < 256; i++) {
+		crc = i;
+		for (bit = 0; bit < 8; bit++)
+			crc = crc & 1 ? crc >> 1 ^ CNUAS_VCRC_POLY_REFLECTED :
+					crc >> 1;
+		table[i] = (unsigned short)crc;
+	}
+}
+
+/* The VCRC of @len bytes at @buf (the LRH through the ICRC). */
+static inline unsigned int cnuas_vcrc(const unsigned short *table,
+				      const void *buf, unsigned int len)
+{
+	const unsigned char *p = (const unsigned char *)buf;
+	unsigned int crc = CNUAS_VCRC_INIT;
+
+	while (len--)
+		crc = crc >> 8 ^ table[(crc ^ *p++) & 0xff];
+	return (crc ^ CNUAS_VCRC_XOROUT) & 0xffff;
+}
+
+/* Write the VCRC of the @len bytes at @frame right after them. */
+static inline void cnuas_vcrc_put(const unsigned short *table,
+				  unsigned char *frame, unsigned int len)
+{
+	unsigned int crc = cnuas_vcrc(table, frame, len);
+
+	frame[len] = (unsigned char)crc;
+	frame[len + 1] = (unsigned char)(crc >> 8);
+}
+
+/* 1 if the last two of the @len bytes at @frame are its right VCRC. */
+static inline int cnuas_vcrc_ok(const unsigned short *table,
+				const unsigned char *frame, unsigned int len)
+{
+	unsigned int crc;
+
+	if (len < CNUAS_LRH_LEN + CNUAS_VCRC_LEN)
+		return 0;
+	crc = cnuas_vcrc(table, frame, len - CNUAS_VCRC_LEN);
+	return frame[len - 2] == (crc & 0xff) && frame[len - 1] == crc >> 8;
+}
+
+#endif /* CNUAS_IB_LINK_H */
