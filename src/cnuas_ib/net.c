@@ -352,6 +352,7 @@ int cnuas_ib_xmit(struct cnuas_ib_dev *cdev, struct sk_buff *skb, bool more)
 {
 	u32 flags = more ? CNUAS_NET_AUX_TX_MORE : 0;
 	bool local = cnuas_ib_loop_is_local(cdev, skb);
+	u32 len = skb->len;
 	int err;
 
 	if (cnuas_ib_skb_cb(skb)->hw_icrc)
@@ -374,6 +375,7 @@ int cnuas_ib_xmit(struct cnuas_ib_dev *cdev, struct sk_buff *skb, bool more)
 
 	if (!err) {
 		cnuas_ib_stat_inc(cdev, CNUAS_STAT_SENT_PKTS);
+		cnuas_ib_port_count_tx(&cdev->port, len);
 		if (flags & CNUAS_NET_AUX_TX_ICRC)
 			cnuas_ib_stat_inc(cdev, CNUAS_STAT_TX_ICRC_OFFLOAD);
 		return 0;
