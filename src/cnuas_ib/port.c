@@ -101,8 +101,9 @@ void cnuas_ib_port_link(struct cnuas_ib_dev *cdev, bool up)
 	spin_unlock_irqrestore(&p->lock, flags);
 	if (was_active)
 		cnuas_ib_port_event(cdev, IB_EVENT_PORT_ERR);
-	ibdev_info(&cdev->ibdev, "port 1 link %s, state %s\n",
-		   up ? "up" : "down", up ? "INIT" : "DOWN");
+	if (device_is_registered(&cdev->ibdev.dev))
+		ibdev_info(&cdev->ibdev, "port 1 link %s, state %s\n",
+			   up ? "up" : "down", up ? "INIT" : "DOWN");
 }
 
 u32 cnuas_ib_port_cap_mask(struct cnuas_ib_dev *cdev)
