@@ -31,6 +31,11 @@
  *   resp.c      responder: PSN checks, RECV/WRITE/READ/atomic execution,
  *               ACK coalescing and holding, NAKs, duplicate replay
  *   counters.c  hardware counters (rdma statistic)
+ *   port.h      IB mode: the port's state, what the data path asks of it
+ *   port.c      ... link and SM driven port state, modify_port, query_port
+ *   mad.c       process_mad: MAD dispatch, M_Key check
+ *   sma.c       subnet management agent: SubnGet/SubnSet attributes
+ *   pma.c       performance management agent: PortCounters(Extended)
  *   debug.h     debug lines per object and counter (dynamic debug)
  *   debug.c     ... the names and explanations they print
  *   loopback.c  frames to our own MAC, delivered without the wire
@@ -65,6 +70,7 @@
 #include "uapi/cnuas-abi.h"
 #include "compat.h"
 #include "transport.h"
+#include "port.h"
 #include "debug.h"
 
 #define CNUAS_IB_NAME_FMT	"cnuas_%d"
@@ -168,6 +174,7 @@ struct cnuas_ib_dev {
 	u32 num_mcg;
 
 	struct cnuas_ib_tdev tdev;	/* transport state (transport.h) */
+	struct cnuas_ib_port port;	/* IB mode: SMA/PMA state (port.h) */
 };
 
 struct cnuas_ib_ucontext {
@@ -537,7 +544,7 @@ struct cnuas_ib_qp_attr {
 struct cnuas_ib_qp {
 	struct ib_qp ibqp;
 	struct cnuas_ib_dev *cdev;
-	enum ib_qp_type type;		/* IB_QPT_RC, _UC, _UD, _GSI */
+	enum ib_qp_type type;		/* IB_QPT_RC, _UC, _UD, _GSI, _SMI */
 	bool is_user;
 	bool sig_all;
 	atomic_t mcast_attached;	/* groups it is in (mcast.c) */
@@ -605,6 +612,12 @@ static inline bool cnuas_ib_qp_connected(const struct cnuas_ib_qp *qp)
 static inline bool cnuas_ib_is_eth(const struct cnuas_ib_dev *cdev)
 {
 	return cdev->link_layer == CNUAS_VNIC_LL_ETH;
+}
+
+static inline u16 cnuas_ib_pkey_tbl_len(const struct cnuas_ib_dev *cdev)
+{
+	return cnuas_ib_is_eth(cdev) ? CNUAS_IB_PKEY_TBL_LEN :
+				       CNUAS_IB_PKEY_TBL_LEN_IB;
 }
 
 static inline struct cnuas_ib_pd *to_cpd(struct ib_pd *ibpd)

@@ -21,17 +21,6 @@
 #include "cnuas_ib.h"
 #include "ib_wire.h"
 
-/* The port's base LID and LMC, as the SM set them (0: none yet). */
-u16 cnuas_ib_port_lid(struct cnuas_ib_dev *cdev)
-{
-	return READ_ONCE(cdev->tdev.lid);
-}
-
-u8 cnuas_ib_port_lmc(struct cnuas_ib_dev *cdev)
-{
-	return READ_ONCE(cdev->tdev.lmc);
-}
-
 int cnuas_ib_av_from_attr_ib(struct cnuas_ib_dev *cdev,
 			     struct cnuas_ib_av *av,
 			     const struct rdma_ah_attr *attr)
@@ -93,9 +82,10 @@ void cnuas_ib_av_to_attr_ib(const struct cnuas_ib_av *av,
 
 /*
  * A linear frame: LRH (and GRH), then @hdr_len bytes of BTH and extension
- * headers, @paylen of payload, pad and ICRC. VL 0 and the SLID of the
- * port's LID: cnuas_ib_frame_seal() moves QP0's to VL15. Room for the
- * VCRC stays at the tail, where cnuas_net writes it.
+ * headers, @paylen of payload, pad and ICRC. The VL of the SL (SLtoVL:
+ * VL 0, the one data VL) and the SLID of the port's LID and the path
+ * bits: cnuas_ib_frame_seal() moves QP0's to VL15. Room for the VCRC
+ * stays at the tail, where cnuas_net writes it.
  */
 struct sk_buff *cnuas_ib_frame_new(struct cnuas_ib_dev *cdev,
 				   const struct cnuas_ib_av *av, u32 hdr_len,
@@ -105,10 +95,11 @@ struct sk_buff *cnuas_ib_frame_new(struct cnuas_ib_dev *cdev,
 	u32 tlen = hdr_len + paylen + cnuas_ib_pad(paylen);
 	u32 head = hlen + tlen + CNUAS_ICRC_LEN;
 	struct cnuas_ib_hdrs h = {
-		.vl = 0,
+		.vl = cnuas_ib_port_vl(&cdev->port, IB_QPT_UD, av->sl),
 		.sl = av->sl,
 		.dlid = av->dlid,
-		.slid = cnuas_ib_port_lid(cdev) | av->src_path_bits,
+		.slid = cnuas_ib_port_slid(&cdev->port, IB_QPT_UD, av->dlid,
+					   av->src_path_bits),
 		.grh = av->grh,
 		.tclass = av->traffic_class,
 		.hop_limit = av->hop_limit,
@@ -161,15 +152,27 @@ void cnuas_ib_frame_seal(struct cnuas_ib_dev *cdev, struct sk_buff *skb)
 		return;
 	cnuas_ib_skb_cb(skb)->hw_icrc = false;
 	if (!cnuas_ib_frame_sqpn(skb_transport_header(skb))) {
+		u16 slid = cnuas_ib_port_slid(&cdev->port, IB_QPT_SMI,
+					      cnuas_lrh_dlid(lrh),
+					      cnuas_lrh_slid(lrh));
+
 		cnuas_lrh_set_vl(lrh, CNUAS_VL15);
-		if (!cnuas_ib_port_lid(cdev) ||
-		    cnuas_lrh_dlid(lrh) == CNUAS_LID_PERMISSIVE) {
-			lrh[6] = 0xff;
-			lrh[7] = 0xff;
-		}
+		lrh[6] = slid >> 8;
+		lrh[7] = slid & 0xff;
 	}
 	cnuas_ib_icrc(lrh, icrcp - lrh, &icrc);
 	put_unaligned_le32(icrc, icrcp);
+}
+
+/*
+ * The port sends VL15 while its link is up, data VLs only when Active
+ * (IBA 7.2): anything else is lost as on a link that is not up.
+ */
+bool cnuas_ib_frame_can_send(struct cnuas_ib_dev *cdev,
+			     const struct sk_buff *skb)
+{
+	return cnuas_ib_port_can_send(&cdev->port,
+				      cnuas_lrh_vl(skb_mac_header(skb)));
 }
 
 /* A frame to one of our own LIDs: the loop delivers it, not the wire. */
@@ -177,8 +180,8 @@ bool cnuas_ib_frame_is_local(struct cnuas_ib_dev *cdev,
 			     const struct sk_buff *skb)
 {
 	return cnuas_ib_lid_ours(cnuas_lrh_dlid(skb_mac_header(skb)),
-				 cnuas_ib_port_lid(cdev),
-				 cnuas_ib_port_lmc(cdev));
+				 cnuas_ib_port_lid(&cdev->port),
+				 cnuas_ib_port_lmc(&cdev->port));
 }
 
 bool cnuas_ib_frame_is_mcast(const struct sk_buff *skb)
@@ -256,8 +259,8 @@ int cnuas_ib_frame_parse(struct cnuas_ib_dev *cdev, struct sk_buff *skb,
 		return cnuas_rx_drop(cdev, CNUAS_STAT_DROP_HDR,
 				     "VL%u for QP%u: VL15 is QP0's only\n",
 				     h.vl, p->qpn);
-	lid = cnuas_ib_port_lid(cdev);
-	lmc = cnuas_ib_port_lmc(cdev);
+	lid = cnuas_ib_port_lid(&cdev->port);
+	lmc = cnuas_ib_port_lmc(&cdev->port);
 	if (cnuas_lid_is_mcast(h.dlid)) {
 		if (p->qpn != CNUAS_IB_MCAST_QPN)
 			return cnuas_rx_drop(cdev, CNUAS_STAT_DROP_QPN,

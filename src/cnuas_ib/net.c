@@ -366,7 +366,16 @@ int cnuas_ib_xmit(struct cnuas_ib_dev *cdev, struct sk_buff *skb, bool more)
 {
 	u32 flags = more ? CNUAS_NET_AUX_TX_MORE : 0;
 	bool local = cnuas_ib_loop_is_local(cdev, skb);
+	u32 len = skb->len;
 	int err;
+
+	if (!cnuas_ib_is_eth(cdev) && !cnuas_ib_frame_can_send(cdev, skb)) {
+		cnuas_stat_dbg_dev(cdev, CNUAS_STAT_SEND_ERR,
+				   "frame of %u bytes on VL%u lost: the port is not Active\n",
+				   len, cnuas_lrh_vl(skb->data));
+		kfree_skb(skb);
+		return -ENETDOWN;
+	}
 
 	if (cnuas_ib_skb_cb(skb)->hw_icrc)
 		flags |= CNUAS_NET_AUX_TX_ICRC;
@@ -388,6 +397,7 @@ int cnuas_ib_xmit(struct cnuas_ib_dev *cdev, struct sk_buff *skb, bool more)
 
 	if (!err) {
 		cnuas_ib_stat_inc(cdev, CNUAS_STAT_SENT_PKTS);
+		cnuas_ib_port_count_tx(&cdev->port, len);
 		if (flags & CNUAS_NET_AUX_TX_ICRC)
 			cnuas_ib_stat_inc(cdev, CNUAS_STAT_TX_ICRC_OFFLOAD);
 		return 0;

@@ -127,9 +127,6 @@ struct cnuas_ib_tdev {
 	struct work_struct loop_work;
 	unsigned long loop_full;	/* bit 0: a sender saw -EBUSY */
 	struct page *zero_page;		/* zero-copy frames' pad and ICRC */
-	/* IB link layer: the port's base LID and LMC (ib_frame.c) */
-	u16 lid;
-	u8 lmc;
 };
 
 /* Bits of cnuas_ib_tqp.flags (atomic bitops, any context). */
@@ -365,8 +362,6 @@ int cnuas_ib_parse_bth(struct cnuas_ib_dev *cdev, struct cnuas_ib_rxp *p,
 		       void *bth, u32 blen);
 
 /* ib_frame.c: the InfiniBand link layer's frames (LRH, GRH, native ICRC) */
-u16 cnuas_ib_port_lid(struct cnuas_ib_dev *cdev);
-u8 cnuas_ib_port_lmc(struct cnuas_ib_dev *cdev);
 struct rdma_ah_attr;
 int cnuas_ib_av_from_attr_ib(struct cnuas_ib_dev *cdev,
 			     struct cnuas_ib_av *av,
@@ -377,6 +372,8 @@ struct sk_buff *cnuas_ib_frame_new(struct cnuas_ib_dev *cdev,
 				   const struct cnuas_ib_av *av, u32 hdr_len,
 				   u32 paylen, void **bth);
 void cnuas_ib_frame_seal(struct cnuas_ib_dev *cdev, struct sk_buff *skb);
+bool cnuas_ib_frame_can_send(struct cnuas_ib_dev *cdev,
+			     const struct sk_buff *skb);
 bool cnuas_ib_frame_is_local(struct cnuas_ib_dev *cdev,
 			     const struct sk_buff *skb);
 bool cnuas_ib_frame_is_mcast(const struct sk_buff *skb);
