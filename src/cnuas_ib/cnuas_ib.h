@@ -39,6 +39,8 @@
  *   debug.h     debug lines per object and counter (dynamic debug)
  *   debug.c     ... the names and explanations they print
  *   loopback.c  frames to our own MAC, delivered without the wire
+ *   ib_frame.c  InfiniBand link layer frames: LRH, GRH, native ICRC, LID
+ *               address vectors (ib_wire.h: the host-testable part)
  *   debug.h     dynamic-debug helpers and drop reasons
  *   compat.h    differences between the kernels we build against
  *   wire.h      RoCEv2 headers: structs, accessors, opcode table, ICRC API
@@ -426,10 +428,17 @@ u64 cnuas_ib_sge_total(const struct cnuas_sge *sge, u32 num_sge);
 
 /*
  * An address vector: everything needed to build the Ethernet/IP/UDP
- * headers of a RoCEv2 frame, resolved once (modify_qp, create_ah).
+ * headers of a RoCEv2 frame, or the LRH and GRH of an IB one, resolved
+ * once (modify_qp, create_ah).
  */
 struct cnuas_ib_av {
-	u8 network_type;		/* RDMA_NETWORK_IPV4 / _IPV6 */
+	bool valid;			/* set by cnuas_ib_av_from_attr() */
+	u8 network_type;		/* RDMA_NETWORK_IPV4 / _IPV6 / _IB */
+	/* IB link layer: the LRH; the GRH's fields below when @grh */
+	bool grh;
+	u8 src_path_bits;
+	u8 static_rate;
+	u16 dlid;
 	u8 hop_limit;
 	u8 traffic_class;
 	u8 sl;

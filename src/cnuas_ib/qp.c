@@ -469,7 +469,7 @@ int cnuas_ib_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 	attr->dest_qp_num = a.dest_qpn;
 	attr->qp_access_flags = a.access;
 	cnuas_ib_qp_caps(qp, &attr->cap);
-	if (cnuas_ib_qp_connected(qp) && a.av.network_type)
+	if (cnuas_ib_qp_connected(qp) && a.av.valid)
 		cnuas_ib_av_to_attr(&a.av, &attr->ah_attr);
 	attr->pkey_index = a.pkey_index;
 	attr->port_num = 1;
