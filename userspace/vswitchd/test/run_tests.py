@@ -999,7 +999,7 @@ def test_daemon_flags():
     d = tempfile.mkdtemp(prefix="cnuas-vs-flags-")
     try:
         s = os.path.join(d, "s")
-        for args, msg in ((["--link-layer", "ib"], "InfiniBand"),
+        for args, msg in ((["--link-layer", "ib", "--tap", "t0"], "Ethernet only"),
                           (["--link-layer", "fc"], "unknown link layer"),
                           (["--aging", "abc"], "--aging"),
                           (["--queue-frames", "1"], "--queue-frames"),
@@ -1399,6 +1399,12 @@ def test_tap_vxlan_two_hosts():
 
 TESTS = [(n[5:], f) for n, f in sorted(globals().items()) if n.startswith("test_")]
 
+# InfiniBand mode (--link-layer ib): test/ib_tests.py, on the same helpers.
+import ib_tests  # noqa: E402
+
+ib_tests.Switch, ib_tests.recv_or_none, ib_tests.expect_none = Switch, recv_or_none, expect_none
+TESTS += [(n[5:], f) for n, f in sorted(vars(ib_tests).items()) if n.startswith("test_ib_")]
+
 
 def main():
     global ARGS
@@ -1411,6 +1417,7 @@ def main():
     ARGS.switch = os.path.abspath(ARGS.switch)
     ARGS.vsctl = os.path.abspath(ARGS.vsctl)
     ARGS.fdb_test = os.path.abspath(ARGS.fdb_test)
+    ib_tests.ARGS = ARGS
     passed = failed = skipped = 0
     for name, fn in TESTS:
         if ARGS.only and name not in ARGS.only:
