@@ -681,8 +681,13 @@ bool ib_forward(struct vswitch *sw, struct port *p, uint8_t *data, uint32_t len,
 		ib->port[out].pc.xmit_discards++;
 		return true;
 	}
-	if (!dp_unicast(sw, p, ib_slot(sw, out), data, len, k))
+	if (!dp_unicast(sw, p, ib_slot(sw, out), data, len, k)) {
+		/* paused: the frame comes here again, count it then */
+		ib->port[in].pc.rcv_pkts--;
+		ib->port[in].pc.rcv_bytes -= len;
+		ib->port[in].pc.rcv_ucast--;
 		return false;
+	}
 	count_xmit(ib, out, len, false);
 	return true;
 }

@@ -239,12 +239,18 @@ static int do_port_info(struct ib_switch *ib, bool set, unsigned in, uint32_t mo
 			mad_set_field(pi, 0, IB_PORT_SUBN_TIMEOUT_F,
 				      mad_get_field(d, 0, IB_PORT_SUBN_TIMEOUT_F));
 		}
-		if (mad_get_field(d, 0, IB_PORT_LINK_WIDTH_ENABLED_F))
-			mad_set_field(pi, 0, IB_PORT_LINK_WIDTH_ENABLED_F,
-				      mad_get_field(d, 0, IB_PORT_LINK_WIDTH_ENABLED_F));
-		if (mad_get_field(d, 0, IB_PORT_LINK_SPEED_ENABLED_F))
-			mad_set_field(pi, 0, IB_PORT_LINK_SPEED_ENABLED_F,
-				      mad_get_field(d, 0, IB_PORT_LINK_SPEED_ENABLED_F));
+		/* 0: no change; 255 (width) and 15 (speed): all that is supported */
+		unsigned wen = mad_get_field(d, 0, IB_PORT_LINK_WIDTH_ENABLED_F);
+		unsigned sen = mad_get_field(d, 0, IB_PORT_LINK_SPEED_ENABLED_F);
+
+		if (wen == 255)
+			wen = mad_get_field(pi, 0, IB_PORT_LINK_WIDTH_SUPPORTED_F);
+		if (sen == 15)
+			sen = mad_get_field(pi, 0, IB_PORT_LINK_SPEED_SUPPORTED_F);
+		if (wen)
+			mad_set_field(pi, 0, IB_PORT_LINK_WIDTH_ENABLED_F, wen);
+		if (sen)
+			mad_set_field(pi, 0, IB_PORT_LINK_SPEED_ENABLED_F, sen);
 		if (mtu)
 			mad_set_field(pi, 0, IB_PORT_NEIGHBOR_MTU_F, mtu);
 		if (ovls)

@@ -596,3 +596,82 @@ def test_ib_options_and_eth_unchanged():
         assert sw.show()["link_layer"] == "ib"
         text = sw.vsctl("show").stdout
         assert "ib switch guid 0x%016x" % GUID in text, text
+
+
+def test_ib_opensm_sweep():
+    """Stock OpenSM (Debian's 3.3.23) brings the subnet up through the switch: it
+    runs on a fake HCA (test/ib_hca.py) behind ibsim's libumad2sim.so, which
+    only carries its MADs; discovery, LIDs, LFT, port states are OpenSM's."""
+    import signal as _signal
+    import threading as _threading
+    import ib_hca
+    so = ib_hca.umad2sim()
+    if not shutil.which("opensm") or not so:
+        return "SKIP: opensm or ibsim-utils (libumad2sim.so) not installed"
+    with _ib_switch() as sw:
+        stop = _threading.Event()
+        sm_ca = ib_hca.CA(sw.port(), 0x02c5000000000100, "sm-host", sm=True)
+        ca2 = ib_hca.CA(sw.port(), 0x02c5000000000200, "guest-2")
+        _wait_ib(sw, 2)
+        name = "cnuas-ibsw-%d" % os.getpid()
+        srv = ib_hca.SimServer(sm_ca, name)
+        threads = [_threading.Thread(target=srv.run, args=(stop,), daemon=True),
+                   _threading.Thread(target=ca2.run, args=(stop,), daemon=True)]
+        for t in threads:
+            t.start()
+        log = os.path.join(sw.dir, "opensm.log")
+        env = dict(os.environ, LD_PRELOAD=so, IBSIM_SOCKNAME=name, OSM_CACHE_DIR=sw.dir,
+                   OSM_TMP_DIR=sw.dir)
+        sm = subprocess.Popen(["opensm", "-f", log, "-s", "0"], cwd=sw.dir, env=env,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+        try:
+            # the log reaches the file at exit; meanwhile watch what OpenSM did
+            def up():
+                return sm_ca.state == 4 and ca2.state == 4 and _ib(sw)["linear_fdb_top"] > 0
+            ok = ib_hca.wait_for(up, 120)
+            ibs = _ib(sw)
+            assert ok, "subnet not up: %s %s %s" % (sm_ca.state, ca2.state, ibs)
+            st = {p["port"]: p for p in ibs["ports"]}
+            assert st[1]["state"] == "active" and st[2]["state"] == "active", ibs
+            assert ibs["lid"] and ibs["sm_lid"] == sm_ca.lid, (ibs, sm_ca.lid)
+            assert sm_ca.state == 4 and ca2.state == 4 and ca2.lid and ca2.smlid == sm_ca.lid
+            lft = {e["lid"]: e["port"] for e in sw.vsctl("lft", json_out=True)["lft"]}
+            assert lft.get(sm_ca.lid) == 1 and lft.get(ca2.lid) == 2 and \
+                lft.get(ibs["lid"]) == 0, lft
+            # a guest leaving: Trap 128 to OpenSM, which sweeps again
+            traps = ibs["traps_sent"]
+            ca2.s.close()
+            sw.ports.remove(ca2.s)
+            assert ib_hca.wait_for(lambda: _ib(sw)["traps_sent"] > traps, 10)
+            assert ib_hca.wait_for(lambda: _ib(sw)["port_state_change"] == 0, 60), \
+                "OpenSM did not sweep again (PortStateChange still set)"
+            assert {p["port"]: p for p in _ib(sw)["ports"]}[2]["state"] == "down"
+            # infiniband-diags on the same HCA: the fabric as OpenSM left it
+            if shutil.which("ibnetdiscover") and shutil.which("perfquery"):
+                r = subprocess.run(["ibnetdiscover"], cwd=sw.dir, env=env, capture_output=True,
+                                   text=True, timeout=60)
+                assert r.returncode == 0, r.stderr
+                assert 'Switch\t8 "S-%016x"' % GUID in r.stdout, r.stdout
+                assert '"cnuas-vswitchd %016x"' % GUID in r.stdout, r.stdout
+                assert '[1]\t"H-%016x"[1](%x)' % (sm_ca.guid, sm_ca.guid + 1) in r.stdout, \
+                    r.stdout
+                r = subprocess.run(["perfquery", "-x", str(ibs["lid"]), "1"], cwd=sw.dir,
+                                   env=env, capture_output=True, text=True, timeout=60)
+                assert r.returncode == 0 and "PortXmitPkts" in r.stdout, (r.stdout, r.stderr)
+                pkts = {l.split(":")[0]: int(l.split(".")[-1]) for l in r.stdout.splitlines()
+                        if l.startswith("Port") and "Pkts" in l}
+                assert pkts["PortRcvPkts"] > 30 and pkts["PortXmitPkts"] > 30, pkts
+        finally:
+            sm.send_signal(_signal.SIGTERM)
+            try:
+                sm.wait(20)
+            except subprocess.TimeoutExpired:
+                sm.kill()
+                sm.wait()
+            stop.set()
+            for t in threads:
+                t.join(5)
+            srv.close()
+        text = open(log, errors="replace").read()
+        assert "SUBNET UP" in text, text[-4000:]
+        assert " ERR " not in text, [l for l in text.splitlines() if " ERR " in l][:10]
