@@ -448,8 +448,8 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (sw->cfg.link_layer == LINK_IB && (ndg || ntap || port_security || port_macs_set)) {
-		fprintf(stderr, "cnuas-vswitchd: --dgram, --tap and port security are Ethernet only "
+	if (sw->cfg.link_layer == LINK_IB && (ndg || ntap)) {
+		fprintf(stderr, "cnuas-vswitchd: --dgram and --tap ports are Ethernet only "
 				"(not with --link-layer ib)\n");
 		return 2;
 	}
@@ -459,6 +459,11 @@ int main(int argc, char **argv)
 	}
 	if (!sw->cfg.ib_ports)
 		sw->cfg.ib_ports = IB_DEFAULT_PORTS;
+	/* no MACs to pin in IB mode: accepted (the lab passes it), without effect */
+	bool psec_ignored = sw->cfg.link_layer == LINK_IB && (port_security || port_macs_set);
+
+	if (psec_ignored)
+		port_security = port_macs_set = false;
 	sw->psec_all.pin = port_security;
 	sw->psec_all.limit = port_macs_set ? port_macs : port_security ? 4 : 0;
 	if (optind < argc) {
@@ -513,6 +518,8 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
+	if (psec_ignored)
+		vs_log(VS_LOG_INFO, "--port-security/--port-macs have no effect in InfiniBand mode");
 	if (sw->ib)
 		vs_log(VS_LOG_INFO, "listening on %s (control %s), link-layer ib, %u ports, "
 		       "guid 0x%016llx, queue %u frames", sw->cfg.socket_path, sw->cfg.ctl_path,

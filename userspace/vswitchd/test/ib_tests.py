@@ -580,13 +580,19 @@ def test_ib_options_and_eth_unchanged():
     for bad in (["--link-layer", "fc"], ["--link-layer", "ib", "--ib-ports", "0"],
                 ["--link-layer", "ib", "--ib-ports", "255"], ["--guid", "1"],
                 ["--link-layer", "ib", "--guid", "xyz"],
-                ["--link-layer", "ib", "--port-security"]):
+                ["--link-layer", "ib", "--dgram", "a=b"]):
         r = subprocess.run([ARGS.switch, "--foreground", "--socket", "/nonexistent/s", *bad],
                            capture_output=True, text=True, timeout=10)
         assert r.returncode == 2, (bad, r.returncode, r.stderr)
     with Switch() as sw:
         assert sw.show()["link_layer"] == "eth" and "ib" not in sw.show()
         assert sw.vsctl("lft", expect=1).stdout == ""
+    # port security has nothing to pin in IB mode: accepted, without effect
+    with _ib_switch("--port-security", "--port-macs", "2") as sw:
+        sm = SM(sw.port())
+        _wait_ib(sw, 1)
+        assert node_info(sm.get(0x11)[1])["type"] == 2
+        assert "no effect in InfiniBand mode" in sw.logtext()
     with _ib_switch("--ib-ports", "2") as sw:
         socks = [sw.port(), sw.port(), sw.port()]
         deadline = time.time() + 5

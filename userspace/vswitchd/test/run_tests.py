@@ -311,10 +311,13 @@ def test_big_frames_paused_and_delayed_intact():
         t.join(10)
         assert sw.counters(ids[0])["bp_paused"] >= 1
         sw.vsctl("fault", str(ids[0]), "delay=20", "reorder=0")
-        for i in range(100):
-            a.send(_big(i))
+        # from a thread too: delayed frames released while we still send may
+        # pause the sender on b's full queue until b is read
+        t = threading.Thread(target=lambda: [a.send(_big(i)) for i in range(100)], daemon=True)
+        t.start()
         for i in range(100):
             assert b.recv(65536) == _big(i), i
+        t.join(10)
 
 
 def test_sender_closes_while_paused():
