@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Address vectors (RoCE v2: Ethernet/IP/UDP addressing resolved from an
- * rdma_ah_attr) and address handles, kernel and user. User UD WQEs name
+ * rdma_ah_attr; InfiniBand: LIDs, ib_frame.c) and address handles,
+ * kernel and user. User UD WQEs name
  * their AH by number (ah_xa), checked against the QP's PD.
  */
 #include <linux/etherdevice.h>
@@ -20,6 +21,8 @@ int cnuas_ib_av_from_attr(struct cnuas_ib_dev *cdev, struct cnuas_ib_av *av,
 	u16 vlan_id = 0xffff;
 	int err;
 
+	if (!cnuas_ib_is_eth(cdev))
+		return cnuas_ib_av_from_attr_ib(cdev, av, attr);
 	if (attr->type != RDMA_AH_ATTR_TYPE_ROCE ||
 	    !(rdma_ah_get_ah_flags(attr) & IB_AH_GRH))
 		return -EINVAL;
@@ -35,6 +38,7 @@ int cnuas_ib_av_from_attr(struct cnuas_ib_dev *cdev, struct cnuas_ib_av *av,
 	err = rdma_read_gid_l2_fields(sgid_attr, &vlan_id, av->smac);
 	if (err)
 		return err;
+	av->valid = true;
 	av->network_type = ntype;
 	av->vlan_id = vlan_id < VLAN_N_VID ? vlan_id : 0xffff;
 	av->hop_limit = grh->hop_limit;
@@ -63,6 +67,10 @@ void cnuas_ib_av_to_attr(const struct cnuas_ib_av *av,
 {
 	union ib_gid dgid = av->dgid;
 
+	if (av->network_type == RDMA_NETWORK_IB) {
+		cnuas_ib_av_to_attr_ib(av, attr);
+		return;
+	}
 	memset(attr, 0, sizeof(*attr));
 	attr->type = RDMA_AH_ATTR_TYPE_ROCE;
 	rdma_ah_set_port_num(attr, 1);
@@ -82,8 +90,6 @@ int cnuas_ib_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
 	unsigned long flags;
 	int err;
 
-	if (!cnuas_ib_is_eth(cdev))
-		return -EOPNOTSUPP;	/* TODO(IB link layer): LRH AVs */
 	if (udata && udata->outlen < sizeof(resp))
 		return -EINVAL;
 	if (atomic_inc_return(&cdev->num_ah) > CNUAS_IB_MAX_AH) {

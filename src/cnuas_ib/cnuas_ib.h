@@ -31,9 +31,16 @@
  *   resp.c      responder: PSN checks, RECV/WRITE/READ/atomic execution,
  *               ACK coalescing and holding, NAKs, duplicate replay
  *   counters.c  hardware counters (rdma statistic)
+ *   port.h      IB mode: the port's state, what the data path asks of it
+ *   port.c      ... link and SM driven port state, modify_port, query_port
+ *   mad.c       process_mad: MAD dispatch, M_Key check
+ *   sma.c       subnet management agent: SubnGet/SubnSet attributes
+ *   pma.c       performance management agent: PortCounters(Extended)
  *   debug.h     debug lines per object and counter (dynamic debug)
  *   debug.c     ... the names and explanations they print
  *   loopback.c  frames to our own MAC, delivered without the wire
+ *   ib_frame.c  InfiniBand link layer frames: LRH, GRH, native ICRC, LID
+ *               address vectors (ib_wire.h: the host-testable part)
  *   debug.h     dynamic-debug helpers and drop reasons
  *   compat.h    differences between the kernels we build against
  *   wire.h      RoCEv2 headers: structs, accessors, opcode table, ICRC API
@@ -63,6 +70,7 @@
 #include "uapi/cnuas-abi.h"
 #include "compat.h"
 #include "transport.h"
+#include "port.h"
 #include "debug.h"
 
 #define CNUAS_IB_NAME_FMT	"cnuas_%d"
@@ -166,6 +174,7 @@ struct cnuas_ib_dev {
 	u32 num_mcg;
 
 	struct cnuas_ib_tdev tdev;	/* transport state (transport.h) */
+	struct cnuas_ib_port port;	/* IB mode: SMA/PMA state (port.h) */
 };
 
 struct cnuas_ib_ucontext {
@@ -419,10 +428,17 @@ u64 cnuas_ib_sge_total(const struct cnuas_sge *sge, u32 num_sge);
 
 /*
  * An address vector: everything needed to build the Ethernet/IP/UDP
- * headers of a RoCEv2 frame, resolved once (modify_qp, create_ah).
+ * headers of a RoCEv2 frame, or the LRH and GRH of an IB one, resolved
+ * once (modify_qp, create_ah).
  */
 struct cnuas_ib_av {
-	u8 network_type;		/* RDMA_NETWORK_IPV4 / _IPV6 */
+	bool valid;			/* set by cnuas_ib_av_from_attr() */
+	u8 network_type;		/* RDMA_NETWORK_IPV4 / _IPV6 / _IB */
+	/* IB link layer: the LRH; the GRH's fields below when @grh */
+	bool grh;
+	u8 src_path_bits;
+	u8 static_rate;
+	u16 dlid;
 	u8 hop_limit;
 	u8 traffic_class;
 	u8 sl;
@@ -528,7 +544,7 @@ struct cnuas_ib_qp_attr {
 struct cnuas_ib_qp {
 	struct ib_qp ibqp;
 	struct cnuas_ib_dev *cdev;
-	enum ib_qp_type type;		/* IB_QPT_RC, _UC, _UD, _GSI */
+	enum ib_qp_type type;		/* IB_QPT_RC, _UC, _UD, _GSI, _SMI */
 	bool is_user;
 	bool sig_all;
 	atomic_t mcast_attached;	/* groups it is in (mcast.c) */
@@ -596,6 +612,12 @@ static inline bool cnuas_ib_qp_connected(const struct cnuas_ib_qp *qp)
 static inline bool cnuas_ib_is_eth(const struct cnuas_ib_dev *cdev)
 {
 	return cdev->link_layer == CNUAS_VNIC_LL_ETH;
+}
+
+static inline u16 cnuas_ib_pkey_tbl_len(const struct cnuas_ib_dev *cdev)
+{
+	return cnuas_ib_is_eth(cdev) ? CNUAS_IB_PKEY_TBL_LEN :
+				       CNUAS_IB_PKEY_TBL_LEN_IB;
 }
 
 static inline struct cnuas_ib_pd *to_cpd(struct ib_pd *ibpd)

@@ -247,8 +247,11 @@ static void cnuas_ib_cqe_to_wc(struct cnuas_ib_dev *cdev,
 		wc->wc_flags |= IB_WC_WITH_INVALIDATE;
 	}
 	if (cqe->wc_flags & CNUAS_CQE_GRH) {
-		wc->wc_flags |= IB_WC_GRH | IB_WC_WITH_NETWORK_HDR_TYPE;
-		wc->network_hdr_type = cqe->network_hdr_type;
+		wc->wc_flags |= IB_WC_GRH;
+		if (cqe->network_hdr_type != RDMA_NETWORK_IB) {
+			wc->wc_flags |= IB_WC_WITH_NETWORK_HDR_TYPE;
+			wc->network_hdr_type = cqe->network_hdr_type;
+		}
 	}
 	if (!is_zero_ether_addr(cqe->smac)) {
 		ether_addr_copy(wc->smac, cqe->smac);

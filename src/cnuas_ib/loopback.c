@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Loopback: frames addressed to our own MAC (a QP talking to a QP of this
+ * Loopback: frames addressed to our own MAC, or on the InfiniBand link
+ * layer to one of the port's LIDs (a QP talking to a QP of this
  * device, e.g. perftest or ping-pong on one node) never reach the wire,
  * since the switch does not send a frame back out of its ingress port,
  * and the device has no internal loop. They are queued here and handed to
@@ -23,6 +24,8 @@ bool cnuas_ib_loop_is_local(struct cnuas_ib_dev *cdev,
 	const struct net_device *nd = cdev->adev->netdev;
 	const u8 *dst = skb_mac_header(skb);
 
+	if (!cnuas_ib_is_eth(cdev))	/* a DLID of our own LIDs */
+		return cnuas_ib_frame_is_local(cdev, skb);
 	return nd && ether_addr_equal(dst, nd->dev_addr);
 }
 

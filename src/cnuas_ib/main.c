@@ -74,6 +74,13 @@ const struct ib_device_ops cnuas_ib_dev_ops = {
 	INIT_RDMA_OBJ_SIZE(ib_ucontext, cnuas_ib_ucontext, ibuc),
 };
 
+/* IB link layer only: the port's management (port.c, mad.c). */
+static const struct ib_device_ops cnuas_ib_ib_ops = {
+	.modify_device = cnuas_ib_modify_device,
+	.modify_port = cnuas_ib_modify_port,
+	.process_mad = cnuas_ib_process_mad,
+};
+
 /* ---- callbacks from cnuas_net (only between attach and detach) ---- */
 
 /* Report a link change to ib_core once: the port event follows the state. */
@@ -84,6 +91,14 @@ static void cnuas_ib_link_update(struct cnuas_ib_dev *cdev, bool up)
 		.element.port_num = 1,
 	};
 
+	/* IB: the subnet manager, not the link, makes the port active. */
+	if (!cnuas_ib_is_eth(cdev)) {
+		mutex_lock(&cdev->link_lock);
+		cdev->link_up = up;
+		cnuas_ib_port_link(cdev, up);
+		mutex_unlock(&cdev->link_lock);
+		return;
+	}
 	mutex_lock(&cdev->link_lock);
 	if (cdev->link_up != up) {
 		cdev->link_up = up;
@@ -102,7 +117,10 @@ static struct cnuas_ib_dev *cnuas_ib_from_adev(struct cnuas_net_aux_dev *adev)
 static void cnuas_ib_aux_rx(struct cnuas_net_aux_dev *adev,
 			    struct sk_buff *skb, u32 flags)
 {
-	cnuas_ib_rx(cnuas_ib_from_adev(adev), skb, flags);
+	struct cnuas_ib_dev *cdev = cnuas_ib_from_adev(adev);
+
+	cnuas_ib_port_count_rx(&cdev->port, skb->len);
+	cnuas_ib_rx(cdev, skb, flags);
 }
 
 static void cnuas_ib_aux_rx_batch_end(struct cnuas_net_aux_dev *adev)
@@ -162,6 +180,7 @@ static int cnuas_ib_probe(struct auxiliary_device *aux,
 	xa_init_flags(&cdev->srq_xa, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_IRQ);
 	spin_lock_init(&cdev->atomic_lock);
 	cnuas_ib_mcast_init(cdev);
+	cnuas_ib_port_init(cdev);
 	auxiliary_set_drvdata(aux, cdev);
 	err = cnuas_ib_transport_dev_init(cdev);
 	if (err)
@@ -180,6 +199,8 @@ static int cnuas_ib_probe(struct auxiliary_device *aux,
 	strscpy(ibdev->node_desc, "cnuas", sizeof(ibdev->node_desc));
 	addrconf_addr_eui48((u8 *)&ibdev->node_guid, adev->mac);
 	ib_set_device_ops(ibdev, &cnuas_ib_dev_ops);
+	if (!cnuas_ib_is_eth(cdev))
+		ib_set_device_ops(ibdev, &cnuas_ib_ib_ops);
 	/*
 	 * Beyond ib_core's default commands: POST_SEND is the provider's
 	 * SQ doorbell (and flushes receives in ERR), REQ_NOTIFY_CQ arms
@@ -200,9 +221,12 @@ static int cnuas_ib_probe(struct auxiliary_device *aux,
 	 * virtual addresses), frames go to cnuas_net as skbs.
 	 */
 	cdev->link_up = cnuas_net_aux_link_up(adev);
+	if (!cnuas_ib_is_eth(cdev))
+		cnuas_ib_port_link(cdev, cdev->link_up);
 	err = ib_register_device(ibdev, CNUAS_IB_NAME_FMT, NULL);
 	if (err)
 		goto err_dealloc;
+	cnuas_ib_port_registered(cdev);
 
 	err = cnuas_net_aux_attach(adev, &cnuas_ib_aux_ops);
 	if (err)

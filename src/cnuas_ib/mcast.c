@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Multicast: UD QPs attach to multicast GIDs (RoCEv2: IPv4 224/4 as
- * v4-mapped GIDs, IPv6 ff00::/8), and a received UD packet for QPN
- * 0xFFFFFF goes to every QP attached to its destination address, each
- * with its own Q_Key check and receive WQE. The frames themselves come
+ * v4-mapped GIDs, IPv6 ff00::/8; InfiniBand: an MGID and its MLID), and
+ * a received UD packet for QPN 0xFFFFFF goes to every QP attached to its
+ * destination address (InfiniBand: its DLID, and its DGID if it has a
+ * GRH), each with its own Q_Key check and receive WQE. The frames themselves come
  * from the switch's flooding; RDMA CM joins the IP group on the netdev.
  * What we send to a group our own QPs joined is looped back to them too
  * (net.c), as an HCA does.
@@ -16,11 +17,13 @@
 #include <rdma/ib_addr.h>
 
 #include "cnuas_ib.h"
+#include "cnuas_ib_link.h"
 #include "wire.h"
 
 struct cnuas_ib_mcg {
 	struct list_head node;		/* on cdev->mcg_list */
 	union ib_gid mgid;
+	u16 mlid;			/* InfiniBand: the group's LID */
 	u32 nqp;
 	u32 qpn[CNUAS_IB_MAX_MCAST_QP_ATTACH];
 };
@@ -86,6 +89,7 @@ int cnuas_ib_attach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid)
 		g = fresh;
 		fresh = NULL;
 		g->mgid = *gid;
+		g->mlid = lid;
 		list_add_tail(&g->node, &cdev->mcg_list);
 		WRITE_ONCE(cdev->num_mcg, cdev->num_mcg + 1);
 	}
@@ -167,14 +171,46 @@ static void cnuas_mcg_daddr(bool v4, const void *iph, union ib_gid *mgid)
 	}
 }
 
+/*
+ * InfiniBand: the group of a packet to multicast LID @mlid, with the GRH
+ * at @grh (or NULL): the one of its MGID if it has a GRH (several groups
+ * may share a MLID), else the first attached to the MLID.
+ */
+static struct cnuas_ib_mcg *cnuas_mcg_find_ib(struct cnuas_ib_dev *cdev,
+					      u16 mlid, const u8 *grh)
+{
+	struct cnuas_ib_mcg *g;
+
+	list_for_each_entry(g, &cdev->mcg_list, node)
+		if (g->mlid == mlid &&
+		    (!grh || !memcmp(g->mgid.raw, grh + 24, sizeof(g->mgid.raw))))
+			return g;
+	return NULL;
+}
+
+/* The GRH of an IB-mode frame (LRH at @lrh), or NULL. */
+static const u8 *cnuas_mcg_grh(const u8 *lrh)
+{
+	return cnuas_lrh_lnh(lrh) == CNUAS_LNH_IBA_GLOBAL ?
+	       lrh + CNUAS_LRH_LEN : NULL;
+}
+
 /* Has a QP of ours joined the group @skb (a frame we send) goes to? */
 bool cnuas_ib_mcast_local(struct cnuas_ib_dev *cdev, const struct sk_buff *skb)
 {
+	const u8 *lrh = skb_mac_header(skb);
 	union ib_gid mgid;
 	bool found;
 
 	if (!READ_ONCE(cdev->num_mcg))	/* the common case, lock-free */
 		return false;
+	if (!cnuas_ib_is_eth(cdev)) {
+		spin_lock_bh(&cdev->mcg_lock);
+		found = !!cnuas_mcg_find_ib(cdev, cnuas_lrh_dlid(lrh),
+					    cnuas_mcg_grh(lrh));
+		spin_unlock_bh(&cdev->mcg_lock);
+		return found;
+	}
 	cnuas_mcg_daddr(skb->protocol == htons(ETH_P_IP),
 			skb_network_header(skb), &mgid);
 	spin_lock_bh(&cdev->mcg_lock);
@@ -194,9 +230,15 @@ u32 cnuas_ib_mcast_qpns(struct cnuas_ib_dev *cdev,
 	struct cnuas_ib_mcg *g;
 	u32 n = 0;
 
-	cnuas_mcg_daddr(p->net_type == RDMA_NETWORK_IPV4, p->iph, &mgid);
-	spin_lock(&cdev->mcg_lock);
-	g = cnuas_mcg_find(cdev, &mgid);
+	if (p->net_type == RDMA_NETWORK_IB) {
+		spin_lock(&cdev->mcg_lock);
+		g = cnuas_mcg_find_ib(cdev, p->dlid, p->iph);
+	} else {
+		cnuas_mcg_daddr(p->net_type == RDMA_NETWORK_IPV4, p->iph,
+				&mgid);
+		spin_lock(&cdev->mcg_lock);
+		g = cnuas_mcg_find(cdev, &mgid);
+	}
 	if (g) {
 		n = g->nqp;
 		memcpy(qpn, g->qpn, n * sizeof(*qpn));

@@ -3,7 +3,9 @@
  * RoCEv2 frames as skbs: building them (Ethernet, optional 802.1Q tag,
  * IPv4 or IPv6, UDP to port 4791, then the transport headers and payload
  * the caller writes, pad and ICRC) and validating received ones down to
- * the ICRC. Everything read from a frame is hostile: every length is
+ * the ICRC. On the InfiniBand link layer each of these steps goes to
+ * ib_frame.c (LRH, GRH, native ICRC) instead, one branch per step.
+ * Everything read from a frame is hostile: every length is
  * checked against what is really there before it is used.
  */
 /* etherdevice.h brings the unaligned accessors (moved header in 6.12). */
@@ -124,6 +126,10 @@ static struct sk_buff *cnuas_pkt_new(struct cnuas_ib_dev *cdev,
 	struct ethhdr *eth;
 	u8 *p;
 
+	/* InfiniBand: LRH (and GRH), and always linear (no ICRC offload). */
+	if (!cnuas_ib_is_eth(cdev))
+		return linear ? cnuas_ib_frame_new(cdev, av, hdr_len, paylen,
+						   bth) : NULL;
 	skb = cnuas_pkt_get(cdev, linear ? pool : NULL, av, head);
 	if (!skb)
 		return NULL;
@@ -229,7 +235,8 @@ static struct sk_buff *cnuas_pkt_new_zc(struct cnuas_ib_dev *cdev,
 {
 	struct sk_buff *skb;
 
-	if (!(cdev->adev->offloads & CNUAS_NET_AUX_OFF_ICRC) ||
+	if (!cnuas_ib_is_eth(cdev) ||
+	    !(cdev->adev->offloads & CNUAS_NET_AUX_OFF_ICRC) ||
 	    !cdev->tdev.zero_page || !zero_copy || paylen < CNUAS_IB_ZC_MIN)
 		return NULL;
 	skb = cnuas_pkt_new(cdev, NULL, av, hdr_len, paylen, false, bth);
@@ -283,6 +290,10 @@ static void cnuas_pkt_seal_sw(struct sk_buff *skb);
 /* Called once BTH, extension headers and payload are in place. */
 void cnuas_ib_pkt_seal(struct cnuas_ib_dev *cdev, struct sk_buff *skb)
 {
+	if (!cnuas_ib_is_eth(cdev)) {
+		cnuas_ib_frame_seal(cdev, skb);
+		return;
+	}
 	if ((cdev->adev->offloads & CNUAS_NET_AUX_OFF_ICRC) &&
 	    !cnuas_ib_loop_is_local(cdev, skb)) {
 		/*
@@ -335,15 +346,18 @@ static void cnuas_pkt_seal_sw(struct sk_buff *skb)
  */
 static void cnuas_mcast_loop(struct cnuas_ib_dev *cdev, struct sk_buff *skb)
 {
+	bool eth = cnuas_ib_is_eth(cdev);
 	struct sk_buff *copy;
 
-	if (!is_multicast_ether_addr(skb_mac_header(skb)) ||
+	if (!(eth ? is_multicast_ether_addr(skb_mac_header(skb)) :
+		    cnuas_ib_frame_is_mcast(skb)) ||
 	    !cnuas_ib_mcast_local(cdev, skb))
 		return;
 	copy = skb_copy(skb, GFP_ATOMIC);
 	if (!copy)
 		return;
-	cnuas_pkt_seal_sw(copy);
+	if (eth)	/* IB frames are sealed in software already */
+		cnuas_pkt_seal_sw(copy);
 	if (cnuas_ib_loop_xmit(cdev, copy))
 		kfree_skb(copy);
 }
@@ -352,7 +366,16 @@ int cnuas_ib_xmit(struct cnuas_ib_dev *cdev, struct sk_buff *skb, bool more)
 {
 	u32 flags = more ? CNUAS_NET_AUX_TX_MORE : 0;
 	bool local = cnuas_ib_loop_is_local(cdev, skb);
+	u32 len = skb->len;
 	int err;
+
+	if (!cnuas_ib_is_eth(cdev) && !cnuas_ib_frame_can_send(cdev, skb)) {
+		cnuas_stat_dbg_dev(cdev, CNUAS_STAT_SEND_ERR,
+				   "frame of %u bytes on VL%u lost: the port is not Active\n",
+				   len, cnuas_lrh_vl(skb->data));
+		kfree_skb(skb);
+		return -ENETDOWN;
+	}
 
 	if (cnuas_ib_skb_cb(skb)->hw_icrc)
 		flags |= CNUAS_NET_AUX_TX_ICRC;
@@ -374,6 +397,7 @@ int cnuas_ib_xmit(struct cnuas_ib_dev *cdev, struct sk_buff *skb, bool more)
 
 	if (!err) {
 		cnuas_ib_stat_inc(cdev, CNUAS_STAT_SENT_PKTS);
+		cnuas_ib_port_count_tx(&cdev->port, len);
 		if (flags & CNUAS_NET_AUX_TX_ICRC)
 			cnuas_ib_stat_inc(cdev, CNUAS_STAT_TX_ICRC_OFFLOAD);
 		return 0;
@@ -415,18 +439,20 @@ static const char *cnuas_frame_why(enum cnuas_roce_verdict v)
 int cnuas_ib_parse(struct cnuas_ib_dev *cdev, struct sk_buff *skb, u32 flags,
 		   struct cnuas_ib_rxp *p)
 {
-	const struct cnuas_opcode *op;
 	enum cnuas_roce_verdict v;
 	struct cnuas_roce_frame f;
 	struct cnuas_bth *bth;
 	u32 icrc = 0, len, blen;
-	int plen;
 	u8 *d;
+	int why;
 
 	if (skb_linearize(skb))
 		return cnuas_rx_drop(cdev, CNUAS_STAT_DROP_HDR,
 				     "no memory to linearize %u bytes\n",
 				     skb->len);
+	/* InfiniBand: the device gives no ICRC verdict (@flags) there. */
+	if (!cnuas_ib_is_eth(cdev))
+		return cnuas_ib_frame_parse(cdev, skb, p);
 	d = skb->data;
 	len = skb->len;
 	/* The envelope; lengths that leave room for a BTH and the ICRC. */
@@ -459,33 +485,9 @@ int cnuas_ib_parse(struct cnuas_ib_dev *cdev, struct sk_buff *skb, u32 flags,
 
 	bth = (void *)(d + f.udp + sizeof(struct udphdr));
 	blen = f.udp_len - sizeof(struct udphdr);
-	if (cnuas_bth_tver(bth))
-		return cnuas_rx_drop(cdev, CNUAS_STAT_DROP_HDR,
-				     "BTH transport version %u\n",
-				     cnuas_bth_tver(bth));
-	op = cnuas_opcode_get(cnuas_bth_opcode(bth));
-	if (!op)
-		return cnuas_rx_drop(cdev, CNUAS_STAT_DROP_OPCODE,
-				     "opcode 0x%02x unknown or not supported\n",
-				     cnuas_bth_opcode(bth));
-	plen = cnuas_payload_len(op, bth, blen);
-	if (plen < 0)
-		return cnuas_rx_drop(cdev, CNUAS_STAT_DROP_HDR,
-				     "opcode 0x%02x: headers, pad and ICRC overrun the %u bytes after UDP\n",
-				     cnuas_bth_opcode(bth), blen);
-	/* Pad only rounds a payload up to 4 bytes. */
-	if ((!(op->flags & CNUAS_OPF_PAYLOAD) && (plen || cnuas_bth_pad(bth))) ||
-	    ((plen + cnuas_bth_pad(bth)) & 3))
-		return cnuas_rx_drop(cdev, CNUAS_STAT_DROP_HDR,
-				     "opcode 0x%02x: payload of %d bytes with pad %u\n",
-				     cnuas_bth_opcode(bth), plen,
-				     cnuas_bth_pad(bth));
-	/* The default P_Key, full or limited member. */
-	if ((cnuas_bth_pkey(bth) & 0x7fff) != 0x7fff)
-		return cnuas_rx_drop(cdev, CNUAS_STAT_DROP_PKEY,
-				     "QP%u PSN %u: P_Key 0x%04x is not the default\n",
-				     cnuas_bth_qpn(bth), cnuas_bth_psn(bth),
-				     cnuas_bth_pkey(bth));
+	why = cnuas_ib_parse_bth(cdev, p, bth, blen);
+	if (why)
+		return why;
 
 	if (flags & (CNUAS_NET_AUX_RX_ICRC_OK | CNUAS_NET_AUX_RX_ICRC_BAD))
 		cnuas_ib_stat_inc(cdev, CNUAS_STAT_RX_ICRC_OFFLOAD);
@@ -510,6 +512,42 @@ int cnuas_ib_parse(struct cnuas_ib_dev *cdev, struct sk_buff *skb, u32 flags,
 					     cnuas_bth_qpn(bth),
 					     cnuas_bth_psn(bth), want, icrc);
 	}
+	return 0;
+}
+
+int cnuas_ib_parse_bth(struct cnuas_ib_dev *cdev, struct cnuas_ib_rxp *p,
+		       void *bth, u32 blen)
+{
+	const struct cnuas_opcode *op;
+	int plen;
+
+	if (cnuas_bth_tver(bth))
+		return cnuas_rx_drop(cdev, CNUAS_STAT_DROP_HDR,
+				     "BTH transport version %u\n",
+				     cnuas_bth_tver(bth));
+	op = cnuas_opcode_get(cnuas_bth_opcode(bth));
+	if (!op)
+		return cnuas_rx_drop(cdev, CNUAS_STAT_DROP_OPCODE,
+				     "opcode 0x%02x unknown or not supported\n",
+				     cnuas_bth_opcode(bth));
+	plen = cnuas_payload_len(op, bth, blen);
+	if (plen < 0)
+		return cnuas_rx_drop(cdev, CNUAS_STAT_DROP_HDR,
+				     "opcode 0x%02x: headers, pad and ICRC overrun the %u bytes from the BTH on\n",
+				     cnuas_bth_opcode(bth), blen);
+	/* Pad only rounds a payload up to 4 bytes. */
+	if ((!(op->flags & CNUAS_OPF_PAYLOAD) && (plen || cnuas_bth_pad(bth))) ||
+	    ((plen + cnuas_bth_pad(bth)) & 3))
+		return cnuas_rx_drop(cdev, CNUAS_STAT_DROP_HDR,
+				     "opcode 0x%02x: payload of %d bytes with pad %u\n",
+				     cnuas_bth_opcode(bth), plen,
+				     cnuas_bth_pad(bth));
+	/* The default P_Key, full or limited member. */
+	if ((cnuas_bth_pkey(bth) & 0x7fff) != 0x7fff)
+		return cnuas_rx_drop(cdev, CNUAS_STAT_DROP_PKEY,
+				     "QP%u PSN %u: P_Key 0x%04x is not the default\n",
+				     cnuas_bth_qpn(bth), cnuas_bth_psn(bth),
+				     cnuas_bth_pkey(bth));
 
 	p->op = op;
 	p->bth = bth;

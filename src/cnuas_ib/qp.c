@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Queue pairs: create (RC, UC, UD, GSI), the state machine and attribute
- * checks of modify_qp, query, destroy, and the lookups the transport
- * uses. QPNs live in qp_xa; a lookup takes the xa_lock and a reference,
+ * Queue pairs: create (RC, UC, UD, GSI; SMI in IB mode), the state
+ * machine and attribute checks of modify_qp, query, destroy, and the
+ * lookups the transport uses. QPNs live in qp_xa; a lookup takes the xa_lock and a reference,
  * destroy takes the QP out of the table, then waits for the references.
  *
  * Locks, outermost first: modify_lock (mutex, modify_qp), then
@@ -94,10 +94,10 @@ static int cnuas_ib_qpn_reserve(struct cnuas_ib_qp *qp)
 	u32 qpn;
 	int err;
 
-	if (qp->type == IB_QPT_GSI) {
-		err = xa_insert_irq(&cdev->qp_xa, CNUAS_IB_GSI_QPN, NULL,
-				    GFP_KERNEL);
-		qpn = CNUAS_IB_GSI_QPN;
+	if (qp->type == IB_QPT_GSI || qp->type == IB_QPT_SMI) {
+		qpn = qp->type == IB_QPT_GSI ? CNUAS_IB_GSI_QPN :
+					       CNUAS_IB_SMI_QPN;
+		err = xa_insert_irq(&cdev->qp_xa, qpn, NULL, GFP_KERNEL);
 	} else {
 		err = xa_alloc_cyclic_irq(&cdev->qp_xa, &qpn, NULL,
 					  XA_LIMIT(CNUAS_IB_MIN_QPN,
@@ -123,6 +123,11 @@ int cnuas_ib_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	case IB_QPT_UC:
 	case IB_QPT_UD:
 		break;
+	case IB_QPT_SMI:
+		/* QP0: subnet management, only on an InfiniBand link. */
+		if (cnuas_ib_is_eth(cdev))
+			return -EOPNOTSUPP;
+		fallthrough;
 	case IB_QPT_GSI:
 		if (udata || init->port_num != 1)
 			return -EINVAL;
@@ -289,7 +294,7 @@ static int cnuas_ib_qp_check_attr(struct cnuas_ib_qp *qp,
 	if ((mask & IB_QP_PORT) && attr->port_num != 1)
 		return -EINVAL;
 	if ((mask & IB_QP_PKEY_INDEX) &&
-	    attr->pkey_index >= CNUAS_IB_PKEY_TBL_LEN)
+	    attr->pkey_index >= cnuas_ib_pkey_tbl_len(cdev))
 		return -EINVAL;
 	if ((mask & IB_QP_PATH_MTU) &&
 	    (attr->path_mtu < IB_MTU_256 || attr->path_mtu > IB_MTU_4096 ||
@@ -464,7 +469,7 @@ int cnuas_ib_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 	attr->dest_qp_num = a.dest_qpn;
 	attr->qp_access_flags = a.access;
 	cnuas_ib_qp_caps(qp, &attr->cap);
-	if (cnuas_ib_qp_connected(qp) && a.av.network_type)
+	if (cnuas_ib_qp_connected(qp) && a.av.valid)
 		cnuas_ib_av_to_attr(&a.av, &attr->ah_attr);
 	attr->pkey_index = a.pkey_index;
 	attr->port_num = 1;

@@ -25,7 +25,14 @@ static int cnuas_rx_check(struct cnuas_ib_qp *qp, struct cnuas_ib_rxp *p)
 						"opcode 0x%02x is not %s\n",
 						p->opcode, rc ? "RC" : "UC");
 		/* No source QPN on the wire: the peer's address. */
-		if (memcmp(&p->saddr, qp->attr.av.dgid.raw, sizeof(p->saddr)))
+		if (p->net_type == RDMA_NETWORK_IB) {
+			if (p->slid != qp->attr.av.dlid)
+				return cnuas_rx_drop_qp(qp, CNUAS_STAT_DROP_SRC,
+							"PSN %u from LID 0x%x, the peer is 0x%x\n",
+							p->psn, p->slid,
+							qp->attr.av.dlid);
+		} else if (memcmp(&p->saddr, qp->attr.av.dgid.raw,
+				  sizeof(p->saddr)))
 			return cnuas_rx_drop_qp(qp, CNUAS_STAT_DROP_SRC,
 						"PSN %u from %pI6c, the peer is %pI6c\n",
 						p->psn, &p->saddr,
@@ -41,8 +48,9 @@ static int cnuas_rx_check(struct cnuas_ib_qp *qp, struct cnuas_ib_rxp *p)
 					"response", p->psn,
 					cnuas_ib_qp_state_name(s));
 	}
-	gsi = qp->type == IB_QPT_GSI;
-	to_gsi = p->qpn == CNUAS_IB_GSI_QPN;
+	/* QP0 and QP1 take their numbers' packets, other UD QPs none. */
+	gsi = qp->type == IB_QPT_GSI || qp->type == IB_QPT_SMI;
+	to_gsi = p->qpn == CNUAS_IB_GSI_QPN || !p->qpn;
 	/* Multicast: only for a UD QP (mcast.c attached no other). */
 	if (p->qpn == CNUAS_IB_MCAST_QPN && qp->type != IB_QPT_UD)
 		return cnuas_rx_drop_qp(qp, CNUAS_STAT_DROP_QPN,
@@ -68,7 +76,7 @@ static int cnuas_rx_qp(struct cnuas_ib_dev *cdev, u32 qpn,
 	int why;
 
 	/* QP0 does not exist on RoCE; QPN 1 is the GSI QP. */
-	qp = qpn ? cnuas_ib_qp_get(cdev, qpn) : NULL;
+	qp = qpn || !cnuas_ib_is_eth(cdev) ? cnuas_ib_qp_get(cdev, qpn) : NULL;
 	if (!qp)
 		return cnuas_rx_drop(cdev, CNUAS_STAT_DROP_QPN,
 				     "opcode 0x%02x PSN %u: no QP%u\n",

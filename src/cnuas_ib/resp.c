@@ -892,13 +892,20 @@ static void cnuas_resp_ud(struct cnuas_ib_qp *qp, struct cnuas_ib_rxp *p)
 		cnuas_ib_tqp_fatal(qp, IB_EVENT_QP_FATAL);
 		return;
 	}
-	/* The GRH slot: an IPv4 header sits in its last 20 bytes. */
+	/*
+	 * The GRH slot: an IPv4 header sits in its last 20 bytes. On the
+	 * IB link layer it holds the GRH if one came, else it is left as
+	 * it was (IBA 11.4.1.2); byte_len counts it either way.
+	 */
+	err = 0;
 	if (p->net_type == RDMA_NETWORK_IPV4)
 		memcpy(grh + 20, p->iph, 20);
-	else
+	else if (p->iph)
 		memcpy(grh, p->iph, CNUAS_GRH_LEN);
-	err = cnuas_ib_sge_copy(pd, w->sge, w->num_sge, 0, grh, sizeof(grh),
-				CNUAS_IB_TO_MR, IB_ACCESS_LOCAL_WRITE);
+	if (p->iph)
+		err = cnuas_ib_sge_copy(pd, w->sge, w->num_sge, 0, grh,
+					sizeof(grh), CNUAS_IB_TO_MR,
+					IB_ACCESS_LOCAL_WRITE);
 	if (!err && p->paylen)
 		err = cnuas_ib_sge_copy(pd, w->sge, w->num_sge, sizeof(grh),
 					p->payload, p->paylen, CNUAS_IB_TO_MR,
@@ -915,15 +922,21 @@ static void cnuas_resp_ud(struct cnuas_ib_qp *qp, struct cnuas_ib_rxp *p)
 	cqe.byte_len = sizeof(grh) + p->paylen;
 	cqe.qp_num = qp->ibqp.qp_num;
 	cqe.src_qp = cnuas_deth_sqpn(deth);
-	cqe.wc_flags = CNUAS_CQE_GRH;
+	cqe.wc_flags = p->iph ? CNUAS_CQE_GRH : 0;
 	if (imm) {
 		cqe.wc_flags |= CNUAS_CQE_WITH_IMM;
 		memcpy(&cqe.ex, &imm->imm, sizeof(cqe.ex));
 	}
 	cqe.port_num = 1;
 	cqe.network_hdr_type = p->net_type;
-	memcpy(cqe.smac, p->smac, ETH_ALEN);
 	cqe.vlan_id = p->vlan_id;
+	if (p->smac) {
+		memcpy(cqe.smac, p->smac, ETH_ALEN);
+	} else {		/* InfiniBand: the LRH's addressing */
+		cqe.slid = p->slid;
+		cqe.sl = p->sl;
+		cqe.dlid_path_bits = p->path_bits;
+	}
 	cnuas_ib_cq_post(qp->rcq, &cqe, cnuas_bth_se(p->bth));
 }
 

@@ -335,11 +335,16 @@ struct cnuas_ib_rxp {
 	u32 psn;
 	u32 qpn;
 	u8 opcode;
-	u8 net_type;			/* RDMA_NETWORK_IPV4 / _IPV6 */
+	u8 net_type;			/* RDMA_NETWORK_IPV4 / _IPV6 / _IB */
 	u16 vlan_id;			/* 0xffff: untagged */
-	const void *iph;		/* the IP header */
-	const u8 *smac;
-	struct in6_addr saddr;		/* IPv4: v4-mapped */
+	const void *iph;		/* the IP header; IB: the GRH or NULL */
+	const u8 *smac;			/* IB: NULL */
+	struct in6_addr saddr;		/* IPv4: v4-mapped; IB: the SGID */
+	/* IB link layer (ib_frame.c): the LRH */
+	u16 slid;
+	u16 dlid;
+	u8 sl;
+	u8 path_bits;			/* DLID's bits under the LMC */
 };
 
 /*
@@ -348,6 +353,32 @@ struct cnuas_ib_rxp {
  */
 int cnuas_ib_parse(struct cnuas_ib_dev *cdev, struct sk_buff *skb, u32 flags,
 		   struct cnuas_ib_rxp *p);
+/*
+ * The transport headers of either link layer, @blen bytes from the BTH
+ * through the ICRC: 0 (@p's op, bth, opcode, psn, qpn, payload, paylen
+ * set) or the CNUAS_STAT_* drop reason.
+ */
+int cnuas_ib_parse_bth(struct cnuas_ib_dev *cdev, struct cnuas_ib_rxp *p,
+		       void *bth, u32 blen);
+
+/* ib_frame.c: the InfiniBand link layer's frames (LRH, GRH, native ICRC) */
+struct rdma_ah_attr;
+int cnuas_ib_av_from_attr_ib(struct cnuas_ib_dev *cdev,
+			     struct cnuas_ib_av *av,
+			     const struct rdma_ah_attr *attr);
+void cnuas_ib_av_to_attr_ib(const struct cnuas_ib_av *av,
+			    struct rdma_ah_attr *attr);
+struct sk_buff *cnuas_ib_frame_new(struct cnuas_ib_dev *cdev,
+				   const struct cnuas_ib_av *av, u32 hdr_len,
+				   u32 paylen, void **bth);
+void cnuas_ib_frame_seal(struct cnuas_ib_dev *cdev, struct sk_buff *skb);
+bool cnuas_ib_frame_can_send(struct cnuas_ib_dev *cdev,
+			     const struct sk_buff *skb);
+bool cnuas_ib_frame_is_local(struct cnuas_ib_dev *cdev,
+			     const struct sk_buff *skb);
+bool cnuas_ib_frame_is_mcast(const struct sk_buff *skb);
+int cnuas_ib_frame_parse(struct cnuas_ib_dev *cdev, struct sk_buff *skb,
+			 struct cnuas_ib_rxp *p);
 /*
  * A frame for @av with @hdr_len bytes of BTH and extension headers and
  * @paylen bytes of payload: *bth and *payload point where the caller

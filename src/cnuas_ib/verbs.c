@@ -53,7 +53,7 @@ int cnuas_ib_query_device(struct ib_device *ibdev,
 	attr->max_srq = CNUAS_IB_MAX_SRQ;
 	attr->max_srq_wr = CNUAS_IB_MAX_SRQ_WR;
 	attr->max_srq_sge = CNUAS_IB_MAX_SRQ_SGE;
-	attr->max_pkeys = CNUAS_IB_PKEY_TBL_LEN;
+	attr->max_pkeys = cnuas_ib_pkey_tbl_len(to_cdev(ibdev));
 	attr->local_ca_ack_delay = CNUAS_IB_LOCAL_CA_ACK_DELAY;
 	return 0;
 }
@@ -134,13 +134,13 @@ int cnuas_ib_query_port(struct ib_device *ibdev, u32 port,
 	bool up = cnuas_net_aux_link_up(cdev->adev);
 
 	/* ib_core has zeroed *attr. */
+	if (!cnuas_ib_is_eth(cdev)) {
+		/* IB: the state the link and the subnet manager gave it. */
+		cnuas_ib_port_query(cdev, attr);
+		return 0;
+	}
 	if (up) {
-		/*
-		 * TODO(IB link layer): INIT until the subnet manager arms
-		 * and activates the port.
-		 */
-		attr->state = cnuas_ib_is_eth(cdev) ? IB_PORT_ACTIVE :
-						      IB_PORT_INIT;
+		attr->state = IB_PORT_ACTIVE;
 		attr->phys_state = IB_PORT_PHYS_STATE_LINK_UP;
 	} else {
 		attr->state = IB_PORT_DOWN;
@@ -150,13 +150,12 @@ int cnuas_ib_query_port(struct ib_device *ibdev, u32 port,
 	attr->active_mtu = cnuas_ib_active_mtu(cdev);
 	cnuas_ib_speed_width(up ? cnuas_net_aux_link_speed(cdev->adev) : 0,
 			     &attr->active_speed, &attr->active_width);
-	attr->gid_tbl_len = cnuas_ib_is_eth(cdev) ? CNUAS_IB_GID_TBL_LEN :
-						    CNUAS_IB_GID_TBL_LEN_IB;
+	attr->gid_tbl_len = CNUAS_IB_GID_TBL_LEN;
 	attr->pkey_tbl_len = CNUAS_IB_PKEY_TBL_LEN;
 	attr->port_cap_flags = IB_PORT_CM_SUP;
 	attr->max_msg_sz = CNUAS_IB_MAX_MSG_SZ;
 	attr->max_vl_num = 1;
-	attr->ip_gids = cnuas_ib_is_eth(cdev);
+	attr->ip_gids = true;
 	return 0;
 }
 
@@ -165,7 +164,7 @@ int cnuas_ib_get_port_immutable(struct ib_device *ibdev, u32 port,
 {
 	struct cnuas_ib_dev *cdev = to_cdev(ibdev);
 
-	imm->pkey_tbl_len = CNUAS_IB_PKEY_TBL_LEN;
+	imm->pkey_tbl_len = cnuas_ib_pkey_tbl_len(cdev);
 	imm->max_mad_size = IB_MGMT_MAD_SIZE;
 	if (cnuas_ib_is_eth(cdev)) {
 		/*
@@ -191,23 +190,30 @@ enum rdma_link_layer cnuas_ib_get_link_layer(struct ib_device *ibdev,
 int cnuas_ib_query_pkey(struct ib_device *ibdev, u32 port, u16 index,
 			u16 *pkey)
 {
-	if (index >= CNUAS_IB_PKEY_TBL_LEN)
+	struct cnuas_ib_dev *cdev = to_cdev(ibdev);
+
+	if (index >= cnuas_ib_pkey_tbl_len(cdev))
 		return -EINVAL;
-	*pkey = CNUAS_IB_DEFAULT_PKEY;
+	/* IB: the table the subnet manager wrote (P_KeyTable). */
+	*pkey = cnuas_ib_is_eth(cdev) ? CNUAS_IB_DEFAULT_PKEY :
+					cnuas_ib_port_pkey(&cdev->port, index);
 	return 0;
 }
 
 /*
  * Only for the IB link layer (ib_core keeps RoCE GIDs itself): the
- * default subnet prefix and the port GUID.
+ * subnet prefix the subnet manager set (PortInfo.GIDPrefix, fe80::/64
+ * until then) and the port GUID.
  */
 int cnuas_ib_query_gid(struct ib_device *ibdev, u32 port, int index,
 		       union ib_gid *gid)
 {
+	struct cnuas_ib_dev *cdev = to_cdev(ibdev);
+
 	if (index < 0 || index >= CNUAS_IB_GID_TBL_LEN_IB)
 		return -EINVAL;
-	gid->global.subnet_prefix = cpu_to_be64(0xfe80000000000000ULL);
-	gid->global.interface_id = ibdev->node_guid;
+	gid->global.subnet_prefix = READ_ONCE(cdev->port.gid_prefix);
+	gid->global.interface_id = cnuas_ib_port_guid(cdev);
 	return 0;
 }
 

@@ -41,7 +41,8 @@ int cnuas_aux_create(struct cnuas_net *cn)
 	ether_addr_copy(adev->mac, cn->mac);
 	adev->netdev = cn->netdev;
 	adev->dma_dev = &cn->pdev->dev;
-	if (cn->features & CNUAS_VNIC_F_RDMA_ICRC)
+	/* The device's ICRC offload parses RoCEv2 frames only. */
+	if ((cn->features & CNUAS_VNIC_F_RDMA_ICRC) && cnuas_is_eth(cn))
 		adev->offloads |= CNUAS_NET_AUX_OFF_ICRC;
 	if (cn->features & CNUAS_VNIC_F_RX_POLL)
 		adev->rx_poll_page = pci_resource_start(cn->pdev,
@@ -151,6 +152,7 @@ int cnuas_net_aux_xmit(struct cnuas_net_aux_dev *adev, struct sk_buff *skb,
 		       u32 flags)
 {
 	struct cnuas_net *cn = adev->cn;
+	struct sk_buff *out = skb;
 	u16 dflags = 0;
 	int err;
 
@@ -159,13 +161,19 @@ int cnuas_net_aux_xmit(struct cnuas_net_aux_dev *adev, struct sk_buff *skb,
 			return -EOPNOTSUPP;
 		dflags = CNUAS_VNIC_DESC_F_ICRC;
 	}
+	/* InfiniBand: the link layer's VCRC goes behind the ICRC. */
+	if (!cnuas_is_eth(cn)) {
+		out = cnuas_ib_link_tx(skb);
+		if (!out)
+			return -ENOMEM;
+	}
 
 	spin_lock_bh(&cn->tx_lock);
 	if (!test_bit(CNUAS_F_RUNNING, &cn->flags) ||
 	    test_bit(CNUAS_F_DEAD, &cn->flags)) {
 		err = -ENETDOWN;
 	} else {
-		err = cnuas_tx_post(cn, skb, flags & CNUAS_NET_AUX_TX_MORE,
+		err = cnuas_tx_post(cn, out, flags & CNUAS_NET_AUX_TX_MORE,
 				    false, dflags);
 		if (err == -EBUSY)
 			set_bit(CNUAS_F_AUX_TX_BLOCKED, &cn->flags);
@@ -174,6 +182,13 @@ int cnuas_net_aux_xmit(struct cnuas_net_aux_dev *adev, struct sk_buff *skb,
 	if (err)
 		cnuas_tx_doorbell(cn);
 	spin_unlock_bh(&cn->tx_lock);
+
+	if (out != skb || !cnuas_is_eth(cn)) {
+		if (err)
+			cnuas_ib_link_tx_undo(skb, out);
+		else if (out != skb)
+			consume_skb(skb);	/* its copy went */
+	}
 
 	if (err == -EBUSY) {
 		u64_stats_update_begin(&cn->tx_stats.syncp);

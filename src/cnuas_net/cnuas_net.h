@@ -102,6 +102,7 @@ struct cnuas_rx_stats {
 	u64_stats_t errors;	/* oversize or malformed completion */
 	u64_stats_t aux_packets;
 	u64_stats_t no_client;	/* IB mode frame with no aux client */
+	u64_stats_t vcrc_errors; /* IB mode frame with a bad VCRC, or short */
 };
 
 struct cnuas_tx_stats {
@@ -245,6 +246,12 @@ void cnuas_irq_sync(struct cnuas_net *cn);
 
 /* ethtool.c */
 void cnuas_set_ethtool_ops(struct net_device *netdev);
+
+/* ib_link.c: the InfiniBand link layer's VCRC */
+void cnuas_ib_link_init(void);
+struct sk_buff *cnuas_ib_link_tx(struct sk_buff *skb);
+void cnuas_ib_link_tx_undo(struct sk_buff *skb, struct sk_buff *out);
+bool cnuas_ib_link_rx(struct sk_buff *skb);
 
 /* aux.c */
 int cnuas_aux_create(struct cnuas_net *cn);

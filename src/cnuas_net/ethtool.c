@@ -12,7 +12,7 @@ static struct cnuas_net *cnuas_from_netdev(struct net_device *nd)
 
 static const char cnuas_drv_stat_names[][ETH_GSTRING_LEN] = {
 	"rx_packets", "rx_bytes", "rx_dropped_nomem", "rx_errors",
-	"rx_aux_packets", "rx_no_client",
+	"rx_aux_packets", "rx_no_client", "rx_vcrc_errors",
 	"tx_packets", "tx_bytes", "tx_dropped", "tx_linearized",
 	"tx_queue_stops", "tx_aux_packets", "tx_aux_busy",
 	"misc_irqs", "resets", "queue_dead_events",
@@ -182,6 +182,7 @@ static void cnuas_get_ethtool_stats(struct net_device *nd,
 		*p++ = u64_stats_read(&rs->errors);
 		*p++ = u64_stats_read(&rs->aux_packets);
 		*p++ = u64_stats_read(&rs->no_client);
+		*p++ = u64_stats_read(&rs->vcrc_errors);
 	} while (u64_stats_fetch_retry(&rs->syncp, start));
 	data = p;
 

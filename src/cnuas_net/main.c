@@ -99,23 +99,25 @@ static int cnuas_hw_init(struct cnuas_net *cn)
 	if (err)
 		return err;
 
-	cn->features = cnuas_rd(cn, CNUAS_VNIC_REG_FEATURES) &
-		       (CNUAS_VNIC_F_TX_SG | CNUAS_VNIC_F_STATUS_BLOCK |
-			CNUAS_VNIC_F_INT_DELAY | CNUAS_VNIC_F_INT_AUTOMASK |
-			(rdma_offload ? CNUAS_VNIC_F_RDMA_ICRC : 0) |
-			(rx_poll ? CNUAS_VNIC_F_RX_POLL : 0));
-	/* The poll page is only worth offering where it can be mapped. */
-	if (!(pci_resource_flags(cn->pdev, CNUAS_VNIC_BAR_POLL) & IORESOURCE_MEM) ||
-	    pci_resource_len(cn->pdev, CNUAS_VNIC_BAR_POLL) < CNUAS_VNIC_POLL_SIZE)
-		cn->features &= ~CNUAS_VNIC_F_RX_POLL;
-	cnuas_wr(cn, CNUAS_VNIC_REG_DRV_FEATURES, cn->features);
-
 	cn->link_layer = cnuas_rd(cn, CNUAS_VNIC_REG_LINK_LAYER);
 	if (cn->link_layer != CNUAS_VNIC_LL_ETH &&
 	    cn->link_layer != CNUAS_VNIC_LL_IB) {
 		dev_err(dev, "unknown link layer %u\n", cn->link_layer);
 		return -ENODEV;
 	}
+
+	/* The ICRC offload parses RoCEv2 frames: not on an IB link. */
+	cn->features = cnuas_rd(cn, CNUAS_VNIC_REG_FEATURES) &
+		       (CNUAS_VNIC_F_TX_SG | CNUAS_VNIC_F_STATUS_BLOCK |
+			CNUAS_VNIC_F_INT_DELAY | CNUAS_VNIC_F_INT_AUTOMASK |
+			(rdma_offload && cnuas_is_eth(cn) ?
+			 CNUAS_VNIC_F_RDMA_ICRC : 0) |
+			(rx_poll ? CNUAS_VNIC_F_RX_POLL : 0));
+	/* The poll page is only worth offering where it can be mapped. */
+	if (!(pci_resource_flags(cn->pdev, CNUAS_VNIC_BAR_POLL) & IORESOURCE_MEM) ||
+	    pci_resource_len(cn->pdev, CNUAS_VNIC_BAR_POLL) < CNUAS_VNIC_POLL_SIZE)
+		cn->features &= ~CNUAS_VNIC_F_RX_POLL;
+	cnuas_wr(cn, CNUAS_VNIC_REG_DRV_FEATURES, cn->features);
 
 	mf = cnuas_rd(cn, CNUAS_VNIC_REG_MAX_FRAME);
 	cn->max_frame = min_t(u32, mf, CNUAS_VNIC_MAX_FRAME);
@@ -314,7 +316,19 @@ static struct pci_driver cnuas_pci_driver = {
 	.remove		= cnuas_remove,
 	.shutdown	= cnuas_shutdown,
 };
-module_pci_driver(cnuas_pci_driver);
+
+static int __init cnuas_net_init(void)
+{
+	cnuas_ib_link_init();
+	return pci_register_driver(&cnuas_pci_driver);
+}
+module_init(cnuas_net_init);
+
+static void __exit cnuas_net_exit(void)
+{
+	pci_unregister_driver(&cnuas_pci_driver);
+}
+module_exit(cnuas_net_exit);
 
 MODULE_DESCRIPTION("cnuas-vnic virtual NIC driver");
 MODULE_AUTHOR("The Cnuas developers");

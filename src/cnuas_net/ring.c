@@ -511,9 +511,18 @@ static u32 cnuas_rx_aux_flags(u16 dflags)
 /* Hand one good frame to the aux client or the stack. */
 static void cnuas_rx_deliver(struct cnuas_net *cn, struct sk_buff *skb,
 			     u16 dflags, unsigned int *aux_pkts,
-			     unsigned int *no_client)
+			     unsigned int *no_client, unsigned int *vcrc_bad)
 {
 	const struct cnuas_net_aux_ops *ops = rcu_dereference(cn->aux_ops);
+
+	/* InfiniBand: the link layer checks and strips the VCRC. */
+	if (!cnuas_is_eth(cn) && !cnuas_ib_link_rx(skb)) {
+		cnuas_net_drop(cn, *vcrc_bad, "rx_vcrc_errors",
+			       "%u-byte frame: VCRC bad or frame too short\n",
+			       skb->len);
+		napi_consume_skb(skb, 1);
+		return;
+	}
 
 	if (ops && (!cnuas_is_eth(cn) || cnuas_aux_wants(cn, skb))) {
 		skb_reset_mac_header(skb);
@@ -547,7 +556,7 @@ int cnuas_rx_poll(struct cnuas_net *cn, int budget)
 	struct cnuas_rx_ring *rx = &cn->rx;
 	struct device *dev = &cn->pdev->dev;
 	unsigned int pkts = 0, bytes = 0, dropped = 0, errors = 0;
-	unsigned int aux_pkts = 0, no_client = 0;
+	unsigned int aux_pkts = 0, no_client = 0, vcrc_bad = 0;
 	u32 avail, mask = rx->size - 1;
 	const struct cnuas_net_aux_ops *ops;
 	int done = 0;
@@ -593,7 +602,8 @@ int cnuas_rx_poll(struct cnuas_net *cn, int budget)
 			}
 			pkts++;
 			bytes += len;
-			cnuas_rx_deliver(cn, skb, flags, &aux_pkts, &no_client);
+			cnuas_rx_deliver(cn, skb, flags, &aux_pkts, &no_client,
+					 &vcrc_bad);
 			continue;
 		}
 		if (cnuas_rx_buf_alloc(cn, &nb, true)) {
@@ -618,7 +628,8 @@ int cnuas_rx_poll(struct cnuas_net *cn, int budget)
 		skb_put(skb, len);
 		pkts++;
 		bytes += len;
-		cnuas_rx_deliver(cn, skb, flags, &aux_pkts, &no_client);
+		cnuas_rx_deliver(cn, skb, flags, &aux_pkts, &no_client,
+				 &vcrc_bad);
 	}
 	if (aux_pkts) {
 		ops = rcu_dereference(cn->aux_ops);
@@ -646,6 +657,7 @@ int cnuas_rx_poll(struct cnuas_net *cn, int budget)
 		u64_stats_add(&cn->rx_stats.errors, errors);
 		u64_stats_add(&cn->rx_stats.aux_packets, aux_pkts);
 		u64_stats_add(&cn->rx_stats.no_client, no_client);
+		u64_stats_add(&cn->rx_stats.vcrc_errors, vcrc_bad);
 		u64_stats_update_end(&cn->rx_stats.syncp);
 	}
 	return done;

@@ -3,7 +3,11 @@
  * Host unit test of the RoCEv2 codec (wire.h, opcode.c, icrc.c and the
  * shared cnuas_roce.h, cnuas_roce_frame.h): struct layout, the opcode
  * table, field packing, the envelope walk, and the ICRC against frames
- * that Linux Soft-RoCE put on the wire (rxe-frames.h). Built with ASan and
+ * that Linux Soft-RoCE put on the wire (rxe-frames.h); and the native
+ * InfiniBand framing (ib_wire.h, cnuas_ib_link.h): LRH and GRH round
+ * trips, the walk's checks, the native ICRC against one computed here
+ * from the IBA's masking rules with zlib, the VCRC against a bitwise
+ * CRC-16 written here. Built with ASan and
  * UBSan: every buffer handed to the codec is a heap copy of exactly its
  * length, so an out-of-bounds read fails the test.
  */
@@ -11,7 +15,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <zlib.h>
+
 #include "wire.h"
+#include "ib_wire.h"
 #include "cnuas_roce_frame.h"
 #include "rxe-frames.h"
 
@@ -519,6 +526,247 @@ static void test_icrc_malformed(void)
 	}
 }
 
+
+/* ---- native InfiniBand framing ---- */
+
+/* A UD SEND ONLY of @plen payload bytes behind the LRH (and GRH). */
+static unsigned int ib_packet(u8 *buf, const struct cnuas_ib_hdrs *h,
+			      unsigned int plen)
+{
+	unsigned int hlen = cnuas_ib_hdrs_len(h->grh);
+	const struct cnuas_opcode *op = cnuas_opcode_get(CNUAS_OP_UD_SEND_ONLY);
+	u8 *bth = buf + hlen;
+	unsigned int pad = -plen & 3, tlen = op->hdr_len + plen + pad, i;
+
+	cnuas_bth_build((struct cnuas_bth *)bth, CNUAS_OP_UD_SEND_ONLY, false,
+			pad, 0xffff, 0x000123, false, 0x00abcd);
+	bth[4] |= 0xc0;		/* FECN, BECN: variant, masked */
+	cnuas_deth_build((struct cnuas_deth *)(bth + CNUAS_BTH_LEN),
+			 0x11111111, 0x42);
+	for (i = 0; i < plen; i++)
+		bth[op->hdr_len + i] = (u8)(i * 7 + 1);
+	memset(bth + op->hdr_len + plen, 0, pad);
+	cnuas_ib_hdrs_build(buf, h, tlen);
+	return hlen + tlen;	/* up to the ICRC */
+}
+
+/* IBA 7.8.1, applied by hand to a copy: the ICRC with zlib's CRC-32. */
+static u32 ib_icrc_ref(const u8 *pkt, unsigned int len, bool global)
+{
+	u8 *m = dup_bytes(pkt, len);
+	unsigned int bth = global ? 48 : 8;
+	u32 crc;
+
+	if (global) {
+		memset(m, 0xff, 8);		/* the whole LRH */
+		m[8] |= 0x0f;			/* TClass 7..4 */
+		m[9] = 0xff;			/* TClass 3..0, FlowLabel */
+		m[10] = 0xff;
+		m[11] = 0xff;
+		m[15] = 0xff;			/* HopLmt */
+	} else {
+		m[0] |= 0xf0;			/* VL */
+	}
+	m[bth + 4] = 0xff;			/* BTH: FECN, BECN, resv6a */
+	crc = (u32)crc32(0L, m, len);
+	free(m);
+	return crc;
+}
+
+/* CRC-16 0x100B, bit by bit, LSB first (reflected), init and xorout ones. */
+static unsigned int vcrc_ref(const u8 *p, unsigned int len)
+{
+	unsigned int crc = 0xffff, i, b;
+
+	for (i = 0; i < len; i++) {
+		crc ^= p[i];
+		for (b = 0; b < 8; b++)
+			crc = crc & 1 ? (crc >> 1) ^ 0xd008 : crc >> 1;
+	}
+	return crc ^ 0xffff;
+}
+
+static void test_ib_frames(void)
+{
+	struct cnuas_ib_hdrs h = {
+		.vl = 0, .sl = 5, .dlid = 0x0012, .slid = 0x0034,
+	}, g, r;
+	u8 buf[512], *c;
+	unsigned int n, hlen, len, i, plen;
+	unsigned short tab[256];
+	u32 icrc = 0;
+
+	cnuas_vcrc_table_init(tab);
+	for (plen = 0; plen < 9; plen++) {
+		/* Local (LNH 2): round trip, PktLen, ICRC. */
+		n = ib_packet(buf, &h, plen);
+		CHECK(n % 4 == 0, "local packet of %u bytes", n);
+		CHECK(cnuas_lrh_lnh(buf) == CNUAS_LNH_IBA_LOCAL, "LNH");
+		CHECK(cnuas_ib_icrc(buf, n, &icrc) == 0, "icrc");
+		CHECK(icrc == ib_icrc_ref(buf, n, false),
+		      "local ICRC 0x%08x, by hand 0x%08x", icrc,
+		      ib_icrc_ref(buf, n, false));
+		buf[n] = (u8)icrc;
+		buf[n + 1] = (u8)(icrc >> 8);
+		buf[n + 2] = (u8)(icrc >> 16);
+		buf[n + 3] = (u8)(icrc >> 24);
+		len = n + 4;
+		CHECK(cnuas_lrh_pktlen(buf) * 4 == len, "PktLen %u words, %u bytes",
+		      cnuas_lrh_pktlen(buf), len);
+		c = dup_bytes(buf, len);
+		memset(&r, 0, sizeof(r));
+		CHECK(cnuas_ib_hdrs_parse(c, len, &r, &hlen) == CNUAS_IB_FRAME_OK,
+		      "local parse");
+		CHECK(hlen == 8 && !r.grh && r.vl == 0 && r.sl == 5 &&
+		      r.dlid == 0x12 && r.slid == 0x34, "local fields");
+		/* VL is outside the ICRC: VL15 changes nothing. */
+		cnuas_lrh_set_vl(c, CNUAS_VL15);
+		CHECK(cnuas_ib_icrc(c, n, &icrc) == 0 && icrc == get_le32(c + n),
+		      "VL masked");
+		/* FECN/BECN too; the SLID is covered. */
+		c[8 + 4] ^= 0x40;
+		CHECK(cnuas_ib_icrc(c, n, &icrc) == 0 && icrc == get_le32(c + n),
+		      "BECN masked");
+		c[7] ^= 1;
+		CHECK(cnuas_ib_icrc(c, n, &icrc) == 0 && icrc != get_le32(c + n),
+		      "SLID covered");
+		free(c);
+
+		/* The VCRC: LRH through ICRC, least significant byte first. */
+		c = malloc(len + 2);
+		memcpy(c, buf, len);
+		cnuas_vcrc_put(tab, c, len);
+		CHECK((unsigned int)(c[len] | c[len + 1] << 8) == vcrc_ref(c, len),
+		      "VCRC 0x%04x, bitwise 0x%04x", c[len] | c[len + 1] << 8,
+		      vcrc_ref(c, len));
+		CHECK(cnuas_vcrc_ok(tab, c, len + 2), "VCRC ok");
+		for (i = 0; i < (len + 2) * 8; i += 13) {
+			c[i / 8] ^= (u8)(1 << (i % 8));
+			CHECK(!cnuas_vcrc_ok(tab, c, len + 2), "bit %u flipped", i);
+			c[i / 8] ^= (u8)(1 << (i % 8));
+		}
+		CHECK(!cnuas_vcrc_ok(tab, c, 9), "too short for a VCRC");
+		free(c);
+
+		/* Global (LNH 3) */
+		g = h;
+		g.grh = true;
+		g.tclass = 0xa5;
+		g.flow_label = 0xbcdef;
+		g.hop_limit = 7;
+		for (i = 0; i < 16; i++) {
+			g.sgid[i] = (u8)(0xf0 + i);
+			g.dgid[i] = (u8)(0x10 + i);
+		}
+		n = ib_packet(buf, &g, plen);
+		CHECK(cnuas_ib_icrc(buf, n, &icrc) == 0, "icrc");
+		CHECK(icrc == ib_icrc_ref(buf, n, true),
+		      "global ICRC 0x%08x, by hand 0x%08x", icrc,
+		      ib_icrc_ref(buf, n, true));
+		buf[n] = (u8)icrc;
+		buf[n + 1] = (u8)(icrc >> 8);
+		buf[n + 2] = (u8)(icrc >> 16);
+		buf[n + 3] = (u8)(icrc >> 24);
+		len = n + 4;
+		CHECK(buf[8] >> 4 == 6 && buf[14] == 0x1b, "IPVer, NxtHdr");
+		CHECK((unsigned int)(buf[12] << 8 | buf[13]) == len - 48, "PayLen");
+		c = dup_bytes(buf, len);
+		memset(&r, 0, sizeof(r));
+		CHECK(cnuas_ib_hdrs_parse(c, len, &r, &hlen) == CNUAS_IB_FRAME_OK,
+		      "global parse");
+		CHECK(hlen == 48 && r.grh && r.tclass == 0xa5 &&
+		      r.flow_label == 0xbcdef && r.hop_limit == 7 &&
+		      !memcmp(r.sgid, g.sgid, 16) && !memcmp(r.dgid, g.dgid, 16),
+		      "global fields");
+		/* The whole LRH, TClass, FlowLabel and HopLmt are masked. */
+		c[1] ^= 0xf0;	/* SL */
+		c[3] ^= 0x01;	/* DLID */
+		c[9] ^= 0x5a;
+		c[15] ^= 0x3c;
+		CHECK(cnuas_ib_icrc(c, n, &icrc) == 0 && icrc == get_le32(c + n),
+		      "global masks");
+		c[8 + 24] ^= 1;	/* SGID is covered */
+		CHECK(cnuas_ib_icrc(c, n, &icrc) == 0 && icrc != get_le32(c + n),
+		      "SGID covered");
+		free(c);
+	}
+
+	/* The walk's refusals. */
+	n = ib_packet(buf, &h, 4);
+	len = n + 4;
+	c = dup_bytes(buf, len);
+	CHECK(cnuas_ib_hdrs_parse(c, len - 4, &r, &hlen) == CNUAS_IB_FRAME_PKTLEN,
+	      "a word short");
+	CHECK(cnuas_ib_hdrs_parse(c, len - 1, &r, &hlen) == CNUAS_IB_FRAME_PKTLEN,
+	      "a byte short");
+	c[5]++;
+	CHECK(cnuas_ib_hdrs_parse(c, len, &r, &hlen) == CNUAS_IB_FRAME_PKTLEN,
+	      "PktLen one more");
+	c[5]--;
+	c[0] |= 1;
+	CHECK(cnuas_ib_hdrs_parse(c, len, &r, &hlen) == CNUAS_IB_FRAME_LVER,
+	      "LVer 1");
+	c[0] &= 0xf0;
+	for (i = 0; i < 2; i++) {
+		c[1] = (u8)((c[1] & ~3) | i);
+		CHECK(cnuas_ib_hdrs_parse(c, len, &r, &hlen) == CNUAS_IB_FRAME_LNH,
+		      "LNH %u", i);
+	}
+	free(c);
+	/* PktLen matching a frame too short for LRH, BTH and ICRC */
+	memset(buf, 0, 16);
+	cnuas_lrh_build(buf, 0, 0, CNUAS_LNH_IBA_LOCAL, 1, 2, 4);
+	c = dup_bytes(buf, 16);
+	CHECK(cnuas_ib_hdrs_parse(c, 16, &r, &hlen) == CNUAS_IB_FRAME_SHORT,
+	      "16 bytes");
+	CHECK(cnuas_ib_hdrs_parse(c, 5, &r, &hlen) == CNUAS_IB_FRAME_SHORT,
+	      "5 bytes");
+	free(c);
+	n = ib_packet(buf, &g, 4);
+	len = n + 4;
+	c = dup_bytes(buf, len);
+	c[8] = (u8)(4 << 4 | (c[8] & 0x0f));
+	CHECK(cnuas_ib_hdrs_parse(c, len, &r, &hlen) == CNUAS_IB_FRAME_GRH,
+	      "IPVer 4");
+	c[8] = (u8)(6 << 4 | (c[8] & 0x0f));
+	c[14] = 17;
+	CHECK(cnuas_ib_hdrs_parse(c, len, &r, &hlen) == CNUAS_IB_FRAME_GRH,
+	      "NxtHdr UDP");
+	c[14] = 0x1b;
+	c[13]++;
+	CHECK(cnuas_ib_hdrs_parse(c, len, &r, &hlen) == CNUAS_IB_FRAME_GRH,
+	      "PayLen");
+	free(c);
+
+	/* VL15 is QP0's and QP0 is on VL15 only. */
+	CHECK(cnuas_ib_vl_ok(15, 0) && cnuas_ib_vl_ok(0, 1) &&
+	      cnuas_ib_vl_ok(0, 0x123) && !cnuas_ib_vl_ok(0, 0) &&
+	      !cnuas_ib_vl_ok(15, 1) && !cnuas_ib_vl_ok(3, 0), "VL15 rules");
+	/* DLIDs within the LMC */
+	CHECK(cnuas_ib_lid_ours(4, 4, 0) && !cnuas_ib_lid_ours(5, 4, 0) &&
+	      cnuas_ib_lid_ours(7, 4, 2) && !cnuas_ib_lid_ours(8, 4, 2) &&
+	      !cnuas_ib_lid_ours(0, 0, 0) && !cnuas_ib_lid_ours(0xc001, 0xc001, 0) &&
+	      !cnuas_ib_lid_ours(0xffff, 4, 0), "LIDs within the LMC");
+
+	/* Random bytes: nothing read past the end (ASan), no crash. */
+	for (i = 0; i < 20000; i++) {
+		unsigned int l = (unsigned int)rand() % 80, j;
+		u8 *m = malloc(l ? l : 1);
+
+		for (j = 0; j < l; j++)
+			m[j] = (u8)rand();
+		if (l >= 6)
+			m[5] = (u8)(l / 4);
+		if (l)
+			m[0] &= 0xf0;
+		if (cnuas_ib_hdrs_parse(m, l, &r, &hlen) == CNUAS_IB_FRAME_OK)
+			CHECK(l >= hlen + CNUAS_BTH_LEN + CNUAS_ICRC_LEN,
+			      "accepted %u bytes", l);
+		cnuas_ib_icrc(m, l, &icrc);
+		free(m);
+	}
+}
+
 int main(void)
 {
 	unsigned int i;
@@ -533,6 +781,7 @@ int main(void)
 		test_frame_walk(rxe_frames[i]);
 	}
 	test_icrc_malformed();
+	test_ib_frames();
 
 	printf("%d checks, %d failed\n", checks, failures);
 	return failures ? 1 : 0;
