@@ -5,11 +5,14 @@
  * socketpair ports.
  *
  * Input: a 6-byte setup, then operations.
- *   setup: ports-2 (low 2 bits) | pin (4) | small queue (8) | capture (16),
+ *   setup: ports-2 (low 2 bits) | pin (4) | small queue (8) | capture (16) |
+ *          InfiniBand mode (32: --link-layer ib, each port an IB port),
  *          MAC limit, drop, corrupt, reorder (percent = byte * 100 / 255
  *          for each) and delay (ms) of the faults of every port.
  *   op byte: low 3 bits the operation, the rest the port.
- *     0-3: send a frame: 2 length bytes, then that many bytes
+ *     0-3: send a frame: 2 length bytes, then that many bytes; in IB mode
+ *          1 and 3 first make its PktLen and VCRC right (else nearly every
+ *          frame would stop at the VCRC check)
  *     4:   the switch reads the port (EPOLLIN)
  *     5:   the port's peer reads everything, the switch may send (EPOLLOUT)
  *     6:   time passes (next byte: ms), timers and housekeeping run
@@ -18,6 +21,8 @@
 #include "vswitch_fixture.h"
 
 #include "capture.h"
+#include "cnuas_ib_link.h"
+#include "ib.h"
 
 #include <string.h>
 #include <sys/epoll.h>
@@ -54,7 +59,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n)
 	sw->psec_all.pin = d[0] & 4;
 	sw->psec_all.limit = d[1] & 7;
 	if (d[0] & 16)
-		sw->cap = capture_start("/fuzz.pcap", d[1] >> 4 & 3, err, sizeof(err));
+		sw->cap = capture_start("/fuzz.pcap", d[1] >> 4 & 3, CAPTURE_LINKTYPE_ETHERNET, err,
+					sizeof(err));
+	if (d[0] & 32) {
+		if (ib_init(sw, 8, 0, false) < 0)
+			return 0;
+		for (unsigned i = 0; i < v.nports; i++)
+			ib_port_attach(sw, v.port[i]);
+	}
 	sw->fault_all.drop = (uint32_t)d[2] << 24;
 	sw->fault_all.corrupt = (uint32_t)d[3] << 24;
 	sw->fault_all.reorder = (uint32_t)d[4] << 24;
@@ -83,7 +95,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n)
 			off += 2;
 			if (len > n - off)
 				len = n - off;
-			if (v.peer[i] >= 0 && send(v.peer[i], d + off, len, MSG_DONTWAIT) < 0) {
+			const uint8_t *f = d + off;
+			static uint8_t sealed[CNUAS_IB_MAX_FRAME];
+
+			if (sw->ib && (op & 1) && len >= CNUAS_LRH_LEN + CNUAS_VCRC_LEN &&
+			    len <= sizeof(sealed) && len % 4 == 2) {
+				memcpy(sealed, f, len);
+				sealed[4] = (uint8_t)((sealed[4] & 0xf8) | (((len - 2) / 4) >> 8 & 7));
+				sealed[5] = (uint8_t)((len - 2) / 4);
+				cnuas_vcrc_put(sw->ib->vcrc_table, sealed, (unsigned int)len - 2);
+				f = sealed;
+			}
+			if (v.peer[i] >= 0 && send(v.peer[i], f, len, MSG_DONTWAIT) < 0) {
 				/* the switch stopped reading: back-pressure, try again later */
 			}
 			off += len;

@@ -4,6 +4,7 @@
 
 #include "capture.h"
 #include "fdb.h"
+#include "ib.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -38,8 +39,10 @@ struct capture {
 	char path[4096];
 };
 
-struct capture *capture_start(const char *path, uint32_t port_id, char *err, size_t errlen)
+struct capture *capture_start(const char *path, uint32_t port_id, int linktype, char *err,
+			      size_t errlen)
 {
+	(void)linktype;
 	struct capture *c = calloc(1, sizeof(*c));
 
 	if (!c || strlen(path) >= sizeof(c->path)) {
@@ -169,6 +172,7 @@ void vsf_fini(struct vsf *v)
 
 	while (sw->nactive)
 		port_destroy(sw, &sw->ports[sw->active[sw->nactive - 1]]);
+	ib_fini(sw);
 	if (sw->cap) {
 		capture_stop(sw->cap);
 		sw->cap = NULL;

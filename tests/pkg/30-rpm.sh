@@ -292,8 +292,8 @@ libcnuaspeermem: its SONAME and symbol version as RPM Provides, the
 cnuas-devel pin on cnuas-libs and the pkg-config file's libdir are
 checked here; linking against the installed cnuas-devel is not.
 Only on Fedora: BuildRequires resolution (cmake, gcc, make, ninja-build,
-pkgconfig(libibverbs), pkgconfig(libpcap), pkgconfig(libsystemd), python3,
-systemd-rpm-macros), fetching Source1 from its URL, Fedora's hardening flags,
+pkgconfig(libibverbs), rdma-core-devel, pkgconfig(libpcap), pkgconfig(libsystemd),
+pkgconfig(zlib), python3, systemd-rpm-macros), fetching Source1 from its URL, Fedora's hardening flags,
 debuginfo/debugsource packages, the systemd scriptlets (%systemd_post etc.
 are not defined by Debian's rpm, so cnuas-vswitchd has none here),
 /usr/sbin merged into /usr/bin (Fedora 42+), Fedora's licence list, and

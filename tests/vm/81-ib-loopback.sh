@@ -7,8 +7,9 @@
 # SMA; then everything runs over that LID with server and client on the
 # same guest, so every packet takes the loopback by DLID (no wire):
 # ibv_rc_pingpong, ibv_ud_pingpong and ibv_srq_pingpong with -c (the
-# receiver checks the data), perftest ib_write_bw and ib_send_bw against
-# localhost, and saquery (QP1 MADs to the SM at our own LID). The port's
+# receiver checks the data; RC and UD also with a GRH), perftest ib_write_bw and ib_send_bw against
+# localhost, UD multicast through an SA-joined group (looped back to the
+# attached QP), and saquery (QP1 MADs to the SM at our own LID). The port's
 # ICRC error counter must stay 0. SKIP when the switch has no
 # --link-layer or the image has no OpenSM.
 # timeout: 1500
@@ -67,9 +68,32 @@ run rc-1M 240 "ibv_rc_pingpong -d cnuas_0 -p $port -c -n 2 -s 1048576" "ibv_rc_p
 run rc-e 120 "ibv_rc_pingpong -d cnuas_0 -p $port -c -n 20 -e" "ibv_rc_pingpong -d cnuas_0 -p $port -c -n 20 -e localhost"
 run ud 120 "ibv_ud_pingpong -d cnuas_0 -p $port -c -n 20" "ibv_ud_pingpong -d cnuas_0 -p $port -c -n 20 localhost"
 run ud-2048 120 "ibv_ud_pingpong -d cnuas_0 -p $port -c -n 20 -s 2048" "ibv_ud_pingpong -d cnuas_0 -p $port -c -n 20 -s 2048 localhost"
+# With a GRH (GID index 0: the port GID the SM's GIDPrefix makes)
+run rc-grh 120 "ibv_rc_pingpong -d cnuas_0 -p $port -c -n 20 -g 0" "ibv_rc_pingpong -d cnuas_0 -p $port -c -n 20 -g 0 localhost"
+run ud-grh 120 "ibv_ud_pingpong -d cnuas_0 -p $port -c -n 20 -g 0" "ibv_ud_pingpong -d cnuas_0 -p $port -c -n 20 -g 0 localhost"
 run srq 120 "ibv_srq_pingpong -d cnuas_0 -p $port -c -n 4 -q 4" "ibv_srq_pingpong -d cnuas_0 -p $port -c -n 4 -q 4 localhost"
 run write_bw 300 "ib_write_bw -d cnuas_0 -p $port -n 200 -F" "ib_write_bw -d cnuas_0 -p $port -n 200 -F localhost"
 run send_bw 300 "ib_send_bw -d cnuas_0 -p $port -n 200 -F" "ib_send_bw -d cnuas_0 -p $port -n 200 -F localhost"
+
+# UD multicast to a group both perftest ends join through the SA: the
+# sender's packets loop back to the receiver's attached QP, as on an HCA.
+# (On one port both ends are one SA member: the second leave fails, so
+# only the receiver's result line and the delivered packets count.)
+mc=$(lsh -t 240 $n '
+	c=/sys/class/infiniband/cnuas_0/ports/1/hw_counters/mcast_rcvd
+	m0=$(cat $c)
+	ib_send_bw -d cnuas_0 -p 18690 -c UD -g -n 50 -F >/tmp/mc.srv 2>&1 & sp=$!
+	i=0; until ss -ltn | grep -q ":18690 "; do [ $i -lt 60 ] || break; sleep 0.5; i=$((i + 1)); done
+	timeout 120 ib_send_bw -d cnuas_0 -p 18690 -c UD -g -n 50 -F localhost >/tmp/mc.cli 2>&1
+	wait $sp
+	grep -qE "^ *4096 +50 " /tmp/mc.srv && src=0 || src=1
+	echo "$src $(($(cat $c) - m0))"' 2>&1)
+if [ "${mc%% *}" = 0 ] && [ "${mc##* }" -ge 50 ] 2>/dev/null; then
+	echo "PASS multicast: ${mc##* } packets looped back to the attached QP"
+else
+	echo "multicast: receiver rc and packets: $mc"
+	bad+=(multicast)
+fi
 
 sa=$(lsh -t 120 $n 'saquery -C cnuas_0 -P 1 2>&1; echo "rc $?"')
 if echo "$sa" | grep -q '^rc 0' && echo "$sa" | grep -q 'NodeRecord'; then

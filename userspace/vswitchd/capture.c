@@ -3,6 +3,7 @@
  * pcap capture through libpcap's dump API. With all ports, every frame is
  * written once, when the switch forwards it (after ingress faults). With
  * one port, frames that port sent (as forwarded) and frames delivered to it.
+ * Link type Ethernet, or LINKTYPE_INFINIBAND (frames from the LRH) in IB mode.
  */
 #include "capture.h"
 
@@ -23,7 +24,8 @@ struct capture {
 	char path[4096];
 };
 
-struct capture *capture_start(const char *path, uint32_t port_id, char *err, size_t errlen)
+struct capture *capture_start(const char *path, uint32_t port_id, int linktype, char *err,
+			      size_t errlen)
 {
 	struct capture *c = calloc(1, sizeof(*c));
 	FILE *f;
@@ -38,7 +40,7 @@ struct capture *capture_start(const char *path, uint32_t port_id, char *err, siz
 		free(c);
 		return NULL;
 	}
-	c->dead = pcap_open_dead(DLT_EN10MB, 65535);
+	c->dead = pcap_open_dead(linktype, 65535);
 	if (!c->dead) {
 		snprintf(err, errlen, "pcap_open_dead failed");
 		free(c);

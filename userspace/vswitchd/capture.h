@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later OR MIT */
-/* pcap capture of switched frames (LINKTYPE_ETHERNET). */
+/* pcap capture of switched frames (LINKTYPE_ETHERNET, or LINKTYPE_INFINIBAND in IB mode). */
 #ifndef CNUAS_CAPTURE_H
 #define CNUAS_CAPTURE_H
 
@@ -8,8 +8,12 @@
 
 struct capture;
 
+#define CAPTURE_LINKTYPE_ETHERNET	1
+#define CAPTURE_LINKTYPE_INFINIBAND	247
+
 /* port_id 0 = all ports. Returns NULL and fills err on failure. */
-struct capture *capture_start(const char *path, uint32_t port_id, char *err, size_t errlen);
+struct capture *capture_start(const char *path, uint32_t port_id, int linktype, char *err,
+			      size_t errlen);
 void capture_frame(struct capture *c, const uint8_t *data, uint32_t len);
 void capture_flush(struct capture *c);
 /* Flushes, closes, frees; returns frames written. */

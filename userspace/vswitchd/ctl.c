@@ -3,6 +3,7 @@
 #include "capture.h"
 #include "ctl_proto.h"
 #include "fdb.h"
+#include "ib.h"
 #include "strbuf.h"
 #include "switch.h"
 
@@ -199,9 +200,9 @@ static int cmd_show(struct vswitch *sw, struct req *r)
 	if (r->json) {
 		sb_printf(b, "{\"socket\": ");
 		sb_json_str(b, sw->cfg.socket_path);
-		sb_printf(b, ", \"link_layer\": \"eth\", \"aging_s\": %u, \"queue_frames\": %u, "
+		sb_printf(b, ", \"link_layer\": \"%s\", \"aging_s\": %u, \"queue_frames\": %u, "
 			     "\"fdb_entries\": %u, \"capture\": ",
-			  sw->cfg.aging_s, sw->cfg.queue_frames, sw->fdb->n);
+			  sw->ib ? "ib" : "eth", sw->cfg.aging_s, sw->cfg.queue_frames, sw->fdb->n);
 		if (sw->cap) {
 			sb_printf(b, "{\"file\": ");
 			sb_json_str(b, capture_path(sw->cap));
@@ -214,8 +215,9 @@ static int cmd_show(struct vswitch *sw, struct req *r)
 		json_psec(b, &sw->psec_all);
 		sb_printf(b, ", \"ports\": [");
 	} else {
-		sb_printf(b, "switch %s: link-layer eth, %u ports, %u fdb entries, aging %u s, capture ",
-			  sw->cfg.socket_path, sw->nactive, sw->fdb->n, sw->cfg.aging_s);
+		sb_printf(b, "switch %s: link-layer %s, %u ports, %u fdb entries, aging %u s, capture ",
+			  sw->cfg.socket_path, sw->ib ? "ib" : "eth", sw->nactive, sw->fdb->n,
+			  sw->cfg.aging_s);
 		if (sw->cap && capture_port(sw->cap))
 			sb_printf(b, "%s (port %u)\n", capture_path(sw->cap), capture_port(sw->cap));
 		else if (sw->cap)
@@ -261,9 +263,15 @@ static int cmd_show(struct vswitch *sw, struct req *r)
 	if (r->json) {
 		sb_printf(b, "], \"fault_all\": ");
 		json_fault(b, &sw->fault_all);
+		if (sw->ib) {
+			sb_printf(b, ", \"ib\": ");
+			ib_ctl_show(sw, b, true);
+		}
 		sb_printf(b, "}\n");
 		return 0;
 	}
+	if (sw->ib)
+		ib_ctl_show(sw, b, false);
 	/* the settings of faulty ports, one line each */
 	p = NULL;
 	if (sw->fault_all.active) {
@@ -567,7 +575,9 @@ static int cmd_capture(struct vswitch *sw, struct req *r)
 		return -1;
 	if (sw->cap)
 		return fail(r, "a capture to %s is running; stop it first", capture_path(sw->cap));
-	sw->cap = capture_start(r->argv[2], p ? p->id : 0, r->err, sizeof(r->err));
+	sw->cap = capture_start(r->argv[2], p ? p->id : 0,
+				sw->ib ? CAPTURE_LINKTYPE_INFINIBAND : CAPTURE_LINKTYPE_ETHERNET,
+				r->err, sizeof(r->err));
 	if (!sw->cap)
 		return -1;
 	vs_log(VS_LOG_INFO, "capture to %s started (port %u)", r->argv[2], p ? p->id : 0);
@@ -587,6 +597,8 @@ static int cmd_add_dgram(struct vswitch *sw, struct req *r)
 
 	if (r->argc != 3)
 		return fail(r, "usage: add-dgram SWITCH_PATH QEMU_PATH");
+	if (sw->ib)
+		return fail(r, "add-dgram: dgram ports carry Ethernet; not in InfiniBand mode");
 	if (r->argv[1][0] != '/' || r->argv[2][0] != '/')
 		return fail(r, "add-dgram paths must be absolute");
 	/* A control client must not make the switch bind or unlink anywhere. */
@@ -609,6 +621,8 @@ static int cmd_add_tap(struct vswitch *sw, struct req *r)
 
 	if (r->argc != 2)
 		return fail(r, "usage: add-tap IFNAME");
+	if (sw->ib)
+		return fail(r, "add-tap: TAP ports carry Ethernet; not in InfiniBand mode");
 	p = tap_add(sw, r->argv[1], r->err, sizeof(r->err));
 	if (!p)
 		return -1;
@@ -621,6 +635,17 @@ static int cmd_add_tap(struct vswitch *sw, struct req *r)
 		sb_printf(&r->out, "}\n");
 	}
 	return 0;
+}
+
+static int cmd_ib_table(struct vswitch *sw, struct req *r)
+{
+	if (r->argc != 1)
+		return fail(r, "usage: %s", r->argv[0]);
+	if (!sw->ib)
+		return fail(r, "%s: the switch is not in InfiniBand mode", r->argv[0]);
+	if (!strcmp(r->argv[0], "lft"))
+		return ib_ctl_lft(sw, &r->out, r->json);
+	return ib_ctl_mft(sw, &r->out, r->json);
 }
 
 static int cmd_shutdown(struct vswitch *sw, struct req *r)
@@ -641,6 +666,7 @@ static const struct {
 	{ "capture", cmd_capture }, { "counters", cmd_counters },
 	{ "fault", cmd_fault },		{ "fdb", cmd_fdb },	      { "set-fault", cmd_set_fault },
 	{ "set-port-security", cmd_set_port_security },
+	{ "lft", cmd_ib_table },	{ "mft", cmd_ib_table },
 	{ "show", cmd_show },
 	{ "shutdown", cmd_shutdown },
 };

@@ -19,6 +19,7 @@
  */
 #include "capture.h"
 #include "fdb.h"
+#include "ib.h"
 #include "switch.h"
 
 #include <errno.h>
@@ -283,12 +284,57 @@ static inline bool port_gone(const struct port *d)
 	return d->closing || d->tx_dead;
 }
 
+/* Capture a frame as forwarded: all ports, or the port it came from. */
+void dp_capture_fwd(struct vswitch *sw, const struct port *p, const uint8_t *data, uint32_t len)
+{
+	if (sw->cap && (capture_port(sw->cap) == 0 || capture_port(sw->cap) == p->id))
+		capture_frame(sw->cap, data, len);
+}
+
+/*
+ * A frame from p to its one known destination d. Returns false, with p
+ * paused on d, when d is full.
+ */
+bool dp_unicast(struct vswitch *sw, struct port *p, struct port *d, uint8_t *data, uint32_t len,
+		struct pkt *k)
+{
+	if (port_gone(d)) {
+		d->c.drop_port_closed++;
+		return true;
+	}
+	if (d->qlen + d->npend >= sw->cfg.queue_frames) {
+		p->blocked_on = d->idx;
+		d->n_waiters++;
+		d->c.bp_caused++;
+		p->c.bp_paused++;
+		return false;
+	}
+	dp_capture_fwd(sw, p, data, len);
+	emit(sw, d, data, len, k);
+	return true;
+}
+
+/* One copy of a flooded (or replicated) frame to d; never pauses. */
+bool dp_flood_one(struct vswitch *sw, struct port *d, uint8_t *data, uint32_t len, struct pkt *k)
+{
+	if (port_gone(d))
+		return false;
+	if (d->qlen + d->npend >= sw->flood_cap) {
+		d->c.drop_flood_overflow++;
+		return false;
+	}
+	emit(sw, d, data, len, k);
+	return true;
+}
+
 /*
  * Learn and forward one frame from p. Returns false, with p paused on the
  * destination, when a known-unicast destination is full.
  */
 static bool forward(struct vswitch *sw, struct port *p, uint8_t *data, uint32_t len, struct pkt *k)
 {
+	if (sw->ib)
+		return ib_forward(sw, p, data, len, k);
 	if (data[6] & 1) {	/* multicast source address: invalid */
 		p->c.drop_bad_src++;
 		return true;
@@ -313,36 +359,16 @@ static bool forward(struct vswitch *sw, struct port *p, uint8_t *data, uint32_t 
 				p->c.drop_filtered++;
 				return true;
 			}
-			if (port_gone(d)) {
-				d->c.drop_port_closed++;
-				return true;
-			}
-			if (d->qlen + d->npend >= sw->cfg.queue_frames) {
-				p->blocked_on = d->idx;
-				d->n_waiters++;
-				d->c.bp_caused++;
-				p->c.bp_paused++;
-				return false;
-			}
-			if (sw->cap && (capture_port(sw->cap) == 0 || capture_port(sw->cap) == p->id))
-				capture_frame(sw->cap, data, len);
-			emit(sw, d, data, len, k);
-			return true;
+			return dp_unicast(sw, p, d, data, len, k);
 		}
 	}
 	p->c.flood++;
-	if (sw->cap && (capture_port(sw->cap) == 0 || capture_port(sw->cap) == p->id))
-		capture_frame(sw->cap, data, len);
+	dp_capture_fwd(sw, p, data, len);
 	for (unsigned i = 0; i < sw->nactive; i++) {
 		struct port *d = &sw->ports[sw->active[i]];
 
-		if (d == p || port_gone(d))
-			continue;
-		if (d->qlen + d->npend >= sw->flood_cap) {
-			d->c.drop_flood_overflow++;
-			continue;
-		}
-		emit(sw, d, data, len, k);
+		if (d != p)
+			dp_flood_one(sw, d, data, len, k);
 	}
 	return true;
 }
@@ -553,6 +579,8 @@ void dp_port_hangup(struct vswitch *sw, struct port *p)
 	if (p->closing)
 		return;
 	p->closing = true;
+	if (sw->ib)
+		ib_port_detach(sw, p);
 	fdb_del_port(sw->fdb, (uint32_t)p->idx);
 	port_drop_egress(sw, p);
 	port_update_events(sw, p);

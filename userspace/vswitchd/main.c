@@ -5,6 +5,7 @@
  */
 #include "capture.h"
 #include "fdb.h"
+#include "ib.h"
 #include "switch.h"
 
 #include <errno.h>
@@ -33,7 +34,8 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"Usage: cnuas-vswitchd [OPTIONS]\n"
-		"The Cnuas software switch: an Ethernet learning bridge between VMs.\n\n"
+		"The Cnuas software switch: an Ethernet learning bridge between VMs, or\n"
+		"a managed InfiniBand switch (--link-layer ib).\n\n"
 		"  --socket PATH       SOCK_SEQPACKET listening socket, one connection = one port\n"
 		"                      (default " DEFAULT_SOCKET ")\n"
 		"  --ctl PATH          control socket (default SOCKET_PATH.ctl)\n"
@@ -41,7 +43,10 @@ static void usage(FILE *f)
 		"                      (repeatable)\n"
 		"  --tap IFNAME        add a TAP port: create (or attach) interface IFNAME\n"
 		"                      and set it up (repeatable)\n"
-		"  --link-layer eth    link layer of this switch (only eth for now)\n"
+		"  --link-layer eth|ib link layer: eth (default, Ethernet learning bridge) or\n"
+		"                      ib (InfiniBand switch managed by a subnet manager)\n"
+		"  --ib-ports N        IB mode: switch ports (NumPorts), 1..254 (default 32)\n"
+		"  --guid GUID         IB mode: NodeGUID, hex (default: derived from --socket)\n"
 		"  --aging SECONDS     MAC aging time, 0 = never (default 300)\n"
 		"  --queue-frames N    egress queue bound per port, 16..65536 (default 256)\n"
 		"  --max-ports N       most ports at once, 2..4096 (default 256)\n"
@@ -125,6 +130,11 @@ static void accept_ports(struct vswitch *sw)
 			snprintf(p->peer, sizeof(p->peer), "pid %d", (int)cr.pid);
 		else
 			snprintf(p->peer, sizeof(p->peer), "unknown");
+		if (sw->ib && ib_port_attach(sw, p) < 0) {
+			vs_log(VS_LOG_WARN, "refusing connection: all %u IB ports in use", sw->ib->nports);
+			port_destroy(sw, p);
+			continue;
+		}
 		vs_log(VS_LOG_INFO, "port %u up (%s)", p->id, p->peer);
 	}
 }
@@ -206,6 +216,7 @@ static void vswitch_fini(struct vswitch *sw)
 		close(sw->sig_fd);
 	if (sw->epfd >= 0)
 		close(sw->epfd);
+	ib_fini(sw);
 	free(sw->ports);
 	free(sw->active);
 	free(sw->dirty);
@@ -305,6 +316,8 @@ int main(int argc, char **argv)
 		{ "dgram", required_argument, NULL, 'd' },
 		{ "tap", required_argument, NULL, 't' },
 		{ "link-layer", required_argument, NULL, 'l' },
+		{ "ib-ports", required_argument, NULL, 'I' },
+		{ "guid", required_argument, NULL, 'G' },
 		{ "aging", required_argument, NULL, 'a' },
 		{ "queue-frames", required_argument, NULL, 'q' },
 		{ "max-ports", required_argument, NULL, 'm' },
@@ -367,19 +380,32 @@ int main(int argc, char **argv)
 			tap[ntap++] = optarg;
 			break;
 		case 'l':
-			/* LINK_IB will select the IB forwarding plane once it exists */
 			if (!strcmp(optarg, "ib")) {
-				fprintf(stderr, "cnuas-vswitchd: --link-layer ib: InfiniBand mode is not "
-						"implemented yet; only 'eth' is supported\n");
-				return 2;
-			}
-			if (strcmp(optarg, "eth")) {
+				sw->cfg.link_layer = LINK_IB;
+			} else if (!strcmp(optarg, "eth")) {
+				sw->cfg.link_layer = LINK_ETH;
+			} else {
 				fprintf(stderr, "cnuas-vswitchd: --link-layer: unknown link layer '%s' (eth or ib)\n",
 					optarg);
 				return 2;
 			}
-			sw->cfg.link_layer = LINK_ETH;
 			break;
+		case 'I':
+			if (parse_uint("--ib-ports", optarg, 1, IB_MAX_PORTS, &sw->cfg.ib_ports) < 0)
+				return 2;
+			break;
+		case 'G': {
+			char *end;
+
+			errno = 0;
+			sw->cfg.ib_guid = strtoull(optarg, &end, 16);
+			if (errno || end == optarg || *end || !sw->cfg.ib_guid) {
+				fprintf(stderr, "cnuas-vswitchd: --guid: '%s' is not a non-zero hex GUID\n",
+					optarg);
+				return 2;
+			}
+			break;
+		}
 		case 'a':
 			if (parse_uint("--aging", optarg, 0, 1000000, &sw->cfg.aging_s) < 0)
 				return 2;
@@ -422,6 +448,22 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
+	if (sw->cfg.link_layer == LINK_IB && (ndg || ntap)) {
+		fprintf(stderr, "cnuas-vswitchd: --dgram and --tap ports are Ethernet only "
+				"(not with --link-layer ib)\n");
+		return 2;
+	}
+	if (sw->cfg.link_layer != LINK_IB && (sw->cfg.ib_ports || sw->cfg.ib_guid)) {
+		fprintf(stderr, "cnuas-vswitchd: --ib-ports and --guid need --link-layer ib\n");
+		return 2;
+	}
+	if (!sw->cfg.ib_ports)
+		sw->cfg.ib_ports = IB_DEFAULT_PORTS;
+	/* no MACs to pin in IB mode: accepted (the lab passes it), without effect */
+	bool psec_ignored = sw->cfg.link_layer == LINK_IB && (port_security || port_macs_set);
+
+	if (psec_ignored)
+		port_security = port_macs_set = false;
 	sw->psec_all.pin = port_security;
 	sw->psec_all.limit = port_macs_set ? port_macs : port_security ? 4 : 0;
 	if (optind < argc) {
@@ -444,6 +486,11 @@ int main(int argc, char **argv)
 	vs_log_init(sw->cfg.use_syslog || !sw->cfg.foreground, sw->cfg.verbose);
 	if (!sw->cfg.foreground && daemonize(&ready_fd) < 0) {
 		vs_log(VS_LOG_ERR, "cannot detach: %s", strerror(errno));
+		return 1;
+	}
+	if (sw->cfg.link_layer == LINK_IB &&
+	    ib_init(sw, sw->cfg.ib_ports, sw->cfg.ib_guid, sw->cfg.ib_guid != 0) < 0) {
+		vs_log(VS_LOG_ERR, "out of memory");
 		return 1;
 	}
 	if (vswitch_init(sw) < 0) {
@@ -471,8 +518,15 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
-	vs_log(VS_LOG_INFO, "listening on %s (control %s), link-layer eth, aging %u s, queue %u frames",
-	       sw->cfg.socket_path, sw->cfg.ctl_path, sw->cfg.aging_s, sw->cfg.queue_frames);
+	if (psec_ignored)
+		vs_log(VS_LOG_INFO, "--port-security/--port-macs have no effect in InfiniBand mode");
+	if (sw->ib)
+		vs_log(VS_LOG_INFO, "listening on %s (control %s), link-layer ib, %u ports, "
+		       "guid 0x%016llx, queue %u frames", sw->cfg.socket_path, sw->cfg.ctl_path,
+		       sw->ib->nports, (unsigned long long)sw->ib->guid, sw->cfg.queue_frames);
+	else
+		vs_log(VS_LOG_INFO, "listening on %s (control %s), link-layer eth, aging %u s, queue %u frames",
+		       sw->cfg.socket_path, sw->cfg.ctl_path, sw->cfg.aging_s, sw->cfg.queue_frames);
 #ifdef HAVE_SYSTEMD
 	sd_notify(0, "READY=1");
 #endif

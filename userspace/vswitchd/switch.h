@@ -34,7 +34,9 @@
 	X(drop_flood_overflow) X(drop_port_closed) X(drop_peer_absent)         \
 	X(drop_foreign) X(fault_drop) X(fault_corrupt) X(fault_reorder)        \
 	X(fault_delay) X(bp_paused) X(bp_caused) X(drop_mac_spoof)            \
-	X(drop_mac_limit) X(drop_link_down)
+	X(drop_mac_limit) X(drop_link_down)                                    \
+	X(ib_drop_vcrc) X(ib_drop_lrh) X(ib_drop_no_route)                    \
+	X(ib_drop_not_active) X(ib_drop_smp) X(ib_drop_mkey) X(ib_smp_local)
 
 struct counters {
 #define VS_X(n) uint64_t n;
@@ -122,6 +124,7 @@ struct port {
 	uint64_t reorder_due;
 
 	struct fault fault;
+	unsigned ib_port;	/* IB mode: its IB port number (1..), 0 none */
 	struct fdb_policy psec;	/* port security: pin MACs, limit their number */
 	struct counters c;
 };
@@ -129,7 +132,7 @@ struct port {
 struct fdb;
 struct capture;
 
-enum link_layer { LINK_ETH, LINK_IB /* later: InfiniBand switch mode */ };
+enum link_layer { LINK_ETH, LINK_IB };
 
 struct vs_config {
 	enum link_layer link_layer;
@@ -140,6 +143,8 @@ struct vs_config {
 	unsigned aging_s;	/* 0 = entries never age */
 	unsigned queue_frames;	/* unicast egress queue bound per port */
 	unsigned max_ports;
+	unsigned ib_ports;	/* IB mode: NodeInfo.NumPorts */
+	uint64_t ib_guid;	/* IB mode: NodeGUID, 0 = from the socket path */
 	int verbose;
 };
 
@@ -179,6 +184,7 @@ struct vswitch {
 	struct fdb_policy psec_all; /* port security of ports added later */
 
 	struct fdb *fdb;
+	struct ib_switch *ib;	/* InfiniBand mode, else NULL */
 	struct capture *cap;
 	struct ctl_conn ctl[VS_MAX_CTL_CONNS];
 
@@ -215,6 +221,10 @@ void dp_timers(struct vswitch *sw, int *timeout_ms);
 void dp_port_hangup(struct vswitch *sw, struct port *p);
 void dp_unblock_waiters(struct vswitch *sw, struct port *d);
 void dp_housekeeping(struct vswitch *sw);
+void dp_capture_fwd(struct vswitch *sw, const struct port *p, const uint8_t *data, uint32_t len);
+bool dp_unicast(struct vswitch *sw, struct port *p, struct port *d, uint8_t *data, uint32_t len,
+		struct pkt *k);
+bool dp_flood_one(struct vswitch *sw, struct port *d, uint8_t *data, uint32_t len, struct pkt *k);
 
 /* tap.c */
 struct port *tap_add(struct vswitch *sw, const char *name, char *err, size_t errlen);

@@ -25,6 +25,7 @@ static void usage(FILE *f)
 		   "Commands:\n"
 		   "  show                          ports, state, counters\n"
 		   "  fdb                           learned MAC addresses\n"
+		   "  lft | mft                     IB mode: the linear / multicast forwarding table\n"
 		   "  counters [PORT]               all counters of all ports or one\n"
 		   "  fault PORT drop=P corrupt=P reorder=P delay=MS seed=N\n"
 		   "  fault PORT clear              (faults act on frames received from PORT)\n"
@@ -50,7 +51,7 @@ static const struct {
 } cmds[] = {
 	{ "show", 0, 0 },  { "fdb", 0, 0 },	  { "counters", 0, 1 },	 { "fault", 2, 6 },
 	{ "capture", 1, 3 }, { "add-dgram", 2, 2 }, { "add-tap", 1, 1 }, { "shutdown", 0, 0 }, { "set-fault", 1, 8 },
-	{ "set-port-security", 1, 4 },
+	{ "set-port-security", 1, 4 }, { "lft", 0, 0 }, { "mft", 0, 0 },
 };
 
 /* Absolute form of path in buf (static storage: no cleanup on exit paths). */

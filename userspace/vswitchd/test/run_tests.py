@@ -311,10 +311,13 @@ def test_big_frames_paused_and_delayed_intact():
         t.join(10)
         assert sw.counters(ids[0])["bp_paused"] >= 1
         sw.vsctl("fault", str(ids[0]), "delay=20", "reorder=0")
-        for i in range(100):
-            a.send(_big(i))
+        # from a thread too: delayed frames released while we still send may
+        # pause the sender on b's full queue until b is read
+        t = threading.Thread(target=lambda: [a.send(_big(i)) for i in range(100)], daemon=True)
+        t.start()
         for i in range(100):
             assert b.recv(65536) == _big(i), i
+        t.join(10)
 
 
 def test_sender_closes_while_paused():
@@ -999,7 +1002,7 @@ def test_daemon_flags():
     d = tempfile.mkdtemp(prefix="cnuas-vs-flags-")
     try:
         s = os.path.join(d, "s")
-        for args, msg in ((["--link-layer", "ib"], "InfiniBand"),
+        for args, msg in ((["--link-layer", "ib", "--tap", "t0"], "Ethernet only"),
                           (["--link-layer", "fc"], "unknown link layer"),
                           (["--aging", "abc"], "--aging"),
                           (["--queue-frames", "1"], "--queue-frames"),
@@ -1399,6 +1402,12 @@ def test_tap_vxlan_two_hosts():
 
 TESTS = [(n[5:], f) for n, f in sorted(globals().items()) if n.startswith("test_")]
 
+# InfiniBand mode (--link-layer ib): test/ib_tests.py, on the same helpers.
+import ib_tests  # noqa: E402
+
+ib_tests.Switch, ib_tests.recv_or_none, ib_tests.expect_none = Switch, recv_or_none, expect_none
+TESTS += [(n[5:], f) for n, f in sorted(vars(ib_tests).items()) if n.startswith("test_ib_")]
+
 
 def main():
     global ARGS
@@ -1411,6 +1420,7 @@ def main():
     ARGS.switch = os.path.abspath(ARGS.switch)
     ARGS.vsctl = os.path.abspath(ARGS.vsctl)
     ARGS.fdb_test = os.path.abspath(ARGS.fdb_test)
+    ib_tests.ARGS = ARGS
     passed = failed = skipped = 0
     for name, fn in TESTS:
         if ARGS.only and name not in ARGS.only:

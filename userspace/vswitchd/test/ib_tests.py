@@ -1,0 +1,683 @@
+# SPDX-License-Identifier: GPL-2.0-or-later OR MIT
+"""Host tests of cnuas-vswitchd --link-layer ib. The test ports speak native
+IB frames (LRH, BTH, DETH, MAD, ICRC, VCRC): one acts as the subnet manager's
+HCA (its ib_core has already moved the DR hop pointer, as a real one does),
+others as channel adapters. Field offsets are written here from the IBA's
+attribute layouts, independently of the libibmad tables the switch uses.
+run_tests.py injects Switch, recv_or_none, expect_none and ARGS."""
+
+import os
+import shutil
+import struct
+import subprocess
+import time
+import zlib
+
+VL15 = 15
+PERM = 0xFFFF
+GUID = 0x02c5000000abcdef
+
+# ---- link: VCRC, ICRC, LRH
+
+_VT = []
+for _i in range(256):
+    _c = _i
+    for _ in range(8):
+        _c = (_c >> 1) ^ 0xD008 if _c & 1 else _c >> 1
+    _VT.append(_c)
+
+
+def vcrc(b):
+    c = 0xFFFF
+    for x in b:
+        c = (c >> 8) ^ _VT[(c ^ x) & 0xFF]
+    return c ^ 0xFFFF
+
+
+def icrc(f):
+    """f: LRH .. end of payload (local packet, LNH 2)."""
+    m = bytearray(f)
+    m[0] |= 0xF0             # VL
+    m[8 + 4] = 0xFF          # BTH FECN/BECN/resv
+    return zlib.crc32(bytes(m)) & 0xFFFFFFFF
+
+
+def seal(body):
+    """body: LRH .. payload; returns the frame with ICRC and VCRC."""
+    f = body + struct.pack("<I", icrc(body))
+    return f + struct.pack("<H", vcrc(f))
+
+
+def ib_frame(payload, dlid, slid, vl=0, sl=0, dqp=0, sqp=0, qkey=0, pkey=0xFFFF, opcode=0x64):
+    n = 8 + 12 + 8 + len(payload) + 4
+    lrh = struct.pack("!BBHHH", vl << 4, (sl << 4) | 2, dlid, n // 4, slid)
+    bth = struct.pack("!BBHI I", opcode, 0, pkey, dqp & 0xFFFFFF, 0)
+    deth = struct.pack("!II", qkey, sqp & 0xFFFFFF)
+    return seal(lrh + bth + deth + payload)
+
+
+def check_link(f):
+    assert vcrc(f[:-2]) == struct.unpack("<H", f[-2:])[0], "bad VCRC from the switch"
+    assert icrc(f[:-6]) == struct.unpack("<I", f[-6:-2])[0], "bad ICRC from the switch"
+    assert ((f[4] & 7) << 8 | f[5]) * 4 == len(f) - 2, "PktLen"
+
+
+def lrh(f):
+    vl, b1, dlid, plen, slid = struct.unpack("!BBHHH", f[:8])
+    return {"vl": vl >> 4, "sl": b1 >> 4, "lnh": b1 & 3, "dlid": dlid, "slid": slid}
+
+
+def mad_of(f):
+    check_link(f)
+    return bytearray(f[28:28 + 256])
+
+# ---- MADs
+
+
+def dr_smp(method, attr, mod=0, path=(0, 1), hop_ptr=1, tid=7, mkey=0, data=b"",
+           direction=0, status=0, dr_slid=PERM, dr_dlid=PERM, hop_cnt=None):
+    m = bytearray(256)
+    m[0:4] = bytes([1, 0x81, 1, method])
+    struct.pack_into("!H", m, 4, (0x8000 if direction else 0) | status)
+    m[6] = hop_ptr
+    m[7] = len(path) - 1 if hop_cnt is None else hop_cnt
+    struct.pack_into("!QHHIQHH", m, 8, tid, attr, 0, mod, mkey, dr_slid, dr_dlid)
+    m[64:64 + len(data)] = data
+    for i, p in enumerate(path[:64]):
+        m[128 + i] = p
+    return m
+
+
+def lr_smp(method, attr, mod=0, tid=9, mkey=0, data=b"", cls=0x01):
+    m = bytearray(256)
+    m[0:4] = bytes([1, cls, 1, method])
+    struct.pack_into("!QHHIQ", m, 8, tid, attr, 0, mod, mkey)
+    m[64:64 + len(data)] = data
+    return m
+
+
+def smp_frame(m, dlid=PERM, slid=PERM):
+    return ib_frame(bytes(m), dlid, slid, vl=VL15)
+
+
+def hdr(m):
+    base, cls, cver, method, status, hp, hc, tid, attr, _, mod = struct.unpack_from(
+        "!BBBBHBBQHHI", m, 0)
+    return {"class": cls, "method": method, "status": status & 0x7FFF, "d": status >> 15,
+            "hop_ptr": hp, "hop_cnt": hc, "tid": tid, "attr": attr, "mod": mod}
+
+
+def node_info(d):
+    return {"type": d[2], "nports": d[3], "sysguid": struct.unpack_from("!Q", d, 4)[0],
+            "guid": struct.unpack_from("!Q", d, 12)[0],
+            "portguid": struct.unpack_from("!Q", d, 20)[0], "local_port": d[36]}
+
+
+def switch_info(d):
+    return {"lft_cap": struct.unpack_from("!H", d, 0)[0],
+            "mft_cap": struct.unpack_from("!H", d, 4)[0],
+            "lft_top": struct.unpack_from("!H", d, 6)[0],
+            "life": d[11] >> 3, "psc": (d[11] >> 2) & 1,
+            "penf_cap": struct.unpack_from("!H", d, 14)[0], "esp0": (d[16] >> 3) & 1}
+
+
+def port_info(d):
+    return {"mkey": struct.unpack_from("!Q", d, 0)[0], "lid": struct.unpack_from("!H", d, 16)[0],
+            "smlid": struct.unpack_from("!H", d, 18)[0], "local_port": d[28],
+            "width_act": d[31], "speed_sup": d[32] >> 4, "state": d[32] & 15,
+            "phys": d[33] >> 4, "lmc": d[34] & 7, "prot": d[34] >> 6, "speed_act": d[35] >> 4,
+            "nmtu": d[36] >> 4, "vlcap": d[37] >> 4, "mtucap": d[41] & 15, "opvls": d[43] >> 4,
+            "mkey_viol": struct.unpack_from("!H", d, 44)[0]}
+
+
+def pi_set(state=0, lid=0, smlid=0, mkey=0, prot=0, phys=0):
+    d = bytearray(64)
+    struct.pack_into("!Q", d, 0, mkey)
+    struct.pack_into("!HH", d, 16, lid, smlid)
+    d[32] = state & 15
+    d[33] = (phys & 15) << 4
+    d[34] = (prot & 3) << 6
+    return d
+
+
+class SM:
+    """The subnet manager's HCA on one switch port (the first one connected)."""
+
+    def __init__(self, s, tid=100):
+        self.s = s
+        self.tid = tid
+
+    def send(self, f):
+        self.s.send(f)
+
+    def recv(self, timeout=3.0):
+        f = recv_or_none(self.s, timeout)
+        assert f is not None, "no answer from the switch"
+        return f
+
+    def dr(self, method, attr, mod=0, data=b"", path=(0, 1), mkey=0, expect=True):
+        self.tid += 1
+        self.send(smp_frame(dr_smp(method, attr, mod, path=path, tid=self.tid, mkey=mkey,
+                                   data=data)))
+        if not expect:
+            return None
+        while True:
+            f = self.recv()
+            m = mad_of(f)
+            h = hdr(m)
+            if h["tid"] == self.tid:
+                break
+        assert lrh(f)["vl"] == VL15 and lrh(f)["dlid"] == PERM, lrh(f)
+        assert h["method"] == 0x81 and h["d"] == 1 and h["class"] == 0x81, h
+        assert h["hop_ptr"] == 1, h     # the switch moved it back for us
+        return h, m[64:128]
+
+    def get(self, attr, mod=0, **kw):
+        return self.dr(1, attr, mod, **kw)
+
+    def set(self, attr, mod=0, data=b"", **kw):
+        return self.dr(2, attr, mod, data=data, **kw)
+
+
+def _ib_switch(*extra):
+    return Switch("--link-layer", "ib", "--ib-ports", "8", "--guid", "%x" % GUID, *extra)
+
+
+def _ib(sw):
+    return sw.show()["ib"]
+
+
+def _wait_ib(sw, n):
+    deadline = time.time() + 5
+    while sum(1 for p in _ib(sw)["ports"] if p["vsport"]) != n:
+        assert time.time() < deadline, _ib(sw)
+        time.sleep(0.02)
+
+
+def _configure(sm, lids, sm_lid=2, sw_lid=1, active=()):
+    """Switch LID/SM LID, LFT for {lid: port}, ports in active made Active."""
+    h, d = sm.set(0x15, 0, pi_set(lid=sw_lid, smlid=sm_lid))
+    assert h["status"] == 0, h
+    blk = bytearray([0xFF] * 64)
+    blk[sw_lid] = 0
+    for lid, port in lids.items():
+        blk[lid] = port
+    h, d = sm.set(0x19, 0, bytes(blk))
+    assert h["status"] == 0 and d == blk, h
+    for p in active:
+        assert sm.set(0x15, p, pi_set(state=3))[0]["status"] == 0
+        h, d = sm.set(0x15, p, pi_set(state=4))
+        assert h["status"] == 0 and port_info(d)["state"] == 4, (h, port_info(d))
+
+
+def _data(dlid, slid, payload=b"D" * 64, sl=0):
+    return ib_frame(payload, dlid, slid, vl=0, sl=sl, dqp=0x11, sqp=0x22, qkey=0x1234)
+
+# ------------------------------------------------------------------ tests
+
+
+def test_ib_sma_attributes():
+    with _ib_switch() as sw:
+        sm = SM(sw.port())
+        _wait_ib(sw, 1)
+        h, d = sm.get(0x11)
+        ni = node_info(d)
+        assert h["status"] == 0 and ni == {"type": 2, "nports": 8, "sysguid": GUID, "guid": GUID,
+                                           "portguid": GUID, "local_port": 1}, (h, ni)
+        h, d = sm.get(0x10)
+        assert d.rstrip(b"\0").decode().startswith("cnuas-vswitchd"), d
+        h, d = sm.get(0x12)
+        si = switch_info(d)
+        assert si["lft_cap"] > 0 and si["mft_cap"] > 0 and si["esp0"] == 0 and si["psc"] == 1, si
+        assert si["penf_cap"] == 32, si
+        # PortStateChange is cleared by writing one
+        h, d = sm.set(0x12, 0, d)
+        assert switch_info(d)["psc"] == 0, switch_info(d)
+        assert switch_info(sm.get(0x12)[1])["psc"] == 0
+        # port 0 (base SP0): Active; port 1 (us): Init, LinkUp; port 5: Down, polling
+        p0 = port_info(sm.get(0x15, 0)[1])
+        assert p0["state"] == 4 and p0["phys"] == 5 and p0["local_port"] == 1, p0
+        p1 = port_info(sm.get(0x15, 1)[1])
+        assert p1 == dict(p1, state=2, phys=5, local_port=1, mtucap=5, nmtu=5, vlcap=1, opvls=1,
+                          width_act=2, speed_act=4), p1
+        p5 = port_info(sm.get(0x15, 5)[1])
+        assert p5["state"] == 1 and p5["phys"] == 2, p5
+        assert sm.get(0x15, 9)[0]["status"] == 0x1C          # no port 9
+        pk = sm.get(0x16, 1 << 16)[1]
+        assert pk[:2] == b"\xff\xff" and pk[2:] == bytes(62), pk
+        assert len(sm.get(0x17)[1]) == 64 and sm.get(0x18, 1 << 16)[0]["status"] == 0
+        assert sm.get(0x14)[1][:8] == struct.pack("!Q", GUID)
+        # unknown attribute, unsupported method, Set of a read-only attribute
+        assert sm.get(0x77)[0]["status"] == 0x0C
+        assert sm.set(0x11)[0]["status"] == 0x0C
+        assert sm.dr(0x04, 0x11)[0]["status"] == 0x08
+        # LFT / MFT blocks beyond the tables
+        assert sm.get(0x19, 0xC000 // 64)[0]["status"] == 0x1C
+        assert sm.get(0x1B, 1024 // 32)[0]["status"] == 0x1C
+        assert sw.vsctl("lft").stdout.strip() == "LID    PORT"
+
+
+def test_ib_dr_through_switch_to_ca():
+    with _ib_switch() as sw:
+        sm = SM(sw.port())
+        ca = sw.port()
+        _wait_ib(sw, 2)
+        # SM HCA (node 0, its port 1) -> switch (in 1, out 2) -> CA; hop count 2
+        m = dr_smp(1, 0x11, path=(0, 1, 2), tid=0x55)
+        sm.send(smp_frame(m))
+        f = recv_or_none(ca, 3)
+        assert f is not None, "DR SMP not forwarded to the CA"
+        got = mad_of(f)
+        h = hdr(got)
+        assert h["hop_ptr"] == 2 and h["hop_cnt"] == 2 and h["d"] == 0, h
+        assert got[192 + 1] == 1, "return path of the switch hop not recorded"
+        assert got[128:131] == bytes([0, 1, 2]), got[128:131]
+        assert lrh(f)["vl"] == VL15 and lrh(f)["dlid"] == PERM
+        # the CA's ib_core: hop_ptr 2 == hop_cnt -> records its port, hop_ptr 3, its
+        # SMA answers, sending back moves hop_ptr to 2 (C14-13:1)
+        got[192 + 2] = 1
+        got[3] = 0x81
+        struct.pack_into("!H", got, 4, 0x8000)
+        got[6] = 2
+        got[64:64 + 4] = b"\x01\x01\x01\x02"    # node type CA
+        ca.send(smp_frame(got))
+        f = sm.recv()
+        back = mad_of(f)
+        hb = hdr(back)
+        assert hb["hop_ptr"] == 1 and hb["d"] == 1 and hb["tid"] == 0x55, hb
+        assert back[64 + 2] == 1, "the CA's answer was changed"
+        expect_none(ca, "answer echoed to the CA")
+        # a hop through a port where nothing is connected is dropped and counted
+        sm.send(smp_frame(dr_smp(1, 0x11, path=(0, 1, 6), tid=0x56)))
+        expect_none(sm.s, "DR to an empty port answered")
+        assert _ib(sw)["ports"][0]["relay_errors"] == 1, _ib(sw)
+        # back through the switch with a hop pointer below 2 at the switch: dropped
+        got[6] = 1
+        ca.send(smp_frame(got))
+        expect_none(sm.s, "returning SMP with hop pointer 1 forwarded")
+        # the switch is still managed
+        assert node_info(sm.get(0x11)[1])["type"] == 2
+
+
+def test_ib_port_state_transitions():
+    with _ib_switch() as sw:
+        sm = SM(sw.port())
+        sw.port()
+        _wait_ib(sw, 2)
+        # Init -> Active in one step: refused, nothing changes
+        h, d = sm.set(0x15, 2, pi_set(state=4))
+        assert h["status"] == 0x1C and port_info(d)["state"] == 2, (h, port_info(d))
+        assert sm.set(0x15, 2, pi_set(state=2))[0]["status"] == 0x1C   # Set Init: invalid
+        h, d = sm.set(0x15, 2, pi_set(state=3))
+        assert h["status"] == 0 and port_info(d)["state"] == 3
+        h, d = sm.set(0x15, 2, pi_set(state=4))
+        assert h["status"] == 0 and port_info(d)["state"] == 4
+        assert sm.set(0x15, 2, pi_set(state=3))[0]["status"] == 0x1C   # Active -> Armed
+        # an empty port cannot be armed
+        assert sm.set(0x15, 4, pi_set(state=3))[0]["status"] == 0x1C
+        # Down on a connected port: the link retrains to Init
+        h, d = sm.set(0x15, 2, pi_set(state=1))
+        assert h["status"] == 0 and port_info(d)["state"] == 2, port_info(d)
+        st = {p["port"]: p for p in _ib(sw)["ports"]}
+        assert st[2]["state"] == "init" and st[2]["link_downed"] == 1, st
+
+
+def test_ib_lft_unicast_between_active_ports():
+    with _ib_switch() as sw:
+        sm = SM(sw.port())
+        b, c = sw.port(), sw.port()
+        _wait_ib(sw, 3)
+        _configure(sm, {2: 1, 3: 2, 4: 3, 9: 7}, active=(1, 2))
+        ids = sw.port_ids()
+        sm.send(_data(3, 2, b"x" * 100))
+        f = b.recv(65536)
+        check_link(f)
+        assert f[28:28 + 100] == b"x" * 100 and lrh(f)["dlid"] == 3
+        expect_none(c, "unicast leaked")
+        b.send(_data(2, 3, b"y" * 40))
+        assert sm.recv()[28:68] == b"y" * 40
+        # to a port that is only Init: dropped; from it: dropped
+        sm.send(_data(4, 2))
+        expect_none(c, "data to a non-Active port")
+        c.send(_data(3, 4))
+        expect_none(b, "data from a non-Active port")
+        assert sw.counters(ids[2])["ib_drop_not_active"] == 1
+        assert sw.counters(ids[0])["ib_drop_not_active"] == 1
+        # no LFT entry, an entry to an empty port, back out of the ingress port
+        sm.send(_data(50, 2))
+        sm.send(_data(9, 2))
+        sm.send(_data(2, 2))
+        expect_none(sm.s, "bounced")
+        expect_none(b, "unrouted")
+        cnt = sw.counters(ids[0])
+        assert cnt["ib_drop_no_route"] == 1 and cnt["drop_filtered"] == 1, cnt
+        lft = {e["lid"]: e["port"] for e in sw.vsctl("lft", json_out=True)["lft"]}
+        assert lft == {1: 0, 2: 1, 3: 2, 4: 3, 9: 7}, lft
+        ibs = _ib(sw)
+        assert ibs["lid"] == 1 and ibs["sm_lid"] == 2, ibs
+        assert {p["port"]: p["neighbor_lid"] for p in ibs["ports"]}[2] == 3
+
+
+def test_ib_mft_replication():
+    with _ib_switch() as sw:
+        sm = SM(sw.port())
+        b, c, d = sw.port(), sw.port(), sw.port()
+        _wait_ib(sw, 4)
+        _configure(sm, {2: 1}, active=(1, 2, 3))   # port 4 stays Init
+        blk = bytearray(64)
+        struct.pack_into("!H", blk, 2 * 1, (1 << 1) | (1 << 2) | (1 << 3) | (1 << 4))  # 0xC001
+        h, got = sm.set(0x1B, 0, bytes(blk))
+        assert h["status"] == 0 and got == blk, h
+        sm.send(_data(0xC001, 2, b"m" * 32))
+        for s in (b, c):
+            f = s.recv(65536)
+            check_link(f)
+            assert f[28:60] == b"m" * 32
+        expect_none(sm.s, "multicast back to the ingress port")
+        expect_none(d, "multicast to a non-Active port")
+        # an MLID without members goes nowhere
+        sm.send(_data(0xC002, 2))
+        expect_none(b, "unknown MLID")
+        mft = sw.vsctl("mft", json_out=True)["mft"]
+        assert mft == [{"mlid": "0xc001", "ports": [1, 2, 3, 4]}], mft
+        # position 1 (ports 16..31) does not exist with 8 ports
+        assert sm.set(0x1B, 1 << 28, bytes(blk))[0]["status"] == 0x1C
+
+
+def test_ib_port_state_change_and_trap():
+    with _ib_switch() as sw:
+        sm = SM(sw.port())
+        _wait_ib(sw, 1)
+        _configure(sm, {2: 1})
+        h, d = sm.set(0x12, 0, sm.get(0x12)[1])       # clear PortStateChange
+        assert switch_info(d)["psc"] == 0
+        ca = sw.port()
+        f = sm.recv()
+        m = mad_of(f)
+        h = hdr(m)
+        assert h["class"] == 0x01 and h["method"] == 0x05 and h["attr"] == 0x0002, h
+        assert struct.unpack_from("!H", m, 64 + 4)[0] == 128       # trap number
+        assert struct.unpack_from("!H", m, 64 + 6)[0] == 1         # issuer: the switch
+        assert m[64] >> 7 == 1 and m[64 + 3] == 2                  # generic, from a switch
+        L = lrh(f)
+        assert L["vl"] == VL15 and L["dlid"] == 2 and L["slid"] == 1, L
+        # the SM represses it: consumed, no answer
+        rep = bytearray(m)
+        rep[3] = 0x07
+        sm.send(smp_frame(rep, dlid=1, slid=2))
+        expect_none(sm.s, "TrapRepress answered")
+        assert switch_info(sm.get(0x12)[1])["psc"] == 1
+        assert port_info(sm.get(0x15, 2)[1])["state"] == 2
+        sm.set(0x12, 0, sm.get(0x12)[1])
+        ca.close()
+        sw.ports.remove(ca)
+        f = sm.recv()
+        assert struct.unpack_from("!H", mad_of(f), 64 + 4)[0] == 128
+        assert switch_info(sm.get(0x12)[1])["psc"] == 1
+        p2 = port_info(sm.get(0x15, 2)[1])
+        assert p2["state"] == 1 and p2["phys"] == 2, p2
+        assert _ib(sw)["traps_sent"] == 2
+
+
+def _pma(sm, attr, port, method=1, select=0, tid=0x900):
+    m = lr_smp(method, attr, tid=tid, cls=0x04)
+    m[64 + 1] = port
+    struct.pack_into("!H", m, 64 + 2, select)
+    sm.send(ib_frame(bytes(m), 1, 2, vl=0, dqp=1, sqp=1, qkey=0x80010000))
+    f = sm.recv()
+    r = mad_of(f)
+    L = lrh(f)
+    assert L["vl"] == 0 and L["dlid"] == 2 and L["slid"] == 1, L
+    assert struct.unpack_from("!I", f, 20)[0] == 0x80010000         # Q_Key of QP1
+    assert struct.unpack_from("!I", f, 24)[0] & 0xFFFFFF == 1        # from QP1
+    return hdr(r), r[64:]
+
+
+def test_ib_pma_counters():
+    with _ib_switch() as sw:
+        sm = SM(sw.port())
+        b = sw.port()
+        _wait_ib(sw, 2)
+        _configure(sm, {2: 1, 3: 2}, active=(1, 2))
+        h, d = _pma(sm, 0x0001, 0)
+        assert h["status"] == 0 and d[1] == 1 and struct.unpack_from("!H", d, 2)[0] & 0x200, d[:4]
+        # clear port 2, then 10 frames to it and 4 from it
+        h, d = _pma(sm, 0x0012, 2, method=2, select=0xFFFF)
+        assert struct.unpack_from("!IIII", d, 24) == (0, 0, 0, 0), d[24:40]
+        _pma(sm, 0x001D, 2, method=2, select=0xFF)
+        sizes = []
+        for i in range(10):
+            f = _data(3, 2, b"p" * (32 + 4 * i))
+            sizes.append(len(f))
+            sm.send(f)
+            b.recv(65536)
+        for i in range(4):
+            b.send(_data(2, 3, b"q" * 16))
+            sm.recv()
+        h, d = _pma(sm, 0x0012, 2)
+        xd, rd, xp, rp = struct.unpack_from("!IIII", d, 24)
+        assert d[1] == 2 and (xp, rp) == (10, 4), (xp, rp)
+        assert xd == sum(sizes) // 4 and rd == 4 * len(_data(2, 3, b"q" * 16)) // 4, (xd, rd)
+        h, d = _pma(sm, 0x001D, 2)
+        xd64, rd64, xp64, rp64, xu, ru, xm, rm = struct.unpack_from("!8Q", d, 8)
+        assert (xd64, xp64, rp64, xu, ru) == (xd, 10, 4, 10, 4), (xd64, xp64, rp64, xu, ru)
+        # all ports: port 1 received the 10 frames and sent the 4 (plus the PMA's own MADs)
+        h, d = _pma(sm, 0x0012, 0xFF)
+        assert struct.unpack_from("!I", d, 32)[0] >= 14
+        assert _pma(sm, 0x0012, 9)[0]["status"] == 0x1C
+        assert _pma(sm, 0x0055, 1)[0]["status"] == 0x0C
+
+
+def test_ib_bad_link_frames():
+    with _ib_switch() as sw:
+        sm = SM(sw.port())
+        b = sw.port()
+        _wait_ib(sw, 2)
+        _configure(sm, {2: 1, 3: 2}, active=(1, 2))
+        ids = sw.port_ids()
+        good = _data(3, 2, b"v" * 64)
+        bad = bytearray(good)
+        bad[40] ^= 0x10                         # payload bit: VCRC catches it
+        sm.send(bytes(bad))
+        bad = bytearray(good)
+        bad[-1] ^= 0xFF                          # the VCRC itself
+        sm.send(bytes(bad))
+        sm.send(good[:20])                        # shorter than LRH+BTH+ICRC+VCRC
+        short = bytearray(good[:-10])            # PktLen says more
+        short[-2:] = struct.pack("<H", vcrc(short[:-2]))
+        sm.send(bytes(short))
+        expect_none(b, "bad frame forwarded")
+        c = sw.counters(ids[0])
+        assert c["ib_drop_vcrc"] == 2 and c["ib_drop_lrh"] == 2, c
+        sm.send(good)
+        check_link(b.recv(65536))
+        # the PMA counts them as receive errors
+        h, d = _pma(sm, 0x0012, 1)
+        assert struct.unpack_from("!H", d, 8)[0] == 4, d[8:10]
+
+
+def test_ib_hostile_smps():
+    with _ib_switch() as sw:
+        sm = SM(sw.port())
+        _wait_ib(sw, 1)
+        ids = sw.port_ids()
+        # hop count 64 and more, hop pointer 0 and beyond hop count + 1
+        sm.send(smp_frame(dr_smp(1, 0x11, path=(0, 1), hop_cnt=64)))
+        sm.send(smp_frame(dr_smp(1, 0x11, path=(0, 1), hop_cnt=255)))
+        sm.send(smp_frame(dr_smp(1, 0x11, path=(0, 1, 2), hop_ptr=0)))
+        sm.send(smp_frame(dr_smp(1, 0x11, path=(0, 1), hop_ptr=9)))
+        sm.send(smp_frame(dr_smp(1, 0x11, path=(0, 1, 200), hop_ptr=1)))   # no port 200
+        # a MAD cut short, and VL15 to another QP
+        sm.send(ib_frame(bytes(dr_smp(1, 0x11))[:100], PERM, PERM, vl=VL15))
+        sm.send(ib_frame(bytes(dr_smp(1, 0x11)), PERM, PERM, vl=VL15, dqp=1))
+        # a returning SMP with nobody behind hop pointer 0
+        sm.send(smp_frame(dr_smp(0x81, 0x11, path=(0, 1), hop_ptr=0, direction=1)))
+        expect_none(sm.s, "hostile SMP answered")
+        assert sw.counters(ids[0])["ib_drop_smp"] == 8, sw.counters(ids[0])
+        # M_Key: set key 0x1234 with protect bits 2
+        h, d = sm.set(0x15, 0, pi_set(mkey=0x1234, prot=2, lid=1, smlid=2))
+        assert h["status"] == 0 and port_info(d)["mkey"] == 0x1234
+        sm.get(0x11, expect=False)                              # no key: Get refused
+        expect_none(sm.s, "Get with a wrong M_Key answered at protect level 2")
+        sm.set(0x15, 0, pi_set(lid=5, smlid=2), mkey=0x9999, expect=False)
+        expect_none(sm.s, "Set with a wrong M_Key answered")
+        p0 = port_info(sm.get(0x15, 0, mkey=0x1234)[1])
+        assert p0["lid"] == 1 and p0["mkey_viol"] == 2, p0
+        assert sw.counters(ids[0])["ib_drop_mkey"] == 2
+        # protect level 1: Gets answered with the key hidden, Sets refused
+        sm.set(0x15, 0, pi_set(mkey=0x1234, prot=1, lid=1, smlid=2), mkey=0x1234)
+        assert port_info(sm.get(0x15, 0)[1])["mkey"] == 0
+        sm.set(0x15, 0, pi_set(lid=7), expect=False)
+        expect_none(sm.s, "Set with a wrong M_Key answered at protect level 1")
+        # with the key everything works, and the switch still answers
+        assert port_info(sm.get(0x15, 0, mkey=0x1234)[1])["lid"] == 1
+        assert node_info(sm.get(0x11)[1])["type"] == 2
+        assert sw.proc.poll() is None
+
+
+def test_ib_capture_infiniband_linktype():
+    with _ib_switch() as sw:
+        sm = SM(sw.port())
+        _wait_ib(sw, 1)
+        path = os.path.join(sw.dir, "ib.pcap")
+        sw.vsctl("capture", "start", path)
+        sm.get(0x11)
+        sw.vsctl("capture", "stop")
+        with open(path, "rb") as f:
+            head = f.read(24)
+        assert struct.unpack("<I", head[20:24])[0] == 247, head   # LINKTYPE_INFINIBAND
+        if not shutil.which("tshark"):
+            return "SKIP: tshark not installed (pcap link type 247 checked)"
+        fields = ["-T", "fields", "-e", "frame.protocols", "-e", "infiniband.lrh.dlid",
+                  "-e", "infiniband.bth.opcode", "-e", "infiniband.mad.attributeid",
+                  "-e", "infiniband.smpdirected.hoppointer"]
+        r = subprocess.run(["tshark", "-r", path] + fields, capture_output=True, text=True,
+                           timeout=60)
+        if r.returncode != 0 and "network type 247" in r.stderr:
+            # Debian 12's tshark 4.0 has the InfiniBand dissector but does not map
+            # pcap link type 247 to it: decode a copy as DLT_USER0 bound to it.
+            user = path + ".user0"
+            with open(path, "rb") as f, open(user, "wb") as o:
+                data = bytearray(f.read())
+                struct.pack_into("<I", data, 20, 147)
+                o.write(data)
+            r = subprocess.run(["tshark", "-o", 'uat:user_dlts:"User 0 (DLT=147)","infiniband",'
+                                '"0","","0",""', "-r", user] + fields,
+                               capture_output=True, text=True, timeout=60)
+        assert r.returncode == 0, r.stderr
+        rows = [l.split("\t") for l in r.stdout.splitlines()]
+        assert len(rows) == 2, rows                  # the Get and its answer
+        for row in rows:
+            assert "infiniband" in row[0], rows
+            assert row[1] == "65535" and row[2] == "100" and row[3] == "0x0011", rows
+        # as delivered to the SMA (hop pointer moved to 2), and the answer on its way back
+        assert [row[4] for row in rows] == ["0x02", "0x01"], rows
+
+
+def test_ib_options_and_eth_unchanged():
+    r = subprocess.run([ARGS.switch, "--help"], capture_output=True, text=True)
+    assert "--link-layer eth|ib" in r.stdout and "--ib-ports" in r.stdout, r.stdout
+    for bad in (["--link-layer", "fc"], ["--link-layer", "ib", "--ib-ports", "0"],
+                ["--link-layer", "ib", "--ib-ports", "255"], ["--guid", "1"],
+                ["--link-layer", "ib", "--guid", "xyz"],
+                ["--link-layer", "ib", "--dgram", "a=b"]):
+        r = subprocess.run([ARGS.switch, "--foreground", "--socket", "/nonexistent/s", *bad],
+                           capture_output=True, text=True, timeout=10)
+        assert r.returncode == 2, (bad, r.returncode, r.stderr)
+    with Switch() as sw:
+        assert sw.show()["link_layer"] == "eth" and "ib" not in sw.show()
+        assert sw.vsctl("lft", expect=1).stdout == ""
+    # port security has nothing to pin in IB mode: accepted, without effect
+    with _ib_switch("--port-security", "--port-macs", "2") as sw:
+        sm = SM(sw.port())
+        _wait_ib(sw, 1)
+        assert node_info(sm.get(0x11)[1])["type"] == 2
+        assert "no effect in InfiniBand mode" in sw.logtext()
+    with _ib_switch("--ib-ports", "2") as sw:
+        socks = [sw.port(), sw.port(), sw.port()]
+        deadline = time.time() + 5
+        while len(sw.show()["ports"]) != 2:
+            assert time.time() < deadline, sw.show()
+            time.sleep(0.05)
+        assert sw.show()["link_layer"] == "ib"
+        text = sw.vsctl("show").stdout
+        assert "ib switch guid 0x%016x" % GUID in text, text
+
+
+def test_ib_opensm_sweep():
+    """Stock OpenSM (Debian's 3.3.23) brings the subnet up through the switch: it
+    runs on a fake HCA (test/ib_hca.py) behind ibsim's libumad2sim.so, which
+    only carries its MADs; discovery, LIDs, LFT, port states are OpenSM's."""
+    import signal as _signal
+    import threading as _threading
+    import ib_hca
+    so = ib_hca.umad2sim()
+    if not shutil.which("opensm") or not so:
+        return "SKIP: opensm or ibsim-utils (libumad2sim.so) not installed"
+    with _ib_switch() as sw:
+        stop = _threading.Event()
+        sm_ca = ib_hca.CA(sw.port(), 0x02c5000000000100, "sm-host", sm=True)
+        ca2 = ib_hca.CA(sw.port(), 0x02c5000000000200, "guest-2")
+        _wait_ib(sw, 2)
+        name = "cnuas-ibsw-%d" % os.getpid()
+        srv = ib_hca.SimServer(sm_ca, name)
+        threads = [_threading.Thread(target=srv.run, args=(stop,), daemon=True),
+                   _threading.Thread(target=ca2.run, args=(stop,), daemon=True)]
+        for t in threads:
+            t.start()
+        log = os.path.join(sw.dir, "opensm.log")
+        env = dict(os.environ, LD_PRELOAD=so, IBSIM_SOCKNAME=name, OSM_CACHE_DIR=sw.dir,
+                   OSM_TMP_DIR=sw.dir)
+        sm = subprocess.Popen(["opensm", "-f", log, "-s", "0"], cwd=sw.dir, env=env,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+        try:
+            # the log reaches the file at exit; meanwhile watch what OpenSM did
+            def up():
+                return sm_ca.state == 4 and ca2.state == 4 and _ib(sw)["linear_fdb_top"] > 0
+            ok = ib_hca.wait_for(up, 120)
+            ibs = _ib(sw)
+            assert ok, "subnet not up: %s %s %s" % (sm_ca.state, ca2.state, ibs)
+            st = {p["port"]: p for p in ibs["ports"]}
+            assert st[1]["state"] == "active" and st[2]["state"] == "active", ibs
+            assert ibs["lid"] and ibs["sm_lid"] == sm_ca.lid, (ibs, sm_ca.lid)
+            assert sm_ca.state == 4 and ca2.state == 4 and ca2.lid and ca2.smlid == sm_ca.lid
+            lft = {e["lid"]: e["port"] for e in sw.vsctl("lft", json_out=True)["lft"]}
+            assert lft.get(sm_ca.lid) == 1 and lft.get(ca2.lid) == 2 and \
+                lft.get(ibs["lid"]) == 0, lft
+            # a guest leaving: Trap 128 to OpenSM, which sweeps again
+            traps = ibs["traps_sent"]
+            ca2.s.close()
+            sw.ports.remove(ca2.s)
+            assert ib_hca.wait_for(lambda: _ib(sw)["traps_sent"] > traps, 10)
+            assert ib_hca.wait_for(lambda: _ib(sw)["port_state_change"] == 0, 60), \
+                "OpenSM did not sweep again (PortStateChange still set)"
+            assert {p["port"]: p for p in _ib(sw)["ports"]}[2]["state"] == "down"
+            # infiniband-diags on the same HCA: the fabric as OpenSM left it
+            if shutil.which("ibnetdiscover") and shutil.which("perfquery"):
+                r = subprocess.run(["ibnetdiscover"], cwd=sw.dir, env=env, capture_output=True,
+                                   text=True, timeout=60)
+                assert r.returncode == 0, r.stderr
+                assert 'Switch\t8 "S-%016x"' % GUID in r.stdout, r.stdout
+                assert '"cnuas-vswitchd %016x"' % GUID in r.stdout, r.stdout
+                assert '[1]\t"H-%016x"[1](%x)' % (sm_ca.guid, sm_ca.guid + 1) in r.stdout, \
+                    r.stdout
+                r = subprocess.run(["perfquery", "-x", str(ibs["lid"]), "1"], cwd=sw.dir,
+                                   env=env, capture_output=True, text=True, timeout=60)
+                assert r.returncode == 0 and "PortXmitPkts" in r.stdout, (r.stdout, r.stderr)
+                pkts = {l.split(":")[0]: int(l.split(".")[-1]) for l in r.stdout.splitlines()
+                        if l.startswith("Port") and "Pkts" in l}
+                assert pkts["PortRcvPkts"] > 30 and pkts["PortXmitPkts"] > 30, pkts
+        finally:
+            sm.send_signal(_signal.SIGTERM)
+            try:
+                sm.wait(20)
+            except subprocess.TimeoutExpired:
+                sm.kill()
+                sm.wait()
+            stop.set()
+            for t in threads:
+                t.join(5)
+            srv.close()
+        text = open(log, errors="replace").read()
+        assert "SUBNET UP" in text, text[-4000:]
+        assert " ERR " not in text, [l for l in text.splitlines() if " ERR " in l][:10]
