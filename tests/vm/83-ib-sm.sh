@@ -33,8 +33,7 @@ rc=$?
 why=$(head -n 1 "$probe/log")
 rm -f "$probe/s" "$probe/c" "$probe/log" && rmdir "$probe"
 [ "$rc" = 124 ] || skip "cnuas-vswitchd has no InfiniBand mode: ${why:-exit $rc}"
-# The InfiniBand switch has no port security (it is an Ethernet feature).
-side_lab ibsm --nodes 1 --link-layer ib --no-port-security --mtu "$MTU"
+side_lab ibsm --nodes 1 --link-layer ib --mtu "$MTU"
 echo "PASS IB lab: up in $SIDE_BOOT s (the group's ${#SIDE_PAUSED[@]} guests paused)"
 
 IBSYS=/sys/class/infiniband/cnuas_0
