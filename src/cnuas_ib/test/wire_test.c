@@ -526,7 +526,6 @@ static void test_icrc_malformed(void)
 	}
 }
 
-
 /* ---- native InfiniBand framing ---- */
 
 /* A UD SEND ONLY of @plen payload bytes behind the LRH (and GRH). */
