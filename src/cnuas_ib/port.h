@@ -80,6 +80,10 @@ struct cnuas_ib_port {
 	u8 base_link_downed;
 };
 
+struct ib_device_modify;
+struct ib_grh;
+struct ib_port_modify;
+
 /* port.c */
 void cnuas_ib_port_init(struct cnuas_ib_dev *cdev);
 /* After ib_register_device(): IB-mode node description, first state. */

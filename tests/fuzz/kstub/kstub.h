@@ -157,6 +157,7 @@ typedef struct { s64 counter; } atomic64_t;
 typedef struct { atomic_t refs; } refcount_t;
 #define atomic64_set(a, v)		((a)->counter = (v))
 #define atomic64_inc(a)			((a)->counter++)
+#define atomic64_add(v, a)		((a)->counter += (v))
 #define atomic64_read(a)		((a)->counter)
 #define refcount_set(r, v)		((r)->refs.counter = (v))
 #define refcount_inc(r)			((r)->refs.counter++)
@@ -380,6 +381,10 @@ enum ib_access_flags {
 };
 
 enum ib_qp_type { IB_QPT_SMI, IB_QPT_GSI, IB_QPT_RC, IB_QPT_UC, IB_QPT_UD };
+/* IB-mode port state, as port.h reads it (values from ib_verbs.h). */
+enum ib_port_state { IB_PORT_NOP, IB_PORT_DOWN, IB_PORT_INIT, IB_PORT_ARMED,
+		     IB_PORT_ACTIVE, IB_PORT_ACTIVE_DEFER };
+#define IB_PORT_PHYS_STATE_LINK_UP	5
 enum ib_qp_state {
 	IB_QPS_RESET, IB_QPS_INIT, IB_QPS_RTR, IB_QPS_RTS, IB_QPS_SQD,
 	IB_QPS_SQE, IB_QPS_ERR
