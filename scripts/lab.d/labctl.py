@@ -8,12 +8,16 @@
       stdin/stdout/stderr, exit with CMD's status (255 = lab failure)
   labctl.py qmp [--timeout S] SOCKET CMD-JSON
       qmp_capabilities, then one command; print the reply, exit 1 on error
-  labctl.py migrate [--timeout S] [--blk NBD-SOCKET] SRC-QMP DST-QMP URI
+  labctl.py migrate [--timeout S] [--blk NBD-SOCKET] [--src-pid PID]
+                    [--switch VSCTL CTL] SRC-QMP DST-QMP URI
       migrate the guest of SRC-QMP into the QEMU of DST-QMP (started with
-      -incoming defer): migrate-incoming URI there, migrate URI here, wait
-      for the end; print query-migrate's last answer as JSON; on success
-      quit the source. --blk: first mirror the writable top layer of the
-      drive "root" into the destination's over an NBD export there
+      -incoming defer -S): migrate-incoming URI there, migrate URI here,
+      wait for the end; on success quit the source, wait until process PID
+      has exited and the switch has no port of it, then `cont` the
+      destination. Prints query-migrate's last answer as JSON, with
+      "lab-resume": ms from the end until quit, port gone, cont.
+      --blk: first mirror the writable top layer of the drive "root" into
+      the destination's over an NBD export there
 
 The agent protocol is described in tests/lab/agent/proto.h.
 """
@@ -26,6 +30,7 @@ import select
 import signal
 import socket
 import struct
+import subprocess
 import sys
 import time
 
@@ -292,18 +297,24 @@ class Qmp:
 
 
 def cmd_migrate(args):
-    timeout, nbd = 600.0, None
+    timeout, nbd, src_pid, vsctl, ctl = 600.0, None, 0, None, None
     while args and args[0].startswith("--"):
         if args[0] == "--timeout":
             timeout = float(args[1])
             args = args[2:]
+        elif args[0] == "--src-pid":
+            src_pid = int(args[1])
+            args = args[2:]
+        elif args[0] == "--switch":
+            vsctl, ctl = args[1], args[2]
+            args = args[3:]
         elif args[0] == "--blk":
             nbd = args[1]
             args = args[2:]
         else:
             break
     if len(args) != 3:
-        die("usage: labctl.py migrate [--timeout S] [--blk NBD-SOCKET] SRC-QMP DST-QMP URI", 2)
+        die("usage: labctl.py migrate [--timeout S] [--blk NBD-SOCKET] [--src-pid PID] [--switch VSCTL CTL] SRC-QMP DST-QMP URI", 2)
     deadline = time.monotonic() + timeout
     src, dst = Qmp(args[0], deadline), Qmp(args[1], deadline)
     if dst.cmd("query-status")["status"] != "inmigrate":
@@ -338,22 +349,53 @@ def cmd_migrate(args):
             src.cmd("migrate_cancel")
             die("migration not done after %g s: %s" % (timeout, json.dumps(st)))
         time.sleep(0.02)
-    if nbd:
-        if st["status"] == "completed":
-            # The source is stopped: the mirror is in sync; end it there.
-            src.cmd("block-job-cancel", device="mig-root")
-            while [j for j in src.cmd("query-block-jobs") if j["device"] == "mig-root"]:
-                if time.monotonic() > deadline:
-                    die("the disk mirror does not end")
-                time.sleep(0.02)
-        else:
-            src.cmd("block-job-cancel", device="mig-root", force=True)
-        dst.cmd("nbd-server-stop")
-    print(json.dumps(st), flush=True)
+    t_end = time.monotonic()
     if st["status"] != "completed":
+        if nbd:
+            src.cmd("block-job-cancel", device="mig-root", force=True)
+        print(json.dumps(st), flush=True)
         sys.exit(1)
-    src.f.write(b'{"execute": "quit"}\n')
-    src.f.flush()
+    if nbd:
+        # The source is stopped and every write was mirrored as it was
+        # made: the copy is in sync; end the job there.
+        src.cmd("block-job-cancel", device="mig-root")
+        while [j for j in src.cmd("query-block-jobs") if j["device"] == "mig-root"]:
+            if time.monotonic() > deadline:
+                die("the disk mirror does not end")
+            time.sleep(0.01)
+    src.cmd("quit")
+    timing = {}
+    if src_pid:
+        while True:
+            try:
+                os.kill(src_pid, 0)
+            except ProcessLookupError:
+                break
+            if time.monotonic() > deadline:
+                die("the source QEMU (pid %d) does not exit" % src_pid)
+            time.sleep(0.01)
+        timing["quit"] = int((time.monotonic() - t_end) * 1000)
+    if vsctl and src_pid:
+        # The destination's guest runs once the switch has removed the
+        # source's port: its MAC is free for the new port then.
+        while True:
+            r = subprocess.run([vsctl, "--ctl", ctl, "--json", "show"], capture_output=True, text=True)
+            try:
+                ports = json.loads(r.stdout)["ports"]
+            except (ValueError, KeyError):
+                die("cannot read the switch's ports: %s" % r.stderr.strip())
+            if not any(p.get("peer") == "pid %d" % src_pid for p in ports):
+                break
+            if time.monotonic() > deadline:
+                die("the switch keeps the port of pid %d" % src_pid)
+            time.sleep(0.01)
+        timing["port"] = int((time.monotonic() - t_end) * 1000)
+    dst.cmd("cont")
+    timing["cont"] = int((time.monotonic() - t_end) * 1000)
+    if nbd:
+        dst.cmd("nbd-server-stop")
+    st["lab-resume"] = timing
+    print(json.dumps(st), flush=True)
     sys.exit(0)
 
 
