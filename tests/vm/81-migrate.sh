@@ -1,0 +1,145 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later OR MIT
+# timeout: 900
+# Live migration with RDMA in flight: node 1 moves into a fresh QEMU
+# (`scripts/lab migrate 1`, same switch) in the middle of
+#   1. a verified RC transfer (cnuas-xfer, every byte checked),
+#   2. an ib_write_bw run,
+#   3. a ping flood (TCP/IP through cnuas0),
+# each of which must end without an error completion and without loss.
+# The transport lives in guest memory, so the connections move with the
+# RAM; frames in the switch's queue to the old port are lost and RC
+# retransmission repairs that. The pause: the longest time the peer's
+# switch port got nothing from node 1 (host clock, the switch's
+# counters), against the downtime QEMU reports. MIG_XFER_SECONDS,
+# MIG_BW_SECONDS set the lengths of the runs.
+. "$(dirname "$0")/lib.sh"
+need_cnuas_nodes 2
+need_eth
+N0=0 N1=1
+MIB=${MIG_XFER_MIB:-8192}	# at most; the sender stops after XSECS
+XSECS=${MIG_XFER_SECONDS:-30}
+SECS=${MIG_BW_SECONDS:-40}
+OUT=$LAB_DIR/pair-out/81-migrate
+mkdir -p "$OUT"
+rdma_prep $N0 $N1
+
+# The switch port of a node (its QEMU's pid is the port's peer).
+port_of() {
+	"$LAB" switch -- --json show | /usr/bin/python3 -c '
+import json, sys
+for p in json.load(sys.stdin)["ports"]:
+    if p["peer"] == "pid " + sys.argv[1]:
+        print(p["id"])' "$(cat "$LAB_DIR/node$1.pid")"
+}
+
+# sample PORT FILE: every ~10 ms, host time (ms) and the frames the switch
+# delivered to PORT, until killed.
+sample() {
+	/usr/bin/python3 - "$1" "$2" "$VSCTL" "$LAB_DIR/switch.ctl" <<'EOF' &
+import json, subprocess, sys, time
+port, out, vsctl, ctl = sys.argv[1:]
+with open(out, "w") as f:
+    while True:
+        r = subprocess.run([vsctl, "--ctl", ctl, "--json", "counters", port], capture_output=True, text=True)
+        try:
+            c = json.loads(r.stdout)["ports"][0]["counters"]
+            f.write("%d %d\n" % (time.time() * 1000, c["tx_frames"]))
+            f.flush()
+        except (ValueError, KeyError, IndexError):
+            pass
+        time.sleep(0.01)
+EOF
+	SAMPLER=$!
+}
+
+# pause FILE: the longest time (ms) between two moves of the counter (a
+# stop at the end, when the run is over, does not count).
+pause_of() {
+	awk 'NR == 1 { last = $2; since = $1; next }
+		$2 != last { if ($1 - since > max) max = $1 - since; last = $2; since = $1 }
+		END { print max + 0 }' "$1"
+}
+
+# migrate_now TAG: migrate node 1, record downtime and the traffic pause.
+migrate_now() {
+	local tag=$1 p out
+	p=$(port_of $N0)
+	[ -n "$p" ] || fail "no switch port for node$N0"
+	sample "$p" "$OUT/$tag.samples"
+	sleep 1
+	out=$("$LAB" migrate $N1 2>&1) || { kill "$SAMPLER"; echo "$out"; fail "$tag: scripts/lab migrate $N1 failed"; }
+	sleep 3
+	kill "$SAMPLER" 2>/dev/null
+	wait "$SAMPLER" 2>/dev/null
+	echo "$out" | grep -v '^MIGRATE '
+	MIG=$(echo "$out" | sed -n 's/^MIGRATE //p')
+	[ -n "$MIG" ] || fail "$tag: no migration figures"
+	echo "$tag: $MIG rdma_pause_ms=$(pause_of "$OUT/$tag.samples") (longest time node$N0 received nothing)"
+}
+
+ONLY=${MIG_ONLY:-xfer bw ping}	# a subset, to debug one part
+want() { [[ " $ONLY " == *" $1 "* ]]; }
+
+# 1. cnuas-xfer: the receiver (node 1) moves. It runs detached in the
+# guest (its agent session would end with the old QEMU); its result is
+# read from a file afterwards.
+want xfer && {
+	lsh -t 30 $N1 "rm -f /tmp/mig-xfer.out /tmp/mig-xfer.rc
+		(setsid sh -c 'cnuas-xfer -d $DB -p 18611 -s $MIB -c 64 -w 8 -T 600 >/tmp/mig-xfer.out 2>&1; echo \$? >/tmp/mig-xfer.rc' </dev/null >/dev/null 2>&1 &)
+		i=0; until $(listening 18611) || [ \$i -ge 100 ]; do sleep 0.1; i=\$((i+1)); done; true" ||
+		fail "cannot start the cnuas-xfer receiver"
+	lsh -t 660 $N0 "stdbuf -oL cnuas-xfer -d $DA -p 18611 -s $MIB -c 64 -w 8 -D $XSECS -T 600 $(ip_of $N1)" >"$OUT/xfer.tx" 2>&1 &
+	txpid=$!
+	wait_for 60 grep -q 'sender: local qpn' "$OUT/xfer.tx" || { cat "$OUT/xfer.tx"; fail "cnuas-xfer did not connect"; }
+	sleep 3
+	kill -0 $txpid 2>/dev/null || { cat "$OUT/xfer.tx"; fail "cnuas-xfer ended before the migration"; }
+	migrate_now xfer
+	wait $txpid
+	txrc=$?
+	wait_for 120 lsh -t 10 $N1 "[ -s /tmp/mig-xfer.rc ]" || fail "the migrated receiver never finished"
+	rx=$(lsh -t 20 $N1 "cat /tmp/mig-xfer.out; exit \$(cat /tmp/mig-xfer.rc)")
+	rxrc=$?
+	cat "$OUT/xfer.tx"
+	echo "$rx"
+	[ $txrc = 0 ] && [ $rxrc = 0 ] || fail "cnuas-xfer across the migration failed (sender rc $txrc, receiver rc $rxrc)"
+}
+
+# 2. ib_write_bw: the server (node 1) moves in the middle of the run.
+want bw && {
+	lsh -t 30 $N1 "rm -f /tmp/mig-bw.out /tmp/mig-bw.rc
+		(setsid sh -c 'timeout $((SECS + 120)) ib_write_bw -d $DB -x $GB -D $SECS -F -p 18612 --report_gbits >/tmp/mig-bw.out 2>&1; echo \$? >/tmp/mig-bw.rc' </dev/null >/dev/null 2>&1 &)
+		i=0; until $(listening 18612) || [ \$i -ge 100 ]; do sleep 0.1; i=\$((i+1)); done; true" ||
+		fail "cannot start the ib_write_bw server"
+	lsh -t $((SECS + 180)) $N0 "timeout $((SECS + 120)) stdbuf -oL ib_write_bw -d $DA -x $GA -D $SECS -F -p 18612 --report_gbits $(ip_of $N1)" >"$OUT/bw.client" 2>&1 &
+	cpid=$!
+	wait_for 60 grep -q 'remote address' "$OUT/bw.client" || { cat "$OUT/bw.client"; fail "ib_write_bw did not connect"; }
+	sleep 3
+	kill -0 $cpid 2>/dev/null || { cat "$OUT/bw.client"; fail "ib_write_bw ended before the migration"; }
+	migrate_now write_bw
+	wait $cpid
+	crc=$?
+	wait_for 120 lsh -t 10 $N1 "[ -s /tmp/mig-bw.rc ]" || fail "the migrated ib_write_bw server never finished"
+	srv=$(lsh -t 20 $N1 "cat /tmp/mig-bw.out; exit \$(cat /tmp/mig-bw.rc)")
+	src=$?
+	tail -n 4 "$OUT/bw.client"
+	[ $crc = 0 ] && [ $src = 0 ] || { echo "$srv" | tail -n 8; fail "ib_write_bw across the migration failed (client rc $crc, server rc $src)"; }
+	if grep -qi 'error\|failed' "$OUT/bw.client" || echo "$srv" | grep -qi 'completion with error\|failed'; then
+		fail "ib_write_bw reported an error"
+	fi
+}
+
+# 3. A ping every 20 ms from node 0 while node 1 moves: replies resume, the
+# lost ones are counted against the pause.
+want ping && {
+	lsh -t 120 $N0 "ping -q -i 0.02 -w 25 -W 1 $(ip_of $N1)" >"$OUT/ping.out" 2>&1 &
+	ppid=$!
+	sleep 4
+	migrate_now ping
+	wait $ppid
+	tail -n 2 "$OUT/ping.out"
+	grep -q ' 0 received' "$OUT/ping.out" && fail "no ping reply across the migration"
+	lsh -t 30 $N0 "ping -c 3 -W 2 $(ip_of $N1) >/dev/null" || fail "node$N1 unreachable after the migration"
+	tcp_transfer $N0 $N1 8 5201 || fail "TCP after the migration"
+}
+exit 0
