@@ -319,6 +319,11 @@ def cmd_migrate(args):
     src, dst = Qmp(args[0], deadline), Qmp(args[1], deadline)
     if dst.cmd("query-status")["status"] != "inmigrate":
         die("the destination QEMU does not wait for a migration")
+    if nbd:
+        # The disk is taken over (activated) only at `cont`, once the NBD
+        # export that writes into it is gone: both cannot hold write access.
+        dst.cmd("migrate-set-capabilities",
+                capabilities=[{"capability": "late-block-activate", "state": True}])
     dst.cmd("migrate-incoming", uri=args[2])
     # A unix socket on one host: no need for QEMU's 128 MiB/s default cap.
     src.cmd("migrate-set-parameters", **{"max-bandwidth": 4 << 30})
@@ -390,10 +395,10 @@ def cmd_migrate(args):
                 die("the switch keeps the port of pid %d" % src_pid)
             time.sleep(0.01)
         timing["port"] = int((time.monotonic() - t_end) * 1000)
-    dst.cmd("cont")
-    timing["cont"] = int((time.monotonic() - t_end) * 1000)
     if nbd:
         dst.cmd("nbd-server-stop")
+    dst.cmd("cont")
+    timing["cont"] = int((time.monotonic() - t_end) * 1000)
     st["lab-resume"] = timing
     print(json.dumps(st), flush=True)
     sys.exit(0)
