@@ -1228,6 +1228,30 @@ def test_port_security_mac_moves():
         assert sw.counters(new_id)["drop_mac_spoof"] == 1
 
 
+def test_del_port():
+    """del-port hangs a guest port up at once: its pinned MAC is free for
+    the next port (a migrated guest's new QEMU), its peer sees the end."""
+    with Switch("--port-security") as sw:
+        old, peer = sw.port(), sw.port()
+        ids = sw.wait_ports(2)
+        learn(sw, [old, peer])
+        new = sw.port()
+        new_id = sw.wait_ports(3)[2]
+        new.send(frame(mac(2), mac(1), b"too-early"))
+        expect_none(peer, "frame from a MAC pinned to the old port")
+        r = sw.vsctl("del-port", str(ids[0]), json_out=True)
+        assert r == {"removed": ids[0]}, r
+        assert old.recv(65536) == b"", "the old port's peer did not see the end"
+        sw.wait_ports(2)
+        new.send(frame(mac(2), mac(1), b"moved"))
+        assert peer.recv(65536).endswith(b"moved")
+        peer.send(frame(mac(1), mac(2), b"to-new"))
+        assert new.recv(65536).endswith(b"to-new")
+        assert sw.counters(new_id)["drop_mac_spoof"] == 1
+        for bad in (["99"], ["x"], ["0"]):
+            sw.vsctl("del-port", *bad, expect=1)
+
+
 def test_ctl_hardening():
     """The control socket may not be used to reach files outside the switch's own."""
     d = tempfile.mkdtemp(prefix="cnuas-vs-hard-")
