@@ -12,10 +12,11 @@
                     [--switch VSCTL CTL] SRC-QMP DST-QMP URI
       migrate the guest of SRC-QMP into the QEMU of DST-QMP (started with
       -incoming defer -S): migrate-incoming URI there, migrate URI here,
-      wait for the end; on success quit the source, wait until process PID
-      has exited and the switch has no port of it, then `cont` the
-      destination. Prints query-migrate's last answer as JSON, with
-      "lab-resume": ms from the end until quit, port gone, cont.
+      wait for the end. Then the source's switch port goes (del-port; its
+      peer is process PID), the destination runs (`cont`), and PID is
+      ended (SIGKILL; without --src-pid: `quit`). Prints query-migrate's
+      last answer as JSON, with "lab-resume": ms from the end until the
+      mirror ended, the port was gone, cont, the source was gone.
       --blk: first mirror the writable top layer of the drive "root" into
       the destination's over an NBD export there
 
@@ -368,9 +369,46 @@ def cmd_migrate(args):
             if time.monotonic() > deadline:
                 die("the disk mirror does not end")
             time.sleep(0.01)
-    src.cmd("quit")
-    timing = {}
+    timing = {"mirror": int((time.monotonic() - t_end) * 1000)}
+
+    def src_port():
+        r = subprocess.run([vsctl, "--ctl", ctl, "--json", "show"], capture_output=True, text=True)
+        try:
+            ports = json.loads(r.stdout)["ports"]
+        except (ValueError, KeyError):
+            die("cannot read the switch's ports: %s" % r.stderr.strip())
+        for p in ports:
+            if p.get("peer") == "pid %d" % src_pid:
+                return p["id"]
+        return None
+
+    if vsctl and src_pid:
+        # The source is stopped for good: its switch port goes now, so the
+        # guest's MAC is free for the new port (the process itself takes a
+        # second or more to go). A switch without del-port: wait for it.
+        port = src_port()
+        if port is not None:
+            subprocess.run([vsctl, "--ctl", ctl, "del-port", str(port)], capture_output=True)
+        while src_port() is not None:
+            if time.monotonic() > deadline:
+                die("the switch keeps the port of pid %d" % src_pid)
+            if port is not None and time.monotonic() - t_end > 2:
+                port = None
+                os.kill(src_pid, signal.SIGKILL)
+            time.sleep(0.01)
+        timing["port"] = int((time.monotonic() - t_end) * 1000)
+    if nbd:
+        dst.cmd("nbd-server-stop")
+    dst.cmd("cont")
+    timing["cont"] = int((time.monotonic() - t_end) * 1000)
     if src_pid:
+        # Stopped and with nothing left to write (its disk overlay is an
+        # unlinked temporary file): end it at once; a `quit` takes QEMU
+        # about a second of clean-up here.
+        try:
+            os.kill(src_pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
         while True:
             try:
                 os.kill(src_pid, 0)
@@ -380,25 +418,8 @@ def cmd_migrate(args):
                 die("the source QEMU (pid %d) does not exit" % src_pid)
             time.sleep(0.01)
         timing["quit"] = int((time.monotonic() - t_end) * 1000)
-    if vsctl and src_pid:
-        # The destination's guest runs once the switch has removed the
-        # source's port: its MAC is free for the new port then.
-        while True:
-            r = subprocess.run([vsctl, "--ctl", ctl, "--json", "show"], capture_output=True, text=True)
-            try:
-                ports = json.loads(r.stdout)["ports"]
-            except (ValueError, KeyError):
-                die("cannot read the switch's ports: %s" % r.stderr.strip())
-            if not any(p.get("peer") == "pid %d" % src_pid for p in ports):
-                break
-            if time.monotonic() > deadline:
-                die("the switch keeps the port of pid %d" % src_pid)
-            time.sleep(0.01)
-        timing["port"] = int((time.monotonic() - t_end) * 1000)
-    if nbd:
-        dst.cmd("nbd-server-stop")
-    dst.cmd("cont")
-    timing["cont"] = int((time.monotonic() - t_end) * 1000)
+    else:
+        src.cmd("quit")
     st["lab-resume"] = timing
     print(json.dumps(st), flush=True)
     sys.exit(0)

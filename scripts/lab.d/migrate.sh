@@ -5,13 +5,17 @@
 #
 # The new QEMU gets the node's command line (from /proc) plus `-incoming
 # defer -S`; it listens under other names first (the old QEMU unlinks its
-# socket paths when it quits), which then become the node's own, so every
+# socket paths when it exits), which then become the node's own, so every
 # other lab command finds it once the old one is gone. The disk is a
-# -snapshot overlay of the shared image: block migration sends what the
-# guest wrote (mirrored over NBD into the new process's overlay). After `completed` the old QEMU quits; the new one runs
-# (`cont`) only once the switch has removed the old port, so the guest's
-# first frames find its pinned MAC free. Prints the migration's downtime
-# and total time (query-migrate) and the time until the guest ran again.
+# -snapshot overlay of the shared image: what the guest wrote is mirrored
+# over NBD into the new process's overlay (drive-mirror sync=top), RAM and
+# devices go over a unix socket. After `completed` the switch drops the
+# old QEMU's port (cnuas-vsctl del-port), so the guest's pinned MAC is free
+# for the new port; then the new QEMU runs (`cont`) and the old one is
+# ended (SIGKILL: it is stopped and its disk overlay is an unlinked
+# temporary file). labctl.py migrate does these steps on open QMP
+# connections. Prints the migration's downtime and total time
+# (query-migrate) and the time until the guest ran again.
 
 mig_say() { echo "lab: migrate: $*" >&2; }
 
@@ -128,9 +132,9 @@ import json, sys
 st = json.loads(sys.stdin.read())
 ram = st.get("ram", {})
 r = st.get("lab-resume", {})
-print("node%s migrated: downtime %s ms, total %s ms (setup %s ms), RAM %.1f MiB sent; guest running again %s ms after the end (old QEMU gone after %s ms, its switch port after %s ms)" % (
+print("node%s migrated: downtime %s ms, total %s ms (setup %s ms), RAM %.1f MiB sent; guest running again %s ms after the end (disk mirror ended after %s ms, old switch port gone after %s ms; old QEMU gone after %s ms)" % (
     sys.argv[1], st.get("downtime", "?"), st.get("total-time", "?"), st.get("setup-time", "?"),
-    ram.get("transferred", 0) / 1048576.0, r.get("cont", "?"), r.get("quit", "?"), r.get("port", "?")))
+    ram.get("transferred", 0) / 1048576.0, r.get("cont", "?"), r.get("mirror", "?"), r.get("port", "?"), r.get("quit", "?")))
 print("MIGRATE downtime_ms=%s total_ms=%s resume_ms=%s" % (st.get("downtime", -1), st.get("total-time", -1), r.get("cont", -1)))
 ' "$n"
 	echo "---- $(date -u +%T) node$n: running in pid $new after $(($(mig_ms) - t0)) ms" >>"$LAB_DIR/node$n.qemu.log"

@@ -53,29 +53,33 @@ EOF
 	SAMPLER=$!
 }
 
-# pause FILE: the longest time (ms) between two moves of the counter (a
-# stop at the end, when the run is over, does not count).
+# pause FILE T0 T1: the longest time (ms) between two moves of the counter
+# that overlaps the migration [T0, T1] (host ms); a stop after the run is
+# over does not count.
 pause_of() {
-	awk 'NR == 1 { last = $2; since = $1; next }
-		$2 != last { if ($1 - since > max) max = $1 - since; last = $2; since = $1 }
+	awk -v t0="$2" -v t1="$3" 'NR == 1 { last = $2; since = $1; next }
+		$2 != last { if ($1 >= t0 && since <= t1 && $1 - since > max) max = $1 - since
+			last = $2; since = $1 }
 		END { print max + 0 }' "$1"
 }
 
 # migrate_now TAG: migrate node 1, record downtime and the traffic pause.
 migrate_now() {
-	local tag=$1 p out
+	local tag=$1 p out t0 t1
 	p=$(port_of $N0)
 	[ -n "$p" ] || fail "no switch port for node$N0"
 	sample "$p" "$OUT/$tag.samples"
 	sleep 1
+	t0=$(($(date +%s%N) / 1000000))
 	out=$("$LAB" migrate $N1 2>&1) || { kill "$SAMPLER"; echo "$out"; fail "$tag: scripts/lab migrate $N1 failed"; }
+	t1=$(($(date +%s%N) / 1000000))
 	sleep 3
 	kill "$SAMPLER" 2>/dev/null
 	wait "$SAMPLER" 2>/dev/null
 	echo "$out" | grep -v '^MIGRATE '
 	MIG=$(echo "$out" | sed -n 's/^MIGRATE //p')
 	[ -n "$MIG" ] || fail "$tag: no migration figures"
-	echo "$tag: $MIG rdma_pause_ms=$(pause_of "$OUT/$tag.samples") (longest time node$N0 received nothing)"
+	echo "$tag: $MIG rdma_pause_ms=$(pause_of "$OUT/$tag.samples" "$t0" "$t1") (longest time node$N0 received nothing)"
 }
 
 ONLY=${MIG_ONLY:-xfer bw ping}	# a subset, to debug one part
