@@ -18,8 +18,8 @@ need_cnuas_nodes 2
 need_eth
 N0=0 N1=1
 MIB=${MIG_XFER_MIB:-8192}	# at most; the sender stops after XSECS
-XSECS=${MIG_XFER_SECONDS:-30}
-SECS=${MIG_BW_SECONDS:-40}
+XSECS=${MIG_XFER_SECONDS:-60}
+SECS=${MIG_BW_SECONDS:-60}
 OUT=$LAB_DIR/pair-out/81-migrate
 mkdir -p "$OUT"
 rdma_prep $N0 $N1
@@ -99,6 +99,7 @@ want xfer && {
 	sleep 3
 	kill -0 $txpid 2>/dev/null || { cat "$OUT/xfer.tx"; fail "cnuas-xfer ended before the migration"; }
 	migrate_now xfer
+	kill -0 $txpid 2>/dev/null || fail "cnuas-xfer ended before the migration did (raise MIG_XFER_SECONDS): no pause to measure"
 	wait $txpid
 	txrc=$?
 	wait_for 120 lsh -t 10 $N1 "[ -s /tmp/mig-xfer.rc ]" || fail "the migrated receiver never finished"
@@ -121,6 +122,7 @@ want bw && {
 	sleep 3
 	kill -0 $cpid 2>/dev/null || { cat "$OUT/bw.client"; fail "ib_write_bw ended before the migration"; }
 	migrate_now write_bw
+	kill -0 $cpid 2>/dev/null || fail "ib_write_bw ended before the migration did (raise MIG_BW_SECONDS): no pause to measure"
 	wait $cpid
 	crc=$?
 	wait_for 120 lsh -t 10 $N1 "[ -s /tmp/mig-bw.rc ]" || fail "the migrated ib_write_bw server never finished"
