@@ -3,9 +3,12 @@
 # timeout: 900
 # Live migration with RDMA in flight: node 1 moves into a fresh QEMU
 # (`scripts/lab migrate 1`, same switch) in the middle of
-#   1. a verified RC transfer (cnuas-xfer, every byte checked),
+#   1. a verified RC transfer (cnuas-xfer, every byte checked; node 1
+#      receives),
 #   2. an ib_write_bw run,
-#   3. a ping flood (TCP/IP through cnuas0),
+#   3. a ping flood (IP through cnuas0), then a TCP transfer,
+#   4. a verified RC transfer whose sender (node 0) moves,
+#   5. rping (RDMA CM) with its data checked,
 # each of which must end without an error completion and without loss.
 # The transport lives in guest memory, so the connections move with the
 # RAM; frames in the switch's queue to the old port are lost and RC
@@ -18,8 +21,8 @@ need_cnuas_nodes 2
 need_eth
 N0=0 N1=1
 MIB=${MIG_XFER_MIB:-8192}	# at most; the sender stops after XSECS
-XSECS=${MIG_XFER_SECONDS:-60}
-SECS=${MIG_BW_SECONDS:-60}
+XSECS=${MIG_XFER_SECONDS:-45}
+SECS=${MIG_BW_SECONDS:-45}
 OUT=$LAB_DIR/pair-out/81-migrate
 mkdir -p "$OUT"
 rdma_prep $N0 $N1
@@ -63,15 +66,16 @@ pause_of() {
 		END { print max + 0 }' "$1"
 }
 
-# migrate_now TAG: migrate node 1, record downtime and the traffic pause.
+# migrate_now TAG [NODE PEER]: migrate NODE (default node 1), print the
+# downtime and the traffic pause seen by PEER (default node 0).
 migrate_now() {
-	local tag=$1 p out t0 t1
-	p=$(port_of $N0)
-	[ -n "$p" ] || fail "no switch port for node$N0"
+	local tag=$1 mv=${2:-$N1} peer=${3:-$N0} p out t0 t1
+	p=$(port_of "$peer")
+	[ -n "$p" ] || fail "no switch port for node$peer"
 	sample "$p" "$OUT/$tag.samples"
 	sleep 1
 	t0=$(($(date +%s%N) / 1000000))
-	out=$("$LAB" migrate $N1 2>&1) || { kill "$SAMPLER"; echo "$out"; fail "$tag: scripts/lab migrate $N1 failed"; }
+	out=$("$LAB" migrate "$mv" 2>&1) || { kill "$SAMPLER"; echo "$out"; fail "$tag: scripts/lab migrate $mv failed"; }
 	t1=$(($(date +%s%N) / 1000000))
 	sleep 3
 	kill "$SAMPLER" 2>/dev/null
@@ -79,10 +83,10 @@ migrate_now() {
 	echo "$out" | grep -v '^MIGRATE '
 	MIG=$(echo "$out" | sed -n 's/^MIGRATE //p')
 	[ -n "$MIG" ] || fail "$tag: no migration figures"
-	echo "$tag: $MIG rdma_pause_ms=$(pause_of "$OUT/$tag.samples" "$t0" "$t1") (longest time node$N0 received nothing)"
+	echo "$tag: $MIG rdma_pause_ms=$(pause_of "$OUT/$tag.samples" "$t0" "$t1") (longest time node$peer received nothing from node$mv)"
 }
 
-ONLY=${MIG_ONLY:-xfer bw ping}	# a subset, to debug one part
+ONLY=${MIG_ONLY:-xfer bw ping xfer-sender rping}	# a subset, to debug one part
 want() { [[ " $ONLY " == *" $1 "* ]]; }
 
 # 1. cnuas-xfer: the receiver (node 1) moves. It runs detached in the
@@ -147,5 +151,61 @@ want ping && {
 	grep -q ' 0 received' "$OUT/ping.out" && fail "no ping reply across the migration"
 	lsh -t 30 $N0 "ping -c 3 -W 2 $(ip_of $N1) >/dev/null" || fail "node$N1 unreachable after the migration"
 	tcp_transfer $N0 $N1 8 5201 || fail "TCP after the migration"
+}
+# 4. The other side: the sender of a cnuas-xfer (node 0) moves, its
+# receiver (node 1) stays.
+want xfer-sender && {
+	lsh -t 30 $N0 "rm -f /tmp/mig-xs.out /tmp/mig-xs.rc" || fail "node$N0: cannot clean up"
+	lsh -t 660 $N1 "stdbuf -oL cnuas-xfer -d $DB -p 18613 -s $MIB -c 64 -w 8 -T 600" >"$OUT/xs.rx" 2>&1 &
+	rxpid=$!
+	wait_for 30 lsh -t 10 $N1 "$(listening 18613)" || fail "cnuas-xfer receiver not listening"
+	lsh -t 30 $N0 "(setsid sh -c 'cnuas-xfer -d $DA -p 18613 -s $MIB -c 64 -w 8 -D $XSECS -T 600 $(ip_of $N1) >/tmp/mig-xs.out 2>&1; echo \$? >/tmp/mig-xs.rc' </dev/null >/dev/null 2>&1 &)" ||
+		fail "cannot start the cnuas-xfer sender"
+	wait_for 60 grep -q 'receiver: local qpn' "$OUT/xs.rx" || { cat "$OUT/xs.rx"; fail "cnuas-xfer did not connect"; }
+	sleep 3
+	migrate_now xfer-sender $N0 $N1
+	kill -0 $rxpid 2>/dev/null || fail "cnuas-xfer ended before the migration did (raise MIG_XFER_SECONDS): no pause to measure"
+	wait $rxpid
+	rxrc=$?
+	wait_for 120 lsh -t 10 $N0 "[ -s /tmp/mig-xs.rc ]" || fail "the migrated sender never finished"
+	tx=$(lsh -t 20 $N0 "cat /tmp/mig-xs.out; exit \$(cat /tmp/mig-xs.rc)")
+	txrc=$?
+	echo "$tx"
+	cat "$OUT/xs.rx"
+	[ $txrc = 0 ] && [ $rxrc = 0 ] || fail "cnuas-xfer with its sender migrated failed (sender rc $txrc, receiver rc $rxrc)"
+}
+
+# 5. rping (RDMA CM, kernel connection state in the guest) while its
+# server (node 1) moves: every ping's data checked (-V), none may fail.
+want rping && {
+	lsh -t 30 $N1 "rm -f /tmp/mig-rping.out /tmp/mig-rping.rc
+		(setsid sh -c 'timeout 300 rping -s -a $(ip_of $N1) -p 18614 -V -C 3000 >/tmp/mig-rping.out 2>&1; echo \$? >/tmp/mig-rping.rc' </dev/null >/dev/null 2>&1 &)
+		i=0; until $(cm_listening) || [ \$i -ge 100 ]; do sleep 0.1; i=\$((i+1)); done; true" ||
+		fail "cannot start the rping server"
+	lsh -t 320 $N0 "timeout 300 stdbuf -oL rping -c -a $(ip_of $N1) -p 18614 -V -v -C 3000" >"$OUT/rping.client" 2>&1 &
+	rpid=$!
+	wait_for 60 grep -q 'ping data' "$OUT/rping.client" || { cat "$OUT/rping.client"; fail "rping did not start"; }
+	sleep 2
+	migrate_now rping
+	kill -0 $rpid 2>/dev/null || fail "rping ended before the migration did: no pause to measure"
+	wait $rpid
+	crc=$?
+	wait_for 60 lsh -t 10 $N1 "[ -s /tmp/mig-rping.rc ]" || fail "the migrated rping server never finished"
+	srv=$(lsh -t 20 $N1 "cat /tmp/mig-rping.out; exit \$(cat /tmp/mig-rping.rc)")
+	src=$?
+	n=$(grep -c 'ping data' "$OUT/rping.client")
+	echo "$srv" >"$OUT/rping.server"
+	echo "rping: $n pings with data checked; client rc $crc, server rc $src"
+	# lib.sh's judge of rping's own teardown race (exit 255 after DISCONNECT)
+	PR_SRV=$OUT/rping.server PR_CLI=$OUT/rping.client PR_SRV_RC=$src PR_CLI_RC=$crc
+	if [ $crc != 0 ] || [ $src != 0 ]; then
+		rping_exit_race || {
+			tail -n 5 "$OUT/rping.client"
+			echo "$srv" | tail -n 5
+			fail "rping across the migration failed"
+		}
+	fi
+	[ "$n" = 3000 ] || fail "rping: $n of 3000 pings"
+	grep -qi mismatch "$OUT/rping.server" "$OUT/rping.client" && fail "rping: data mismatch reported"
 }
 exit 0
