@@ -17,12 +17,30 @@
 # counters), against the downtime QEMU reports. MIG_XFER_SECONDS,
 # MIG_BW_SECONDS set the lengths of the runs.
 . "$(dirname "$0")/lib.sh"
-need_cnuas_nodes 2
 need_eth
+# Any failure shows what a guest kernel reported (a crash after a migration).
+fail() {
+	local f
+	for f in "$LAB_DIR"/node*.console.log; do
+		grep -q -E 'Oops|BUG:|Kernel panic' "$f" 2>/dev/null || continue
+		echo "---- $f"
+		grep -m1 -A14 -E 'Oops|BUG:|Kernel panic' "$f"
+	done
+	echo "FAIL: $*"
+	exit 1
+}
+# Its own lab of two cnuas guests (the group's guests are paused meanwhile,
+# lib.sh side_lab), with a cnuasgpu each when the group has them
+# (MIG_GPU=0/1 overrides): a migration that goes wrong takes down no
+# guest the later tests need.
+gpu=
+[ "${MIG_GPU:-${GPU:-0}}" = 1 ] && gpu=--gpu
+side_lab migrate --nodes 2 --mtu "$MTU" $gpu
+echo "# own lab of 2 cnuas guests${gpu:+ with cnuasgpu} up in ${SIDE_BOOT} s"
 N0=0 N1=1
 MIB=${MIG_XFER_MIB:-8192}	# at most; the sender stops after XSECS
-XSECS=${MIG_XFER_SECONDS:-45}
-SECS=${MIG_BW_SECONDS:-45}
+XSECS=${MIG_XFER_SECONDS:-60}
+SECS=${MIG_BW_SECONDS:-60}
 OUT=$LAB_DIR/pair-out/81-migrate
 mkdir -p "$OUT"
 rdma_prep $N0 $N1
@@ -94,16 +112,16 @@ want() { [[ " $ONLY " == *" $1 "* ]]; }
 # read from a file afterwards.
 want xfer && {
 	lsh -t 30 $N1 "rm -f /tmp/mig-xfer.out /tmp/mig-xfer.rc
-		(setsid sh -c 'cnuas-xfer -d $DB -p 18611 -s $MIB -c 64 -w 8 -T 600 >/tmp/mig-xfer.out 2>&1; echo \$? >/tmp/mig-xfer.rc' </dev/null >/dev/null 2>&1 &)
+		(setsid sh -c 'cnuas-xfer -d $DB -p 18611 -s $MIB -c 64 -w 8 -T $((XSECS + 150)) >/tmp/mig-xfer.out 2>&1; echo \$? >/tmp/mig-xfer.rc' </dev/null >/dev/null 2>&1 &)
 		i=0; until $(listening 18611) || [ \$i -ge 100 ]; do sleep 0.1; i=\$((i+1)); done; true" ||
 		fail "cannot start the cnuas-xfer receiver"
-	lsh -t 660 $N0 "stdbuf -oL cnuas-xfer -d $DA -p 18611 -s $MIB -c 64 -w 8 -D $XSECS -T 600 $(ip_of $N1)" >"$OUT/xfer.tx" 2>&1 &
+	lsh -t $((XSECS + 200)) $N0 "stdbuf -oL cnuas-xfer -d $DA -p 18611 -s $MIB -c 64 -w 8 -D $XSECS -T $((XSECS + 150)) $(ip_of $N1)" >"$OUT/xfer.tx" 2>&1 &
 	txpid=$!
 	wait_for 60 grep -q 'sender: local qpn' "$OUT/xfer.tx" || { cat "$OUT/xfer.tx"; fail "cnuas-xfer did not connect"; }
 	sleep 3
 	kill -0 $txpid 2>/dev/null || { cat "$OUT/xfer.tx"; fail "cnuas-xfer ended before the migration"; }
 	migrate_now xfer
-	kill -0 $txpid 2>/dev/null || fail "cnuas-xfer ended before the migration did (raise MIG_XFER_SECONDS): no pause to measure"
+	kill -0 $txpid 2>/dev/null || note "cnuas-xfer ended before the migration did (a slow host; raise MIG_XFER_SECONDS): its pause is not measured, its data still checked"
 	wait $txpid
 	txrc=$?
 	wait_for 120 lsh -t 10 $N1 "[ -s /tmp/mig-xfer.rc ]" || fail "the migrated receiver never finished"
@@ -126,7 +144,7 @@ want bw && {
 	sleep 3
 	kill -0 $cpid 2>/dev/null || { cat "$OUT/bw.client"; fail "ib_write_bw ended before the migration"; }
 	migrate_now write_bw
-	kill -0 $cpid 2>/dev/null || fail "ib_write_bw ended before the migration did (raise MIG_BW_SECONDS): no pause to measure"
+	kill -0 $cpid 2>/dev/null || note "ib_write_bw ended before the migration did (a slow host; raise MIG_BW_SECONDS): its pause is not measured, its data still checked"
 	wait $cpid
 	crc=$?
 	wait_for 120 lsh -t 10 $N1 "[ -s /tmp/mig-bw.rc ]" || fail "the migrated ib_write_bw server never finished"
@@ -156,15 +174,15 @@ want ping && {
 # receiver (node 1) stays.
 want xfer-sender && {
 	lsh -t 30 $N0 "rm -f /tmp/mig-xs.out /tmp/mig-xs.rc" || fail "node$N0: cannot clean up"
-	lsh -t 660 $N1 "stdbuf -oL cnuas-xfer -d $DB -p 18613 -s $MIB -c 64 -w 8 -T 600" >"$OUT/xs.rx" 2>&1 &
+	lsh -t $((XSECS + 200)) $N1 "stdbuf -oL cnuas-xfer -d $DB -p 18613 -s $MIB -c 64 -w 8 -T $((XSECS + 150))" >"$OUT/xs.rx" 2>&1 &
 	rxpid=$!
 	wait_for 30 lsh -t 10 $N1 "$(listening 18613)" || fail "cnuas-xfer receiver not listening"
-	lsh -t 30 $N0 "(setsid sh -c 'cnuas-xfer -d $DA -p 18613 -s $MIB -c 64 -w 8 -D $XSECS -T 600 $(ip_of $N1) >/tmp/mig-xs.out 2>&1; echo \$? >/tmp/mig-xs.rc' </dev/null >/dev/null 2>&1 &)" ||
+	lsh -t 30 $N0 "(setsid sh -c 'cnuas-xfer -d $DA -p 18613 -s $MIB -c 64 -w 8 -D $XSECS -T $((XSECS + 150)) $(ip_of $N1) >/tmp/mig-xs.out 2>&1; echo \$? >/tmp/mig-xs.rc' </dev/null >/dev/null 2>&1 &)" ||
 		fail "cannot start the cnuas-xfer sender"
 	wait_for 60 grep -q 'receiver: local qpn' "$OUT/xs.rx" || { cat "$OUT/xs.rx"; fail "cnuas-xfer did not connect"; }
 	sleep 3
 	migrate_now xfer-sender $N0 $N1
-	kill -0 $rxpid 2>/dev/null || fail "cnuas-xfer ended before the migration did (raise MIG_XFER_SECONDS): no pause to measure"
+	kill -0 $rxpid 2>/dev/null || note "cnuas-xfer ended before the migration did (a slow host; raise MIG_XFER_SECONDS): its pause is not measured, its data still checked"
 	wait $rxpid
 	rxrc=$?
 	wait_for 120 lsh -t 10 $N0 "[ -s /tmp/mig-xs.rc ]" || fail "the migrated sender never finished"
@@ -187,7 +205,7 @@ want rping && {
 	wait_for 60 grep -q 'ping data' "$OUT/rping.client" || { cat "$OUT/rping.client"; fail "rping did not start"; }
 	sleep 2
 	migrate_now rping
-	kill -0 $rpid 2>/dev/null || fail "rping ended before the migration did: no pause to measure"
+	kill -0 $rpid 2>/dev/null || note "rping ended before the migration did (a slow host; raise -C): its pause is not measured, its data still checked"
 	wait $rpid
 	crc=$?
 	wait_for 60 lsh -t 10 $N1 "[ -s /tmp/mig-rping.rc ]" || fail "the migrated rping server never finished"
@@ -208,4 +226,7 @@ want rping && {
 	[ "$n" = 3000 ] || fail "rping: $n of 3000 pings"
 	grep -qi mismatch "$OUT/rping.server" "$OUT/rping.client" && fail "rping: data mismatch reported"
 }
+# A guest that crashed after a migration is a failure of the migration.
+grep -q -E 'Oops|BUG:|WARNING:|Kernel panic|general protection fault' "$LAB_DIR"/node*.console.log 2>/dev/null &&
+	fail "a guest kernel reported a problem after the migrations"
 exit 0
