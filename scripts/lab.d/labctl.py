@@ -8,6 +8,17 @@
       stdin/stdout/stderr, exit with CMD's status (255 = lab failure)
   labctl.py qmp [--timeout S] SOCKET CMD-JSON
       qmp_capabilities, then one command; print the reply, exit 1 on error
+  labctl.py migrate [--timeout S] [--blk NBD-SOCKET] [--src-pid PID]
+                    [--switch VSCTL CTL] SRC-QMP DST-QMP URI
+      migrate the guest of SRC-QMP into the QEMU of DST-QMP (started with
+      -incoming defer -S): migrate-incoming URI there, migrate URI here,
+      wait for the end. Then the source's switch port goes (del-port; its
+      peer is process PID), the destination runs (`cont`), and PID is
+      ended (SIGKILL; without --src-pid: `quit`). Prints query-migrate's
+      last answer as JSON, with "lab-resume": ms from the end until the
+      mirror ended, the port was gone, cont, the source was gone.
+      --blk: first mirror the writable top layer of the drive "root" into
+      the destination's over an NBD export there
 
 The agent protocol is described in tests/lab/agent/proto.h.
 """
@@ -20,6 +31,7 @@ import select
 import signal
 import socket
 import struct
+import subprocess
 import sys
 import time
 
@@ -258,15 +270,172 @@ def cmd_qmp(args):
     sys.exit(1 if "error" in r else 0)
 
 
+class Qmp:
+    """One QMP connection, capabilities negotiated."""
+
+    def __init__(self, path, deadline):
+        self.deadline = deadline
+        self.s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.s.settimeout(max(1.0, deadline - time.monotonic()))
+        try:
+            self.s.connect(path)
+        except OSError as e:
+            die("cannot connect to %s: %s" % (path, e.strerror))
+        self.f = self.s.makefile("rwb")
+        qmp_read(self.f, deadline)  # greeting
+        self.cmd("qmp_capabilities")
+
+    def cmd(self, name, **args):
+        req = {"execute": name}
+        if args:
+            req["arguments"] = args
+        self.f.write(json.dumps(req).encode() + b"\n")
+        self.f.flush()
+        r = qmp_read(self.f, self.deadline)
+        if "error" in r:
+            die("%s failed: %s" % (name, json.dumps(r["error"])))
+        return r["return"]
+
+
+def cmd_migrate(args):
+    timeout, nbd, src_pid, vsctl, ctl = 600.0, None, 0, None, None
+    while args and args[0].startswith("--"):
+        if args[0] == "--timeout":
+            timeout = float(args[1])
+            args = args[2:]
+        elif args[0] == "--src-pid":
+            src_pid = int(args[1])
+            args = args[2:]
+        elif args[0] == "--switch":
+            vsctl, ctl = args[1], args[2]
+            args = args[3:]
+        elif args[0] == "--blk":
+            nbd = args[1]
+            args = args[2:]
+        else:
+            break
+    if len(args) != 3:
+        die("usage: labctl.py migrate [--timeout S] [--blk NBD-SOCKET] [--src-pid PID] [--switch VSCTL CTL] SRC-QMP DST-QMP URI", 2)
+    deadline = time.monotonic() + timeout
+    src, dst = Qmp(args[0], deadline), Qmp(args[1], deadline)
+    if dst.cmd("query-status")["status"] != "inmigrate":
+        die("the destination QEMU does not wait for a migration")
+    if nbd:
+        # The disk is taken over (activated) only at `cont`, once the NBD
+        # export that writes into it is gone: both cannot hold write access.
+        dst.cmd("migrate-set-capabilities",
+                capabilities=[{"capability": "late-block-activate", "state": True}])
+    dst.cmd("migrate-incoming", uri=args[2])
+    # A unix socket on one host: no need for QEMU's 128 MiB/s default cap.
+    src.cmd("migrate-set-parameters", **{"max-bandwidth": 4 << 30})
+    if nbd:
+        # The disk is a -snapshot overlay over a shared image: mirror only
+        # what the guest wrote (sync=top; the destination has the same
+        # base), every new write to both sides until the switch-over.
+        dst.cmd("nbd-server-start", addr={"type": "unix", "data": {"path": nbd}})
+        dst.cmd("nbd-server-add", device="root", writable=True)
+        src.cmd("drive-mirror", device="root", sync="top",
+                mode="existing", format="raw", target="nbd+unix:///root?socket=" + nbd,
+                **{"job-id": "mig-root", "copy-mode": "write-blocking"})
+        while True:
+            jobs = [j for j in src.cmd("query-block-jobs") if j["device"] == "mig-root"]
+            if not jobs:
+                die("the disk mirror ended early")
+            if jobs[0].get("ready"):
+                break
+            if time.monotonic() > deadline:
+                die("the disk mirror is not ready after %g s" % timeout)
+            time.sleep(0.05)
+    src.cmd("migrate", uri=args[2])
+    while True:
+        st = src.cmd("query-migrate")
+        if st.get("status") in ("completed", "failed", "cancelled"):
+            break
+        if time.monotonic() > deadline:
+            src.cmd("migrate_cancel")
+            die("migration not done after %g s: %s" % (timeout, json.dumps(st)))
+        time.sleep(0.02)
+    t_end = time.monotonic()
+    if st["status"] != "completed":
+        if nbd:
+            src.cmd("block-job-cancel", device="mig-root", force=True)
+        print(json.dumps(st), flush=True)
+        sys.exit(1)
+    if nbd:
+        # The source is stopped and every write was mirrored as it was
+        # made: the copy is in sync; end the job there.
+        src.cmd("block-job-cancel", device="mig-root")
+        while [j for j in src.cmd("query-block-jobs") if j["device"] == "mig-root"]:
+            if time.monotonic() > deadline:
+                die("the disk mirror does not end")
+            time.sleep(0.01)
+    timing = {"mirror": int((time.monotonic() - t_end) * 1000)}
+
+    def src_port():
+        r = subprocess.run([vsctl, "--ctl", ctl, "--json", "show"], capture_output=True, text=True)
+        try:
+            ports = json.loads(r.stdout)["ports"]
+        except (ValueError, KeyError):
+            die("cannot read the switch's ports: %s" % r.stderr.strip())
+        for p in ports:
+            if p.get("peer") == "pid %d" % src_pid:
+                return p["id"]
+        return None
+
+    if vsctl and src_pid:
+        # The source is stopped for good: its switch port goes now, so the
+        # guest's MAC is free for the new port (the process itself takes a
+        # second or more to go). A switch without del-port: wait for it.
+        port = src_port()
+        if port is not None:
+            subprocess.run([vsctl, "--ctl", ctl, "del-port", str(port)], capture_output=True)
+        while src_port() is not None:
+            if time.monotonic() > deadline:
+                die("the switch keeps the port of pid %d" % src_pid)
+            if port is not None and time.monotonic() - t_end > 2:
+                port = None
+                os.kill(src_pid, signal.SIGKILL)
+            time.sleep(0.01)
+        timing["port"] = int((time.monotonic() - t_end) * 1000)
+    if nbd:
+        dst.cmd("nbd-server-stop")
+    dst.cmd("cont")
+    timing["cont"] = int((time.monotonic() - t_end) * 1000)
+    if src_pid:
+        # Stopped and with nothing left to write (its disk overlay is an
+        # unlinked temporary file): end it at once; a `quit` takes QEMU
+        # about a second of clean-up here.
+        try:
+            os.kill(src_pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        while True:
+            try:
+                os.kill(src_pid, 0)
+            except ProcessLookupError:
+                break
+            if time.monotonic() > deadline:
+                die("the source QEMU (pid %d) does not exit" % src_pid)
+            time.sleep(0.01)
+        timing["quit"] = int((time.monotonic() - t_end) * 1000)
+    else:
+        src.cmd("quit")
+    st["lab-resume"] = timing
+    print(json.dumps(st), flush=True)
+    sys.exit(0)
+
+
 def main():
     signal.signal(signal.SIGINT, lambda *a: sys.exit(130))
     signal.signal(signal.SIGTERM, lambda *a: sys.exit(143))
     if len(sys.argv) < 2:
-        die("usage: labctl.py exec|qmp ...", 2)
+        die("usage: labctl.py exec|qmp|migrate ...", 2)
     if sys.argv[1] == "exec":
         cmd_exec(sys.argv[2:])
     elif sys.argv[1] == "qmp":
         cmd_qmp(sys.argv[2:])
+    elif sys.argv[1] == "migrate":
+        cmd_migrate(sys.argv[2:])
     else:
         die("unknown command %s" % sys.argv[1], 2)
 

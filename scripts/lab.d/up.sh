@@ -158,7 +158,7 @@ start_guest() {
 		-append "$cmdline" \
 		-drive "file=$image/rootfs.ext4,if=none,id=root,format=raw,snapshot=on" \
 		-device virtio-blk-pci,drive=root \
-		-chardev "file,id=con,path=$LAB_DIR/node$n.console.log" -serial chardev:con \
+		-chardev "file,id=con,path=$LAB_DIR/node$n.console.log,append=on" -serial chardev:con \
 		-qmp "unix:$nd/qmp.sock,server=on,wait=off" \
 		-device virtio-serial-pci,id=vser \
 		-device pcie-root-port,id=rp1,bus=pcie.0,chassis=1,slot=1 \

@@ -648,6 +648,32 @@ static int cmd_ib_table(struct vswitch *sw, struct req *r)
 	return ib_ctl_mft(sw, &r->out, r->json);
 }
 
+/*
+ * del-port PORT: hang up a guest's (SOCK_SEQPACKET) port now, as if its
+ * peer had closed: its MACs are free at once for another port (a migrated
+ * guest's new QEMU) and the frames it sent before still go out.
+ */
+static int cmd_del_port(struct vswitch *sw, struct req *r)
+{
+	struct port *p;
+
+	if (r->argc != 2)
+		return fail(r, "usage: del-port PORT");
+	if (parse_port(sw, r, r->argv[1], &p) < 0)
+		return -1;
+	if (p->kind != PORT_SEQPACKET)
+		return fail(r, "port %u is a %s port: only guest ports can be removed", p->id,
+			    kind_name(p));
+	vs_log(VS_LOG_INFO, "port %u (%s) removed over the control socket", p->id, p->peer);
+	shutdown(p->fd, SHUT_RDWR);
+	dp_port_hangup(sw, p);
+	if (r->json)
+		sb_printf(&r->out, "{\"removed\": %u}\n", p->id);
+	else
+		sb_printf(&r->out, "port %u removed\n", p->id);
+	return 0;
+}
+
 static int cmd_shutdown(struct vswitch *sw, struct req *r)
 {
 	if (r->argc != 1)
@@ -663,7 +689,7 @@ static const struct {
 	int (*fn)(struct vswitch *, struct req *);
 } commands[] = {
 	{ "add-dgram", cmd_add_dgram }, { "add-tap", cmd_add_tap },
-	{ "capture", cmd_capture }, { "counters", cmd_counters },
+	{ "capture", cmd_capture }, { "counters", cmd_counters }, { "del-port", cmd_del_port },
 	{ "fault", cmd_fault },		{ "fdb", cmd_fdb },	      { "set-fault", cmd_set_fault },
 	{ "set-port-security", cmd_set_port_security },
 	{ "lft", cmd_ib_table },	{ "mft", cmd_ib_table },

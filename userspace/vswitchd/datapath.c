@@ -339,7 +339,9 @@ static bool forward(struct vswitch *sw, struct port *p, uint8_t *data, uint32_t 
 		p->c.drop_bad_src++;
 		return true;
 	}
-	switch (fdb_learn(sw->fdb, fdb_key(data + 6), (uint32_t)p->idx, now_s(sw), &p->psec)) {
+	/* a closing port released its MACs: what it still sends learns nothing */
+	switch (p->closing ? fdb_check_closing(sw->fdb, fdb_key(data + 6), (uint32_t)p->idx) :
+		fdb_learn(sw->fdb, fdb_key(data + 6), (uint32_t)p->idx, now_s(sw), &p->psec)) {
 	case FDB_SPOOF:		/* another port's pinned MAC */
 		p->c.drop_mac_spoof++;
 		return true;

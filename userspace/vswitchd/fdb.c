@@ -99,6 +99,18 @@ enum fdb_verdict fdb_learn(struct fdb *t, uint64_t key, uint32_t port, uint32_t 
 	}
 }
 
+enum fdb_verdict fdb_check_closing(struct fdb *t, uint64_t key, uint32_t port)
+{
+	for (uint32_t i = fdb_hash(key);; i = (i + 1) & (FDB_SLOTS - 1)) {
+		struct fdb_entry *e = &t->e[i];
+
+		if (!e->key)
+			return FDB_UNLEARNED;
+		if (e->key == key)
+			return e->pinned && e->port != port ? FDB_SPOOF : FDB_UNLEARNED;
+	}
+}
+
 static void fdb_del_if(struct fdb *t, bool (*match)(struct fdb *, struct fdb_entry *, uint32_t),
 		       uint32_t arg)
 {

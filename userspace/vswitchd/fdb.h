@@ -36,6 +36,7 @@ enum fdb_verdict {
 	FDB_FULL = -1,		/* table full: forward without learning */
 	FDB_SPOOF = -2,		/* MAC pinned to another port: drop */
 	FDB_LIMIT = -3,		/* port already has its limit of MACs: drop */
+	FDB_UNLEARNED = 1,	/* closing port: forward, learn nothing */
 };
 
 static inline uint64_t fdb_key(const uint8_t *mac)
@@ -50,6 +51,13 @@ int fdb_lookup(struct fdb *t, uint64_t key, uint32_t now_s);
 /* Learn/refresh key on port under the port's policy. */
 enum fdb_verdict fdb_learn(struct fdb *t, uint64_t key, uint32_t port, uint32_t now_s,
 			   const struct fdb_policy *pol);
+/*
+ * A frame read from a port that is closing (its peer is gone, frames it
+ * sent before are still being read): its MACs were released when it
+ * closed, so they may move to a new port at once (a migrated guest's
+ * port). It learns nothing; a MAC pinned to another port is still a spoof.
+ */
+enum fdb_verdict fdb_check_closing(struct fdb *t, uint64_t key, uint32_t port);
 void fdb_del_port(struct fdb *t, uint32_t port);
 /* The port's entries may move and age again. */
 void fdb_unpin_port(struct fdb *t, uint32_t port);

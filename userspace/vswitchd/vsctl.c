@@ -40,6 +40,7 @@ static void usage(FILE *f)
 		   "  capture stop\n"
 		   "  add-dgram SWITCH_PATH QEMU_PATH\n"
 		   "  add-tap IFNAME                create (or attach) TAP interface IFNAME\n"
+		   "  del-port PORT                 hang up a guest's port (its MACs are free)\n"
 		   "  shutdown\n"
 		   "Options: --ctl PATH (default " DEFAULT_CTL "), --json, --help\n");
 }
@@ -52,6 +53,7 @@ static const struct {
 	{ "show", 0, 0 },  { "fdb", 0, 0 },	  { "counters", 0, 1 },	 { "fault", 2, 6 },
 	{ "capture", 1, 3 }, { "add-dgram", 2, 2 }, { "add-tap", 1, 1 }, { "shutdown", 0, 0 }, { "set-fault", 1, 8 },
 	{ "set-port-security", 1, 4 }, { "lft", 0, 0 }, { "mft", 0, 0 },
+	{ "del-port", 1, 1 },
 };
 
 /* Absolute form of path in buf (static storage: no cleanup on exit paths). */

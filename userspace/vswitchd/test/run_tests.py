@@ -1160,6 +1160,101 @@ def test_port_security():
         assert sw.show()["port_security_all"] == {"pin": False, "macs": 0}
 
 
+def test_port_security_mac_moves():
+    """A migrated guest: its new port (a new QEMU) may take its pinned MAC
+    only once the old port has closed; before that the frames are refused
+    and counted. A closing old port still delivers what it had sent, but
+    learns nothing, so the new port has the MAC at once."""
+    with Switch("--port-security", "--queue-frames", "16") as sw:
+        old, peer = sw.port(timeout=30), sw.port(timeout=30)
+        ids = sw.wait_ports(2)
+        learn(sw, [old, peer])
+        new = sw.port(timeout=30)
+        new_id = sw.wait_ports(3)[2]
+        # the new QEMU is connected while the old one still runs: refused
+        new.send(frame(mac(2), mac(1), b"too-early"))
+        expect_none(peer, "frame from a MAC pinned to the old port")
+        assert sw.counters(new_id)["drop_mac_spoof"] == 1
+        peer.send(frame(mac(1), mac(2), b"to-old"))
+        assert old.recv(65536).endswith(b"to-old")
+        expect_none(new, "unicast to the old port")
+        # the old port blasts the peer (who does not read) until paused, closes
+        t, sent = _blast_until_paused(sw, old, ids[0], mac(2), 100000)
+        old.shutdown(socket.SHUT_RDWR)
+        t.join(10)
+        old.close()
+        sw.ports.remove(old)
+        # a few frames move on: the closing port is read again, then pauses
+        for i in range(8):
+            assert struct.unpack("!I", peer.recv(65536)[14:18])[0] == i
+        ports = {p["id"]: p for p in sw.show()["ports"]}
+        assert ids[0] in ports, "old port gone before its frames were delivered"
+        fdb = {e["mac"]: e for e in sw.vsctl("fdb", json_out=True)["fdb"]}
+        assert "02:00:00:00:00:01" not in fdb, fdb    # released, not re-learned
+        # the new port takes the MAC at once, while the old one drains
+        new.send(frame(BCAST, mac(1), b"moved"))
+        deadline = time.time() + 5
+        while True:
+            fdb = {e["mac"]: e for e in sw.vsctl("fdb", json_out=True)["fdb"]}
+            e = fdb.get("02:00:00:00:00:01")
+            if e:
+                break
+            assert time.time() < deadline, "new port never learned the MAC"
+            time.sleep(0.02)
+        assert e["port"] == new_id and e["pinned"], e
+        assert sw.counters(new_id)["drop_mac_spoof"] == 1
+        # what the old port had sent moves on in order until the new port
+        # took the MAC; the rest comes from a MAC pinned elsewhere now and
+        # is refused (counted on the closing port until it is removed)
+        got, spoofed = 8, 0
+        while True:
+            f = recv_or_none(peer, 2)
+            if f is None:
+                break
+            if f.endswith(b"moved"):    # the broadcast, if it found room
+                continue
+            assert struct.unpack("!I", f[14:18])[0] == got, got
+            got += 1
+            ports = {p["id"]: p for p in sw.show()["ports"]}
+            if ids[0] in ports:
+                spoofed = ports[ids[0]]["counters"]["drop_mac_spoof"]
+        assert got <= sent[0], (got, sent[0])
+        assert got == sent[0] or spoofed > 0 or ids[0] not in ports, (got, sent[0])
+        sw.wait_ports(2)
+        # the new port keeps the MAC after the old one is cleaned up
+        peer.send(frame(mac(1), mac(2), b"to-new"))
+        f = new.recv(65536)
+        while not f.endswith(b"to-new"):
+            f = new.recv(65536)
+        fdb = {e["mac"]: e for e in sw.vsctl("fdb", json_out=True)["fdb"]}
+        assert fdb["02:00:00:00:00:01"]["port"] == new_id, fdb
+        assert sw.counters(new_id)["drop_mac_spoof"] == 1
+
+
+def test_del_port():
+    """del-port hangs a guest port up at once: its pinned MAC is free for
+    the next port (a migrated guest's new QEMU), its peer sees the end."""
+    with Switch("--port-security") as sw:
+        old, peer = sw.port(), sw.port()
+        ids = sw.wait_ports(2)
+        learn(sw, [old, peer])
+        new = sw.port()
+        new_id = sw.wait_ports(3)[2]
+        new.send(frame(mac(2), mac(1), b"too-early"))
+        expect_none(peer, "frame from a MAC pinned to the old port")
+        r = sw.vsctl("del-port", str(ids[0]), json_out=True)
+        assert r == {"removed": ids[0]}, r
+        assert old.recv(65536) == b"", "the old port's peer did not see the end"
+        sw.wait_ports(2)
+        new.send(frame(mac(2), mac(1), b"moved"))
+        assert peer.recv(65536).endswith(b"moved")
+        peer.send(frame(mac(1), mac(2), b"to-new"))
+        assert new.recv(65536).endswith(b"to-new")
+        assert sw.counters(new_id)["drop_mac_spoof"] == 1
+        for bad in (["99"], ["x"], ["0"]):
+            sw.vsctl("del-port", *bad, expect=1)
+
+
 def test_ctl_hardening():
     """The control socket may not be used to reach files outside the switch's own."""
     d = tempfile.mkdtemp(prefix="cnuas-vs-hard-")

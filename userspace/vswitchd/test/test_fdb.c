@@ -66,6 +66,13 @@ static void port_security(void)
 	/* removing the port frees its pinned MACs for the next port */
 	fdb_del_port(&t, 4);
 	CHECK(fdb_learn(&t, mac_key(9), 5, 1000, &sec) == FDB_LEARNED, "MAC of a removed port");
+	/* a closing port learns nothing; another port's pinned MAC stays a spoof */
+	fdb_del_port(&t, 5);
+	CHECK(fdb_check_closing(&t, mac_key(9), 5) == FDB_UNLEARNED, "closing port, free MAC");
+	CHECK(fdb_lookup(&t, mac_key(9), 1000) == -1, "closing port learned");
+	CHECK(fdb_learn(&t, mac_key(9), 6, 1000, &sec) == FDB_LEARNED, "MAC moves at once");
+	CHECK(fdb_check_closing(&t, mac_key(9), 5) == FDB_SPOOF, "closing port took a pin");
+	CHECK(fdb_lookup(&t, mac_key(9), 1000) == 6, "pinned MAC moved back");
 }
 
 int main(void)

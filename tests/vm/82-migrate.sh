@@ -1,0 +1,232 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later OR MIT
+# timeout: 900
+# Live migration with RDMA in flight: node 1 moves into a fresh QEMU
+# (`scripts/lab migrate 1`, same switch) in the middle of
+#   1. a verified RC transfer (cnuas-xfer, every byte checked; node 1
+#      receives),
+#   2. an ib_write_bw run,
+#   3. a ping flood (IP through cnuas0), then a TCP transfer,
+#   4. a verified RC transfer whose sender (node 0) moves,
+#   5. rping (RDMA CM) with its data checked,
+# each of which must end without an error completion and without loss.
+# The transport lives in guest memory, so the connections move with the
+# RAM; frames in the switch's queue to the old port are lost and RC
+# retransmission repairs that. The pause: the longest time the peer's
+# switch port got nothing from node 1 (host clock, the switch's
+# counters), against the downtime QEMU reports. MIG_XFER_SECONDS,
+# MIG_BW_SECONDS set the lengths of the runs.
+. "$(dirname "$0")/lib.sh"
+need_eth
+# Any failure shows what a guest kernel reported (a crash after a migration).
+fail() {
+	local f
+	for f in "$LAB_DIR"/node*.console.log; do
+		grep -q -E 'Oops|BUG:|Kernel panic' "$f" 2>/dev/null || continue
+		echo "---- $f"
+		grep -m1 -A14 -E 'Oops|BUG:|Kernel panic' "$f"
+	done
+	echo "FAIL: $*"
+	exit 1
+}
+# Its own lab of two cnuas guests (the group's guests are paused meanwhile,
+# lib.sh side_lab): a migration that goes wrong takes down no guest the
+# later tests need. Without cnuasgpus unless MIG_GPU=1: guests with one
+# crashed after some migrations (docs/migration.md), an open defect.
+gpu=
+[ "${MIG_GPU:-0}" = 1 ] && gpu=--gpu
+side_lab migrate --nodes 2 --mtu "$MTU" $gpu
+echo "# own lab of 2 cnuas guests${gpu:+ with cnuasgpu} up in ${SIDE_BOOT} s"
+N0=0 N1=1
+MIB=${MIG_XFER_MIB:-8192}	# at most; the sender stops after XSECS
+XSECS=${MIG_XFER_SECONDS:-60}
+SECS=${MIG_BW_SECONDS:-60}
+OUT=$LAB_DIR/pair-out/82-migrate
+mkdir -p "$OUT"
+rdma_prep $N0 $N1
+
+# The switch port of a node (its QEMU's pid is the port's peer).
+port_of() {
+	"$LAB" switch -- --json show | /usr/bin/python3 -c '
+import json, sys
+for p in json.load(sys.stdin)["ports"]:
+    if p["peer"] == "pid " + sys.argv[1]:
+        print(p["id"])' "$(cat "$LAB_DIR/node$1.pid")"
+}
+
+# sample PORT FILE: every ~10 ms, host time (ms) and the frames the switch
+# delivered to PORT, until killed.
+sample() {
+	/usr/bin/python3 - "$1" "$2" "$VSCTL" "$LAB_DIR/switch.ctl" <<'EOF' &
+import json, subprocess, sys, time
+port, out, vsctl, ctl = sys.argv[1:]
+with open(out, "w") as f:
+    while True:
+        r = subprocess.run([vsctl, "--ctl", ctl, "--json", "counters", port], capture_output=True, text=True)
+        try:
+            c = json.loads(r.stdout)["ports"][0]["counters"]
+            f.write("%d %d\n" % (time.time() * 1000, c["tx_frames"]))
+            f.flush()
+        except (ValueError, KeyError, IndexError):
+            pass
+        time.sleep(0.01)
+EOF
+	SAMPLER=$!
+}
+
+# pause FILE T0 T1: the longest time (ms) between two moves of the counter
+# that overlaps the migration [T0, T1] (host ms); a stop after the run is
+# over does not count.
+pause_of() {
+	awk -v t0="$2" -v t1="$3" 'NR == 1 { last = $2; since = $1; next }
+		$2 != last { if ($1 >= t0 && since <= t1 && $1 - since > max) max = $1 - since
+			last = $2; since = $1 }
+		END { print max + 0 }' "$1"
+}
+
+# migrate_now TAG [NODE PEER]: migrate NODE (default node 1), print the
+# downtime and the traffic pause seen by PEER (default node 0).
+migrate_now() {
+	local tag=$1 mv=${2:-$N1} peer=${3:-$N0} p out t0 t1
+	p=$(port_of "$peer")
+	[ -n "$p" ] || fail "no switch port for node$peer"
+	sample "$p" "$OUT/$tag.samples"
+	sleep 1
+	t0=$(($(date +%s%N) / 1000000))
+	out=$("$LAB" migrate "$mv" 2>&1) || { kill "$SAMPLER"; echo "$out"; fail "$tag: scripts/lab migrate $mv failed"; }
+	t1=$(($(date +%s%N) / 1000000))
+	sleep 3
+	kill "$SAMPLER" 2>/dev/null
+	wait "$SAMPLER" 2>/dev/null
+	echo "$out" | grep -v '^MIGRATE '
+	MIG=$(echo "$out" | sed -n 's/^MIGRATE //p')
+	[ -n "$MIG" ] || fail "$tag: no migration figures"
+	echo "$tag: $MIG rdma_pause_ms=$(pause_of "$OUT/$tag.samples" "$t0" "$t1") (longest time node$peer received nothing from node$mv)"
+}
+
+ONLY=${MIG_ONLY:-xfer bw ping xfer-sender rping}	# a subset, to debug one part
+want() { [[ " $ONLY " == *" $1 "* ]]; }
+
+# 1. cnuas-xfer: the receiver (node 1) moves. It runs detached in the
+# guest (its agent session would end with the old QEMU); its result is
+# read from a file afterwards.
+want xfer && {
+	lsh -t 30 $N1 "rm -f /tmp/mig-xfer.out /tmp/mig-xfer.rc
+		(setsid sh -c 'cnuas-xfer -d $DB -p 18611 -s $MIB -c 64 -w 8 -T $((XSECS + 150)) >/tmp/mig-xfer.out 2>&1; echo \$? >/tmp/mig-xfer.rc' </dev/null >/dev/null 2>&1 &)
+		i=0; until $(listening 18611) || [ \$i -ge 100 ]; do sleep 0.1; i=\$((i+1)); done; true" ||
+		fail "cannot start the cnuas-xfer receiver"
+	lsh -t $((XSECS + 200)) $N0 "stdbuf -oL cnuas-xfer -d $DA -p 18611 -s $MIB -c 64 -w 8 -D $XSECS -T $((XSECS + 150)) $(ip_of $N1)" >"$OUT/xfer.tx" 2>&1 &
+	txpid=$!
+	wait_for 60 grep -q 'sender: local qpn' "$OUT/xfer.tx" || { cat "$OUT/xfer.tx"; fail "cnuas-xfer did not connect"; }
+	sleep 3
+	kill -0 $txpid 2>/dev/null || { cat "$OUT/xfer.tx"; fail "cnuas-xfer ended before the migration"; }
+	migrate_now xfer
+	kill -0 $txpid 2>/dev/null || note "cnuas-xfer ended before the migration did (a slow host; raise MIG_XFER_SECONDS): its pause is not measured, its data still checked"
+	wait $txpid
+	txrc=$?
+	wait_for 120 lsh -t 10 $N1 "[ -s /tmp/mig-xfer.rc ]" || fail "the migrated receiver never finished"
+	rx=$(lsh -t 20 $N1 "cat /tmp/mig-xfer.out; exit \$(cat /tmp/mig-xfer.rc)")
+	rxrc=$?
+	cat "$OUT/xfer.tx"
+	echo "$rx"
+	[ $txrc = 0 ] && [ $rxrc = 0 ] || fail "cnuas-xfer across the migration failed (sender rc $txrc, receiver rc $rxrc)"
+}
+
+# 2. ib_write_bw: the server (node 1) moves in the middle of the run.
+want bw && {
+	lsh -t 30 $N1 "rm -f /tmp/mig-bw.out /tmp/mig-bw.rc
+		(setsid sh -c 'timeout $((SECS + 120)) ib_write_bw -d $DB -x $GB -D $SECS -F -p 18612 --report_gbits >/tmp/mig-bw.out 2>&1; echo \$? >/tmp/mig-bw.rc' </dev/null >/dev/null 2>&1 &)
+		i=0; until $(listening 18612) || [ \$i -ge 100 ]; do sleep 0.1; i=\$((i+1)); done; true" ||
+		fail "cannot start the ib_write_bw server"
+	lsh -t $((SECS + 180)) $N0 "timeout $((SECS + 120)) stdbuf -oL ib_write_bw -d $DA -x $GA -D $SECS -F -p 18612 --report_gbits $(ip_of $N1)" >"$OUT/bw.client" 2>&1 &
+	cpid=$!
+	wait_for 60 grep -q 'remote address' "$OUT/bw.client" || { cat "$OUT/bw.client"; fail "ib_write_bw did not connect"; }
+	sleep 3
+	kill -0 $cpid 2>/dev/null || { cat "$OUT/bw.client"; fail "ib_write_bw ended before the migration"; }
+	migrate_now write_bw
+	kill -0 $cpid 2>/dev/null || note "ib_write_bw ended before the migration did (a slow host; raise MIG_BW_SECONDS): its pause is not measured, its data still checked"
+	wait $cpid
+	crc=$?
+	wait_for 120 lsh -t 10 $N1 "[ -s /tmp/mig-bw.rc ]" || fail "the migrated ib_write_bw server never finished"
+	srv=$(lsh -t 20 $N1 "cat /tmp/mig-bw.out; exit \$(cat /tmp/mig-bw.rc)")
+	src=$?
+	tail -n 4 "$OUT/bw.client"
+	[ $crc = 0 ] && [ $src = 0 ] || { echo "$srv" | tail -n 8; fail "ib_write_bw across the migration failed (client rc $crc, server rc $src)"; }
+	if grep -qi 'error\|failed' "$OUT/bw.client" || echo "$srv" | grep -qi 'completion with error\|failed'; then
+		fail "ib_write_bw reported an error"
+	fi
+}
+
+# 3. A ping every 20 ms from node 0 while node 1 moves: replies resume, the
+# lost ones are counted against the pause.
+want ping && {
+	lsh -t 120 $N0 "ping -q -i 0.02 -w 25 -W 1 $(ip_of $N1)" >"$OUT/ping.out" 2>&1 &
+	ppid=$!
+	sleep 4
+	migrate_now ping
+	wait $ppid
+	tail -n 2 "$OUT/ping.out"
+	grep -q ' 0 received' "$OUT/ping.out" && fail "no ping reply across the migration"
+	lsh -t 30 $N0 "ping -c 3 -W 2 $(ip_of $N1) >/dev/null" || fail "node$N1 unreachable after the migration"
+	tcp_transfer $N0 $N1 8 5201 || fail "TCP after the migration"
+}
+# 4. The other side: the sender of a cnuas-xfer (node 0) moves, its
+# receiver (node 1) stays.
+want xfer-sender && {
+	lsh -t 30 $N0 "rm -f /tmp/mig-xs.out /tmp/mig-xs.rc" || fail "node$N0: cannot clean up"
+	lsh -t $((XSECS + 200)) $N1 "stdbuf -oL cnuas-xfer -d $DB -p 18613 -s $MIB -c 64 -w 8 -T $((XSECS + 150))" >"$OUT/xs.rx" 2>&1 &
+	rxpid=$!
+	wait_for 30 lsh -t 10 $N1 "$(listening 18613)" || fail "cnuas-xfer receiver not listening"
+	lsh -t 30 $N0 "(setsid sh -c 'cnuas-xfer -d $DA -p 18613 -s $MIB -c 64 -w 8 -D $XSECS -T $((XSECS + 150)) $(ip_of $N1) >/tmp/mig-xs.out 2>&1; echo \$? >/tmp/mig-xs.rc' </dev/null >/dev/null 2>&1 &)" ||
+		fail "cannot start the cnuas-xfer sender"
+	wait_for 60 grep -q 'receiver: local qpn' "$OUT/xs.rx" || { cat "$OUT/xs.rx"; fail "cnuas-xfer did not connect"; }
+	sleep 3
+	migrate_now xfer-sender $N0 $N1
+	kill -0 $rxpid 2>/dev/null || note "cnuas-xfer ended before the migration did (a slow host; raise MIG_XFER_SECONDS): its pause is not measured, its data still checked"
+	wait $rxpid
+	rxrc=$?
+	wait_for 120 lsh -t 10 $N0 "[ -s /tmp/mig-xs.rc ]" || fail "the migrated sender never finished"
+	tx=$(lsh -t 20 $N0 "cat /tmp/mig-xs.out; exit \$(cat /tmp/mig-xs.rc)")
+	txrc=$?
+	echo "$tx"
+	cat "$OUT/xs.rx"
+	[ $txrc = 0 ] && [ $rxrc = 0 ] || fail "cnuas-xfer with its sender migrated failed (sender rc $txrc, receiver rc $rxrc)"
+}
+
+# 5. rping (RDMA CM, kernel connection state in the guest) while its
+# server (node 1) moves: every ping's data checked (-V), none may fail.
+want rping && {
+	lsh -t 30 $N1 "rm -f /tmp/mig-rping.out /tmp/mig-rping.rc
+		(setsid sh -c 'timeout 300 rping -s -a $(ip_of $N1) -p 18614 -V -C 3000 >/tmp/mig-rping.out 2>&1; echo \$? >/tmp/mig-rping.rc' </dev/null >/dev/null 2>&1 &)
+		i=0; until $(cm_listening) || [ \$i -ge 100 ]; do sleep 0.1; i=\$((i+1)); done; true" ||
+		fail "cannot start the rping server"
+	lsh -t 320 $N0 "timeout 300 stdbuf -oL rping -c -a $(ip_of $N1) -p 18614 -V -v -C 3000" >"$OUT/rping.client" 2>&1 &
+	rpid=$!
+	wait_for 60 grep -q 'ping data' "$OUT/rping.client" || { cat "$OUT/rping.client"; fail "rping did not start"; }
+	sleep 2
+	migrate_now rping
+	kill -0 $rpid 2>/dev/null || note "rping ended before the migration did (a slow host; raise -C): its pause is not measured, its data still checked"
+	wait $rpid
+	crc=$?
+	wait_for 60 lsh -t 10 $N1 "[ -s /tmp/mig-rping.rc ]" || fail "the migrated rping server never finished"
+	srv=$(lsh -t 20 $N1 "cat /tmp/mig-rping.out; exit \$(cat /tmp/mig-rping.rc)")
+	src=$?
+	n=$(grep -c 'ping data' "$OUT/rping.client")
+	echo "$srv" >"$OUT/rping.server"
+	echo "rping: $n pings with data checked; client rc $crc, server rc $src"
+	# lib.sh's judge of rping's own teardown race (exit 255 after DISCONNECT)
+	PR_SRV=$OUT/rping.server PR_CLI=$OUT/rping.client PR_SRV_RC=$src PR_CLI_RC=$crc
+	if [ $crc != 0 ] || [ $src != 0 ]; then
+		rping_exit_race || {
+			tail -n 5 "$OUT/rping.client"
+			echo "$srv" | tail -n 5
+			fail "rping across the migration failed"
+		}
+	fi
+	[ "$n" = 3000 ] || fail "rping: $n of 3000 pings"
+	grep -qi mismatch "$OUT/rping.server" "$OUT/rping.client" && fail "rping: data mismatch reported"
+}
+# A guest that crashed after a migration is a failure of the migration.
+grep -q -E 'Oops|BUG:|WARNING:|Kernel panic|general protection fault' "$LAB_DIR"/node*.console.log 2>/dev/null &&
+	fail "a guest kernel reported a problem after the migrations"
+exit 0
