@@ -1,0 +1,159 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later OR MIT
+# A native InfiniBand fabric of two guests: its own lab of two
+# `--link-layer ib` nodes on cnuas-vswitchd in IB mode (in $LAB_DIR-ibfab
+# while the group's guests are paused, as test 77 does; or the group's
+# lab when it is an IB lab). Debian's OpenSM in node0 sweeps the subnet
+# through the switch's SMA and both HCAs' SMAs; then, all with stock tools:
+#   management: both ports Active with distinct LIDs and node0's SM LID;
+#     ibnetdiscover sees the switch and both HCAs on the switch ports they
+#     are cabled to; smpquery by LID, perfquery of the switch's PMA,
+#     ibtracert through the switch, ibping; an OpenSM restart keeps LIDs;
+#   IPoIB: ib0 joins the broadcast group OpenSM made; IPv4 and IPv6 ping
+#     and a 64 MiB TCP transfer (sha256 compared);
+#   verbs across the switch by LID: ibv_rc/ud/srq_pingpong with -c,
+#     perftest write/read/send/atomic, rping over RDMA CM on IPoIB
+#     addresses with its data checked;
+#   no ICRC error at either HCA and no bad VCRC or LRH at the switch.
+# timeout: 1800
+. "$(dirname "$0")/lib.sh"
+if [ "$LINK_LAYER" != ib ]; then
+	"$VSWITCHD" --help 2>&1 | grep -q -- '--link-layer' ||
+		skip "cnuas-vswitchd has no --link-layer (no IB lab)"
+	side_lab ibfab --nodes 2 --link-layer ib --mtu "$MTU"
+	echo "PASS IB lab of two: up in $SIDE_BOOT s (the group's ${#SIDE_PAUSED[@]} guests paused)"
+fi
+lsh -t 30 0 'command -v opensm >/dev/null && command -v ibnetdiscover >/dev/null' ||
+	skip "the guest image has no opensm or infiniband-diags"
+# IPoIB addresses (IB nodes have no cnuas0): lib.sh's helpers use ip_of.
+ip_of() { echo "10.77.0.$(($1 + 1))"; }
+ip6_of() { echo "fd77::$(($1 + 1))"; }
+P=/sys/class/infiniband/cnuas_0/ports/1
+
+for n in 0 1; do
+	lsh -t 120 $n 'modprobe -a cnuas_ib ib_umad ib_uverbs rdma_ucm ib_ipoib' ||
+		fail "node$n: cannot load the RDMA modules"
+done
+lsh -t 30 0 'pgrep -x opensm >/dev/null || opensm -B -f /tmp/opensm.log >/dev/null 2>&1' ||
+	fail "node0: opensm did not start"
+active() { lsh -t 30 "$1" "grep -q ACTIVE $P/state && [ \"\$(cat $P/lid)\" != 0x0 ]"; }
+for n in 0 1; do
+	wait_for 240 active $n || fail "node$n: port $(lsh 0 "cat $P/state") LID $(lsh $n "cat $P/lid")"
+done
+lid0=$(lsh 0 "cat $P/lid") lid1=$(lsh 1 "cat $P/lid")
+sm0=$(lsh 0 "cat $P/sm_lid") sm1=$(lsh 1 "cat $P/sm_lid")
+[ "$lid0" != "$lid1" ] || fail "both ports have LID $lid0"
+[ "$sm0" = "$lid0" ] && [ "$sm1" = "$lid0" ] ||
+	fail "SM LID $sm0/$sm1, want node0's $lid0"
+echo "PASS OpenSM: both ports ACTIVE, LIDs $lid0 and $lid1, SM LID $sm0"
+# In decimal for the diags.
+l0=$((lid0)) l1=$((lid1))
+
+# The topology as OpenSM and ibnetdiscover see it.
+topo=$(lsh -t 120 0 'ibnetdiscover 2>&1') || { echo "$topo"; fail "ibnetdiscover failed"; }
+sw=$(echo "$topo" | grep -c '^Switch')
+ca=$(echo "$topo" | grep -c '^Ca')
+[ "$sw" = 1 ] && [ "$ca" = 2 ] || { echo "$topo"; fail "ibnetdiscover: $sw switch(es), $ca CA(s), want 1 and 2"; }
+swlid=$(echo "$topo" | sed -n 's/^Switch.* base port 0 lid \([0-9]*\) .*/\1/p')
+for n in 0 1; do
+	# The switch's line for the port node N is cabled to names its HCA.
+	echo "$topo" | grep -qE "^\[[0-9]+\].*\"node$n cnuas_0\" lid $((n == 0 ? l0 : l1)) " ||
+		{ echo "$topo"; fail "ibnetdiscover: no switch port with node$n behind it"; }
+done
+echo "PASS ibnetdiscover: 1 switch (LID $swlid) and 2 HCAs on its ports"
+
+ni=$(lsh -t 60 0 "smpquery nodeinfo $l1") || fail "smpquery nodeinfo $l1 failed"
+echo "$ni" | grep -q 'NodeType:.*Channel Adapter' || { echo "$ni"; fail "node1's NodeInfo by LID"; }
+ni=$(lsh -t 60 0 "smpquery nodeinfo $swlid") || fail "smpquery nodeinfo $swlid failed"
+echo "$ni" | grep -q 'NodeType:.*Switch' || { echo "$ni"; fail "the switch's NodeInfo by LID"; }
+tr=$(lsh -t 60 0 "ibtracert $l0 $l1") || fail "ibtracert failed"
+echo "$tr" | grep -q 'switch port' && echo "$tr" | grep -q "To ca .*node1 cnuas_0" ||
+	{ echo "$tr"; fail "ibtracert does not go node0 -> switch -> node1"; }
+echo "PASS smpquery by LID (CA and switch), ibtracert through the switch"
+
+lsh -t 30 1 'pgrep -x ibping >/dev/null || { ibping -S >/dev/null 2>&1 & }'
+pg=$(lsh -t 60 0 "timeout 40 ibping -c 5 -L $l1") || { echo "$pg"; fail "ibping failed"; }
+echo "$pg" | grep -q '5 received' || { echo "$pg"; fail "ibping: not 5 of 5"; }
+echo "PASS ibping: $(echo "$pg" | grep received)"
+
+# ipoib_up N: ib0 with the node's addresses.
+for n in 0 1; do
+	lsh -t 60 $n "ip link set ib0 up && ip addr replace $(ip_of $n)/24 dev ib0 &&
+		ip -6 addr replace $(ip6_of $n)/64 dev ib0 nodad" || fail "node$n: no ib0"
+done
+wait_ping 0 "$(ip_of 1)" 60 || fail "no IPoIB ping node0 -> node1"
+lsh -t 60 0 "ping -6 -c 3 -W 5 $(ip6_of 1) >/dev/null" || fail "no IPv6 IPoIB ping"
+echo "PASS IPoIB: IPv4 and IPv6 ping over ib0"
+echo "PASS IPoIB TCP: $(tcp_transfer 0 1 64 18480)"
+
+# Verbs across the switch, the server on node1.
+run() { # run NAME TIMEOUT ARGS...: server ARGS on node1, client ARGS node1 on node0
+	local name=$1 t=$2 res
+	shift 2
+	lsh -t 30 1 "timeout $((t + 30)) $* >/tmp/$name.srv 2>&1 & echo \$! >/tmp/$name.pid"
+	sleep 1
+	if lsh -t $((t + 30)) 0 "timeout $t $* $(ip_of 1) >/tmp/$name.cli 2>&1" &&
+		lsh -t 60 1 "while kill -0 \$(cat /tmp/$name.pid) 2>/dev/null; do sleep 0.2; done
+			grep -qiE 'error|fail|couldn' /tmp/$name.srv && exit 1; exit 0"; then
+		res=$(lsh 0 "grep -m1 -E 'iters in|^ *[0-9]+ +[0-9]+ +[0-9.]+' /tmp/$name.cli" || true)
+		echo "PASS $name: ${res:-ok}"
+	else
+		lsh 0 "tail -n 5 /tmp/$name.cli"
+		lsh 1 "tail -n 5 /tmp/$name.srv"
+		bad+=("$name")
+	fi
+}
+bad=()
+icrc() { lsh -t 30 "$1" "cat $P/hw_counters/rx_icrc_errors 2>/dev/null || echo 0"; }
+i0=$(icrc 0) i1=$(icrc 1)
+run rc_pingpong 120 ibv_rc_pingpong -d cnuas_0 -p 18501 -c -n 50 -s 4096
+run ud_pingpong 120 ibv_ud_pingpong -d cnuas_0 -p 18502 -c -n 50 -s 2048
+run srq_pingpong 120 ibv_srq_pingpong -d cnuas_0 -p 18503 -c -n 10 -q 4
+run rc_pingpong_grh 120 ibv_rc_pingpong -d cnuas_0 -p 18504 -c -n 20 -g 0
+run ib_write_bw 300 ib_write_bw -d cnuas_0 -p 18505 -n 300 -F
+run ib_read_bw 300 ib_read_bw -d cnuas_0 -p 18506 -n 300 -F
+run ib_send_bw 300 ib_send_bw -d cnuas_0 -p 18507 -n 300 -F
+run ib_atomic_bw 300 ib_atomic_bw -d cnuas_0 -p 18508 -n 300 -F
+# rping: RDMA CM resolves the IPoIB address to a path record from the SA.
+lsh -t 30 1 "timeout 120 rping -s -a $(ip_of 1) -C 20 -V >/tmp/rping.srv 2>&1 &"
+sleep 1
+if lsh -t 150 0 "timeout 120 rping -c -a $(ip_of 1) -C 20 -V >/tmp/rping.cli 2>&1"; then
+	echo "PASS rping over RDMA CM on IPoIB: 20 pings, data verified"
+else
+	lsh 0 "tail -n 5 /tmp/rping.cli"
+	bad+=(rping)
+fi
+[ "$(icrc 0)" = "$i0" ] && [ "$(icrc 1)" = "$i1" ] || bad+=("icrc-errors")
+
+# The switch saw only good link frames.
+drops=$("$LAB" switch -- --json counters 2>/dev/null | /usr/bin/python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+t = {}
+def walk(o):
+    if isinstance(o, dict):
+        for k, v in o.items():
+            if k in ("ib_drop_vcrc", "ib_drop_lrh") and isinstance(v, int):
+                t[k] = t.get(k, 0) + v
+            else:
+                walk(v)
+    elif isinstance(o, list):
+        for v in o:
+            walk(v)
+walk(d)
+print(" ".join(f"{k}={v}" for k, v in sorted(t.items())) or "none")') ||
+	fail "cannot read the switch's counters"
+case $drops in *=[1-9]*) bad+=("switch:$drops") ;; esac
+echo "switch link-frame drops: $drops"
+
+# An OpenSM restart keeps every LID (OpenSM's guid2lid cache).
+lsh -t 60 0 'pkill -x opensm; i=0; while pgrep -x opensm >/dev/null && [ $i -lt 50 ]; do sleep 0.2; i=$((i+1)); done
+	opensm -B -f /tmp/opensm2.log >/dev/null 2>&1' || fail "opensm did not restart"
+sleep 10
+for n in 0 1; do
+	wait_for 120 active $n || fail "node$n not ACTIVE after the OpenSM restart"
+done
+[ "$(lsh 0 "cat $P/lid")" = "$lid0" ] && [ "$(lsh 1 "cat $P/lid")" = "$lid1" ] ||
+	bad+=("lids-after-restart")
+[ ${#bad[@]} -eq 0 ] || fail "${#bad[@]} failed: ${bad[*]}"
+echo "PASS OpenSM restart: LIDs $lid0 and $lid1 kept; all IB fabric checks passed"
