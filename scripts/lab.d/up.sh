@@ -397,6 +397,11 @@ lab_up() {
 	lower_vcpu_priority "$total"
 	raise_guest_io_priority "$total"
 	pin_guest_threads "$total"
+	if [ "$ll" = ib ] && [ "$nodes" -gt 0 ]; then
+		# shellcheck source=scripts/lab.d/ib.sh
+		. "$LABD/ib.sh"
+		ib_subnet_up "$nodes"
+	fi
 	trap - EXIT
 	say "lab up in $(elapsed) s: $nodes cnuas + $virtio virtio + $rxe rxe node(s), MTU $mtu; logs in $LAB_DIR"
 	echo "$LAB_DIR"

@@ -33,7 +33,8 @@ rc=$?
 why=$(head -n 1 "$probe/log")
 rm -f "$probe/s" "$probe/c" "$probe/log" && rmdir "$probe"
 [ "$rc" = 124 ] || skip "cnuas-vswitchd has no InfiniBand mode: ${why:-exit $rc}"
-side_lab ibsm --nodes 1 --link-layer ib --mtu "$MTU"
+# The lab without its OpenSM: this test starts its own, after "before the SM".
+CNUAS_LAB_SM=0 side_lab ibsm --nodes 1 --link-layer ib --mtu "$MTU"
 echo "PASS IB lab: up in $SIDE_BOOT s (the group's ${#SIDE_PAUSED[@]} guests paused)"
 
 IBSYS=/sys/class/infiniband/cnuas_0

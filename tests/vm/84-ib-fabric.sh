@@ -3,8 +3,9 @@
 # A native InfiniBand fabric of two guests: its own lab of two
 # `--link-layer ib` nodes on cnuas-vswitchd in IB mode (in $LAB_DIR-ibfab
 # while the group's guests are paused, as test 77 does; or the group's
-# lab when it is an IB lab). Debian's OpenSM in node0 sweeps the subnet
-# through the switch's SMA and both HCAs' SMAs; then, all with stock tools:
+# lab when it is an IB lab). Debian's OpenSM, started in node0 by
+# scripts/lab up, sweeps the subnet through the switch's SMA and both
+# HCAs' SMAs; then, all with stock tools:
 #   management: both ports Active with distinct LIDs and node0's SM LID;
 #     ibnetdiscover sees the switch and both HCAs on the switch ports they
 #     are cabled to; smpquery by LID, perfquery of the switch's PMA,
@@ -13,7 +14,9 @@
 #     and a 64 MiB TCP transfer (sha256 compared);
 #   verbs across the switch by LID: ibv_rc/ud/srq_pingpong with -c,
 #     perftest write/read/send/atomic, rping over RDMA CM on IPoIB
-#     addresses with its data checked;
+#     addresses with its data checked; then the RoCE lab's tests 46
+#     (pingpongs), 47 (perftest), 48 (rping, IPv4 and IPv6), 64 (NVMe over
+#     RDMA on IPoIB addresses) and 79 (1000 RC QPs) unchanged;
 #   no ICRC error at either HCA and no bad VCRC or LRH at the switch.
 # timeout: 1800
 . "$(dirname "$0")/lib.sh"
@@ -25,9 +28,6 @@ if [ "$LINK_LAYER" != ib ]; then
 fi
 lsh -t 30 0 'command -v opensm >/dev/null && command -v ibnetdiscover >/dev/null' ||
 	skip "the guest image has no opensm or infiniband-diags"
-# IPoIB addresses (IB nodes have no cnuas0): lib.sh's helpers use ip_of.
-ip_of() { echo "10.77.0.$(($1 + 1))"; }
-ip6_of() { echo "fd77::$(($1 + 1))"; }
 P=/sys/class/infiniband/cnuas_0/ports/1
 
 for n in 0 1; do
@@ -76,10 +76,10 @@ pg=$(lsh -t 60 0 "timeout 40 ibping -c 5 -L $l1") || { echo "$pg"; fail "ibping 
 echo "$pg" | grep -q '5 received' || { echo "$pg"; fail "ibping: not 5 of 5"; }
 echo "PASS ibping: $(echo "$pg" | grep received)"
 
-# ipoib_up N: ib0 with the node's addresses.
+# scripts/lab up gave ib0 the addresses cnuas0 has in an Ethernet lab.
 for n in 0 1; do
-	lsh -t 60 $n "ip link set ib0 up && ip addr replace $(ip_of $n)/24 dev ib0 &&
-		ip -6 addr replace $(ip6_of $n)/64 dev ib0 nodad" || fail "node$n: no ib0"
+	lsh -t 30 $n "ip -4 -o addr show dev ib0 | grep -q ' $(ip_of $n)/'" ||
+		fail "node$n: ib0 has not $(ip_of $n) (scripts/lab.d/ib.sh)"
 done
 wait_ping 0 "$(ip_of 1)" 60 || fail "no IPoIB ping node0 -> node1"
 lsh -t 60 0 "ping -6 -c 3 -W 5 $(ip6_of 1) >/dev/null" || fail "no IPv6 IPoIB ping"
@@ -145,6 +145,25 @@ print(" ".join(f"{k}={v}" for k, v in sorted(t.items())) or "none")') ||
 	fail "cannot read the switch's counters"
 case $drops in *=[1-9]*) bad+=("switch:$drops") ;; esac
 echo "switch link-frame drops: $drops"
+
+# The RoCE lab's own verbs tests, unchanged, over IB: lib.sh takes ib0 for
+# the IP side and GID 0 (subnet prefix and port GUID) for -g.
+sub() { # sub TEST ENV=VALUE...
+	local t=$1 log=$PR_DIR.$1.log rc
+	shift
+	env CNUAS_VERBS_OVER_IB=1 "$@" timeout -k 10 900 "$VM_TESTS/$t.sh" >"$log" 2>&1
+	rc=$?
+	case $rc in
+	0) echo "PASS $t over IB: $(tail -n 1 "$log")" ;;
+	*) tail -n 15 "$log"; bad+=("$t(rc $rc)") ;;
+	esac
+}
+mkdir -p "$(dirname "$PR_DIR")"
+sub 46-verbs-pingpong CNUAS_PAIR="0 1"
+sub 47-perftest CNUAS_PAIR="0 1"
+sub 48-rping CNUAS_PAIR="0 1" RPING_COUNT=100
+sub 64-nvmeof-rdma CNUAS_PAIR="0 1"
+sub 79-many-qps CNUAS_PAIR="0 1"
 
 # An OpenSM restart keeps every LID (OpenSM's guid2lid cache).
 lsh -t 60 0 'pkill -x opensm; i=0; while pgrep -x opensm >/dev/null && [ $i -lt 50 ]; do sleep 0.2; i=$((i+1)); done

@@ -147,7 +147,13 @@ node_kind() {
 }
 first_rxe_node() { echo $((NODES + VIRTIO_NODES)); }
 rdma_dev() { case $(node_kind "$1") in cnuas) echo cnuas_0 ;; rxe) echo rxe0 ;; *) return 1 ;; esac; }
-rdma_netdev() { case $(node_kind "$1") in cnuas) echo cnuas0 ;; *) echo eth0 ;; esac; }
+# On an IB lab a cnuas node's IP interface is IPoIB's ib0 (scripts/lab.d/ib.sh).
+rdma_netdev() {
+	case $(node_kind "$1") in
+	cnuas) [ "$LINK_LAYER" = ib ] && echo ib0 || echo cnuas0 ;;
+	*) echo eth0 ;;
+	esac
+}
 
 # rdma_pair VAR DEFAULT: the two nodes a test runs on, "A B", from the
 # environment variable VAR (e.g. CNUAS_PAIR="3 4") or DEFAULT.  Sets A and B.
@@ -160,7 +166,8 @@ rdma_pair() {
 		[ "$n" -lt $((NODES + VIRTIO_NODES + RXE_NODES)) ] || skip "needs node $n ($1=\"$p\"), lab has $((NODES + VIRTIO_NODES + RXE_NODES))"
 		rdma_dev "$n" >/dev/null || skip "node$n is a plain virtio node, no RDMA device"
 	done
-	[ "$LINK_LAYER" = eth ] || skip "RoCE tests need an Ethernet lab"
+	[ "$LINK_LAYER" = eth ] || [ "${CNUAS_VERBS_OVER_IB:-0}" = 1 ] ||
+		skip "RoCE tests need an Ethernet lab (CNUAS_VERBS_OVER_IB=1: the verbs tests that run over IB)"
 }
 
 # rdma_port_active NODE: the device's port 1 is ACTIVE.
@@ -182,7 +189,8 @@ rdma_ready() {
 		fi
 		# No udev in the lab guests: the user-space access modules by hand.
 		modprobe -a ib_uverbs rdma_ucm || { echo 'modprobe ib_uverbs rdma_ucm failed'; exit 1; }
-		[ \"\$(cat /sys/class/net/$nd/mtu)\" = $MTU ] || ip link set $nd mtu $MTU ||
+		# IPoIB's MTU comes from the broadcast group, not the lab's.
+		[ $nd = ib0 ] || [ \"\$(cat /sys/class/net/$nd/mtu)\" = $MTU ] || ip link set $nd mtu $MTU ||
 			{ echo 'cannot set MTU $MTU on $nd'; exit 1; }
 		# Earlier tests may have recreated the netdev (module reload).
 		ip addr replace $(ip_of "$n")/24 dev $nd &&
@@ -212,9 +220,11 @@ roce_mtu() {
 }
 
 # gid_index NODE 4|6: index of the RoCE v2 GID of the node's lab IPv4
-# address (::ffff:198.18.0.N) or IPv6 address (fd00:198:18::N).
+# address (::ffff:198.18.0.N) or IPv6 address (fd00:198:18::N); 0 on IB.
 gid_index() {
 	local n=$1 want dev nd a b c d
+	# An IB port has one GID, the SM's subnet prefix and the port GUID.
+	[ "$LINK_LAYER" = ib ] && [ "$(node_kind "$n")" = cnuas ] && { echo 0; return; }
 	dev=$(rdma_dev "$n") nd=$(rdma_netdev "$n")
 	if [ "$2" = 6 ]; then
 		want=$(printf 'fd00:0198:0018:0000:0000:0000:0000:%04x' $((n + 1)))

@@ -1,0 +1,51 @@
+# SPDX-License-Identifier: GPL-2.0-or-later OR MIT
+# shellcheck shell=bash
+# The subnet of an InfiniBand lab (`scripts/lab up --link-layer ib`), as an
+# IB administrator brings one up: the RDMA modules and IPoIB on every cnuas
+# node, Debian's OpenSM on node0 (the subnet manager sweeps the switch and
+# every HCA through their SMAs), then a wait until every port is Active
+# with a LID. ib0 of node n gets the address cnuas0 has in an Ethernet lab
+# (198.18.0.n+1/24, fd00:198:18::n+1/64), so the tests' addressing holds.
+#   CNUAS_LAB_SM=0            no OpenSM (the tests or the user start one)
+#   CNUAS_LAB_SM_TIMEOUT      seconds to wait for Active ports (default 300)
+
+ib_exec() { # ib_exec NODE SCRIPT
+	timeout 120 "$PY" "$LABD/labctl.py" exec --sync-timeout 20 "$LAB_DIR/node$1" -- sh -c "$2" </dev/null
+}
+
+ib_port_active() {
+	ib_exec "$1" 'p=/sys/class/infiniband/cnuas_0/ports/1
+		grep -q ACTIVE $p/state && [ "$(cat $p/lid)" != 0x0 ]' >/dev/null 2>&1
+}
+
+ib_subnet_up() {
+	local nodes=$1 n t0 limit=${CNUAS_LAB_SM_TIMEOUT:-300} left
+	case $limit in '' | *[!0-9]*) die "CNUAS_LAB_SM_TIMEOUT must be seconds, not '$limit'" ;; esac
+	for n in $(seq 0 $((nodes - 1))); do
+		ib_exec "$n" "modprobe -a cnuas_ib ib_umad ib_uverbs rdma_ucm ib_ipoib" >/dev/null 2>&1 ||
+			die "node$n: cannot load the RDMA modules"
+	done
+	if [ "${CNUAS_LAB_SM:-1}" = 0 ]; then
+		say "IB subnet: no OpenSM (CNUAS_LAB_SM=0); ports stay Init until an SM runs"
+		return 0
+	fi
+	ib_exec 0 'command -v opensm' >/dev/null 2>&1 ||
+		die "the guest image has no opensm (tests/lab/packages.list)"
+	ib_exec 0 'pgrep -x opensm >/dev/null || opensm -B -f /var/log/opensm.log >/dev/null 2>&1' ||
+		die "node0: opensm did not start"
+	t0=$(date +%s)
+	for n in $(seq 0 $((nodes - 1))); do
+		until ib_port_active "$n"; do
+			left=$((limit - ($(date +%s) - t0)))
+			[ "$left" -gt 0 ] || die "node$n: port not Active with a LID after $limit s (node0:/var/log/opensm.log)"
+			sleep 1
+		done
+	done
+	for n in $(seq 0 $((nodes - 1))); do
+		ib_exec "$n" "ip link set ib0 up &&
+			ip addr replace 198.18.0.$((n + 1))/24 dev ib0 &&
+			ip -6 addr replace fd00:198:18::$((n + 1))/64 dev ib0 nodad" >/dev/null 2>&1 ||
+			die "node$n: cannot set up ib0"
+	done
+	say "IB subnet up in $(($(date +%s) - t0)) s: OpenSM on node0, $nodes port(s) Active, IPoIB ib0 addressed"
+}
