@@ -457,6 +457,22 @@ static void smp_lid_route(struct vswitch *sw, struct port *p, struct ibf *x, uns
 	smp_out(sw, p, x, out);
 }
 
+/*
+ * Send a directed-route SMP on along its path: out of IB port @out with
+ * hop pointer @hp, or drop it when the path names no port of ours.
+ */
+static void smp_dr_forward(struct vswitch *sw, struct port *p, struct ibf *x,
+			   struct umad_smp *smp, unsigned hp, unsigned out)
+{
+	if (out == 0 || out > sw->ib->nports) {
+		drop_smp(sw, p);
+		return;
+	}
+	smp->hop_ptr = (uint8_t)hp;
+	memcpy(x->mad, smp, sizeof(*smp));
+	smp_out(sw, p, x, out);
+}
+
 /* Directed-route SMP arrived on IB port @in (IBA 14.2.2, as a switch). */
 static void smp_dr(struct vswitch *sw, struct port *p, struct ibf *x, unsigned in)
 {
@@ -464,8 +480,7 @@ static void smp_dr(struct vswitch *sw, struct port *p, struct ibf *x, unsigned i
 	struct umad_smp sbuf, *smp = &sbuf;
 
 	memcpy(smp, x->mad, sizeof(*smp));
-	unsigned hc = smp->hop_cnt, hp = smp->hop_ptr, out;
-	unsigned nports = sw->ib->nports;
+	unsigned hc = smp->hop_cnt, hp = smp->hop_ptr;
 	bool back = ntohs(smp->status) & UMAD_SMP_DIRECTION;
 	unsigned dr_slid = ntohs(smp->dr_slid), dr_dlid = ntohs(smp->dr_dlid);
 
@@ -484,27 +499,12 @@ static void smp_dr(struct vswitch *sw, struct port *p, struct ibf *x, unsigned i
 				drop_smp(sw, p);
 				return;
 			}
-			hp = 1;
-			out = smp->initial_path[hp];
-			if (out == 0 || out > nports) {
-				drop_smp(sw, p);
-				return;
-			}
-			smp->hop_ptr = (uint8_t)hp;
-			memcpy(x->mad, smp, sizeof(*smp));
-			smp_out(sw, p, x, out);
+			smp_dr_forward(sw, p, x, smp, 1, smp->initial_path[1]);
 			return;
 		}
 		if (hp && hp < hc) {			/* C14-9:2: a hop on the way */
 			smp->return_path[hp] = (uint8_t)in;
-			out = smp->initial_path[hp + 1];
-			if (out == 0 || out > nports) {
-				drop_smp(sw, p);
-				return;
-			}
-			smp->hop_ptr = (uint8_t)(hp + 1);
-			memcpy(x->mad, smp, sizeof(*smp));
-			smp_out(sw, p, x, out);
+			smp_dr_forward(sw, p, x, smp, hp + 1, smp->initial_path[hp + 1]);
 			return;
 		}
 		if (hp == hc) {				/* C14-9:3: end of the directed part */
@@ -526,26 +526,11 @@ static void smp_dr(struct vswitch *sw, struct port *p, struct ibf *x, unsigned i
 		return;
 	}
 	if (hc && hp == hc + 1) {			/* C14-13:1: from the LID-routed end */
-		hp--;
-		out = smp->return_path[hp];
-		if (out == 0 || out > nports) {
-			drop_smp(sw, p);
-			return;
-		}
-		smp->hop_ptr = (uint8_t)hp;
-		memcpy(x->mad, smp, sizeof(*smp));
-		smp_out(sw, p, x, out);
+		smp_dr_forward(sw, p, x, smp, hp - 1, smp->return_path[hp - 1]);
 		return;
 	}
 	if (hp >= 2 && hp <= hc) {			/* C14-13:2: a hop on the way back */
-		out = smp->return_path[hp - 1];
-		if (out == 0 || out > nports) {
-			drop_smp(sw, p);
-			return;
-		}
-		smp->hop_ptr = (uint8_t)(hp - 1);
-		memcpy(x->mad, smp, sizeof(*smp));
-		smp_out(sw, p, x, out);
+		smp_dr_forward(sw, p, x, smp, hp - 1, smp->return_path[hp - 1]);
 		return;
 	}
 	if (hp == 1 && dr_slid != CNUAS_LID_PERMISSIVE) {	/* C14-13:3: LID-route to the SM */
