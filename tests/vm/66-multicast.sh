@@ -74,9 +74,25 @@ srv=$(mktemp)
 lsh -t 120 1 "ib_send_bw -d cnuas_0 -c UD -g -x $g1 -p 18766 -n $N" >"$srv" 2>&1 &
 spid=$!
 sleep 2
-cli=$(lsh -t 120 0 "for i in 1 2 3; do ib_send_bw -d cnuas_0 -c UD -g -x $g0 -p 18766 -n $N $(ip_of 1) && exit 0; sleep 1; done; exit 1" 2>&1) ||
-	{ echo "$cli"; cat "$srv"; fail "ib_send_bw -c UD -g (IPv6) client failed"; }
-wait $spid || { cat "$srv"; fail "ib_send_bw -c UD -g (IPv6) server failed"; }
+# On a failure: the server's end, then the client's (each attempt), then
+# what both kernels and node 0's counters say.
+ud_failed() {
+	echo "---- server (node1)"
+	tail -n 12 "$srv"
+	echo "---- client (node0)"
+	echo "$cli" | grep -v -E '^ [A-Z].*: |^-+$' | tail -n 30
+	for n in 0 1; do
+		echo "---- node$n: dmesg"
+		lsh -t 20 "$n" 'dmesg | tail -n 8'
+	done
+	echo "---- node0: cnuas_0 counters that are not 0"
+	lsh -t 20 0 'cd /sys/class/infiniband/cnuas_0/ports/1/hw_counters && grep -H -v "^0$" * | tr "\n" " "'
+	echo
+	fail "$1"
+}
+cli=$(lsh -t 120 0 "for i in 1 2 3; do ib_send_bw -d cnuas_0 -c UD -g -x $g0 -p 18766 -n $N $(ip_of 1) && exit 0; echo \"attempt \$i failed (rc \$?)\"; sleep 1; done; exit 1" 2>&1) ||
+	ud_failed "ib_send_bw -c UD -g (IPv6) client failed"
+wait $spid || ud_failed "ib_send_bw -c UD -g (IPv6) server failed"
 grep -q 'MGID: 255:01' "$srv" || { cat "$srv"; fail "perftest did not use its IPv6 MGID"; }
 rm -f "$srv"
 a=$(mcast_rcvd 1)
