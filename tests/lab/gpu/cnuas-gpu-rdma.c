@@ -274,7 +274,7 @@ static int run_server(void)
 	me.rkey = g.mr->rkey;
 	me.addr = (uintptr_t)g.map;
 	me.arg[0] = S;
-	memcpy(me.gid, c.gid.raw, 16);
+	vt_peer_addr(&c, &me);
 
 	fd = vt_tcp_open(&o, TIMEOUT_S);
 	vt_send_peer(fd, &me);
@@ -442,7 +442,7 @@ static int run_client(bool local_gpu, unsigned int bw_iters)
 	me.qpn = qp->qp_num;
 	me.psn = 0x4321;
 	me.mtu = c.port_attr.active_mtu;
-	memcpy(me.gid, c.gid.raw, 16);
+	vt_peer_addr(&c, &me);
 
 	fd = vt_tcp_open(&o, TIMEOUT_S);
 	vt_recv_peer(fd, &peer, TIMEOUT_S);

@@ -236,8 +236,8 @@ static void pair_new_qp(struct pair *p, struct ibv_srq *srq, int acc_b, int rd_b
 	pa.psn = 100;
 	pb.qpn = p->b->qp_num;
 	pb.psn = 200;
-	memcpy(pa.gid, C.gid.raw, 16);
-	memcpy(pb.gid, C.gid.raw, 16);
+	vt_peer_addr(&C, &pa);
+	vt_peer_addr(&C, &pb);
 	int acc = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
 		  IBV_ACCESS_REMOTE_ATOMIC;
 

@@ -71,7 +71,7 @@ static void side_connect(struct vt_ctx *c, struct side *s, const struct vt_opts 
 	struct vt_peer me = { .qpn = s->qp->qp_num, .psn = s->psn, .mtu = c->port_attr.active_mtu }, peer;
 	int r;
 
-	memcpy(me.gid, c->gid.raw, 16);
+	vt_peer_addr(c, &me);
 	vt_send_peer(fd, &me);
 	vt_recv_peer(fd, &peer, (int)limit);
 	r = vt_connect_rc(c, s->qp, o, s->psn, &peer, IBV_ACCESS_LOCAL_WRITE);

@@ -141,8 +141,8 @@ static void connect_pair(struct ibv_qp *a, struct ibv_qp *b)
 	struct vt_peer pa = { .qpn = a->qp_num, .psn = 100 }, pb = { .qpn = b->qp_num, .psn = 200 };
 	int r;
 
-	memcpy(pa.gid, C.gid.raw, 16);
-	memcpy(pb.gid, C.gid.raw, 16);
+	vt_peer_addr(&C, &pa);
+	vt_peer_addr(&C, &pb);
 	r = vt_connect_rc(&C, a, &O, pa.psn, &pb, acc);
 	if (!r)
 		r = vt_connect_rc(&C, b, &O, pb.psn, &pa, acc);

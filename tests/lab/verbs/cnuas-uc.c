@@ -491,7 +491,7 @@ int main(int argc, char **argv)
 	me.arg[1] = u.win;
 	me.arg[2] = u.count;
 	me.arg[3] = u.seed;
-	memcpy(me.gid, u.c.gid.raw, 16);
+	vt_peer_addr(&u.c, &me);
 
 	fd = vt_tcp_open(&u.o, (int)u.limit);
 	vt_send_peer(fd, &me);

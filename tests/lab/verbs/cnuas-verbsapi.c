@@ -201,8 +201,8 @@ static void pair_new(struct pair *p, struct ibv_pd *pd, int access)
 		vt_die("ibv_create_qp RC: %s", strerror(errno));
 	p->pa = (struct vt_peer){ .qpn = p->a->qp_num, .psn = 100 };
 	p->pb = (struct vt_peer){ .qpn = p->b->qp_num, .psn = 200 };
-	memcpy(p->pa.gid, C.gid.raw, 16);
-	memcpy(p->pb.gid, C.gid.raw, 16);
+	vt_peer_addr(&C, &p->pa);
+	vt_peer_addr(&C, &p->pb);
 	if (pair_connect(p))
 		vt_die("RC pair to RTS: %s", strerror(errno));
 }
@@ -297,6 +297,7 @@ static struct ibv_ah *self_ah(struct ibv_pd *pd)
 {
 	struct ibv_ah_attr a = { .is_global = 1, .port_num = (uint8_t)C.ib_port };
 
+	a.dlid = vt_lid(&C);
 	a.grh.dgid = C.gid;
 	a.grh.sgid_index = (uint8_t)C.gid_idx;
 	a.grh.hop_limit = 64;
@@ -1087,8 +1088,8 @@ static int excq_traffic(const char *name, struct ibv_pd *pd, struct ibv_cq_ex *c
 		vt_die("%s: %s", name, strerror(errno));
 	pa.qpn = qa->qp_num;
 	pb.qpn = qb->qp_num;
-	memcpy(pa.gid, C.gid.raw, 16);
-	memcpy(pb.gid, C.gid.raw, 16);
+	vt_peer_addr(&C, &pa);
+	vt_peer_addr(&C, &pb);
 	if (vt_connect_rc(&C, qa, &O, 1, &pb, RW) || vt_connect_rc(&C, qb, &O, 2, &pa, RW))
 		vt_die("%s: to RTS: %s", name, strerror(errno));
 	sg.lkey = mr->lkey;
@@ -1460,8 +1461,8 @@ static void mpe_pair(struct pair *p, uint64_t ops)
 		vt_die("ibv_create_qp_ex RC with ATOMIC WRITE/FLUSH: %s", strerror(errno));
 	p->pa = (struct vt_peer){ .qpn = p->a->qp_num, .psn = 300 };
 	p->pb = (struct vt_peer){ .qpn = p->b->qp_num, .psn = 400 };
-	memcpy(p->pa.gid, C.gid.raw, 16);
-	memcpy(p->pb.gid, C.gid.raw, 16);
+	vt_peer_addr(&C, &p->pa);
+	vt_peer_addr(&C, &p->pb);
 	if (pair_connect(p))
 		vt_die("RC pair to RTS: %s", strerror(errno));
 }

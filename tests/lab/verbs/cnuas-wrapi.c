@@ -114,8 +114,8 @@ static void pair_new(struct pair *p)
 		vt_die("pair: ibv_qp_to_qp_ex: NULL");
 	pa.qpn = p->a->qp_num;
 	pb.qpn = p->b->qp_num;
-	memcpy(pa.gid, C.gid.raw, 16);
-	memcpy(pb.gid, C.gid.raw, 16);
+	vt_peer_addr(&C, &pa);
+	vt_peer_addr(&C, &pb);
 	r = vt_connect_rc(&C, p->a, &O, pa.psn, &pb, acc);
 	if (!r)
 		r = vt_connect_rc(&C, p->b, &O, pb.psn, &pa, acc);
@@ -429,6 +429,7 @@ static void case_ud(void)
 		if (r)
 			vt_die("ud: QP to RTS: %s", strerror(r));
 	}
+	ah_attr.dlid = vt_lid(&C);
 	ah_attr.grh.dgid = C.gid;
 	ah_attr.grh.sgid_index = (uint8_t)C.gid_idx;
 	ah_attr.grh.hop_limit = 64;

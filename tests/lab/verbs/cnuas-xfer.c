@@ -373,7 +373,7 @@ int main(int argc, char **argv)
 	me.mtu = x.o.mtu ? vt_mtu_enum(x.o.mtu) : x.c.port_attr.active_mtu;
 	me.arg[0] = x.chunk;
 	me.arg[1] = x.nslot;
-	memcpy(me.gid, x.c.gid.raw, 16);
+	vt_peer_addr(&x.c, &me);
 
 	fd = vt_tcp_open(&x.o, (int)x.limit);
 	vt_send_peer(fd, &me);

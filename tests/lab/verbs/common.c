@@ -108,9 +108,14 @@ int vt_mtu_bytes(enum ibv_mtu m)
 	return m >= IBV_MTU_256 && m <= IBV_MTU_4096 ? 128 << m : 0;
 }
 
-/* The first RoCE v2 GID that maps an IPv4 address (::ffff:a.b.c.d). */
+/*
+ * The first RoCE v2 GID that maps an IPv4 address (::ffff:a.b.c.d); on
+ * InfiniBand the port GID (index 0), with the LID for the local subnet.
+ */
 static int pick_gid(struct vt_ctx *c)
 {
+	if (c->port_attr.link_layer == IBV_LINK_LAYER_INFINIBAND)
+		return 0;
 	for (int i = 0; i < c->port_attr.gid_tbl_len; i++) {
 		struct ibv_gid_entry e;
 
@@ -219,6 +224,7 @@ static int connect_qp(struct vt_ctx *c, struct ibv_qp *qp, const struct vt_opts 
 	a.dest_qp_num = peer->qpn;
 	a.rq_psn = peer->psn;
 	a.ah_attr.is_global = 1;
+	a.ah_attr.dlid = (uint16_t)peer->lid;
 	a.ah_attr.port_num = (uint8_t)c->ib_port;
 	memcpy(a.ah_attr.grh.dgid.raw, peer->gid, 16);
 	a.ah_attr.grh.sgid_index = (uint8_t)c->gid_idx;
@@ -360,6 +366,17 @@ static int read_all(int fd, void *buf, size_t len, int timeout_s)
 	return 0;
 }
 
+void vt_peer_addr(const struct vt_ctx *c, struct vt_peer *p)
+{
+	memcpy(p->gid, c->gid.raw, 16);
+	p->lid = vt_lid(c);
+}
+
+uint16_t vt_lid(const struct vt_ctx *c)
+{
+	return c->port_attr.link_layer == IBV_LINK_LAYER_INFINIBAND ? c->port_attr.lid : 0;
+}
+
 void vt_send_peer(int fd, const struct vt_peer *p)
 {
 	struct vt_peer w = *p;
@@ -368,6 +385,7 @@ void vt_send_peer(int fd, const struct vt_peer *p)
 	w.psn = htonl(p->psn);
 	w.rkey = htonl(p->rkey);
 	w.mtu = htonl(p->mtu);
+	w.lid = htonl(p->lid);
 	w.addr = htobe64(p->addr);
 	for (int i = 0; i < 4; i++)
 		w.arg[i] = htobe64(p->arg[i]);
@@ -382,6 +400,7 @@ void vt_recv_peer(int fd, struct vt_peer *p, int timeout_s)
 	p->psn = ntohl(p->psn);
 	p->rkey = ntohl(p->rkey);
 	p->mtu = ntohl(p->mtu);
+	p->lid = ntohl(p->lid);
 	p->addr = be64toh(p->addr);
 	for (int i = 0; i < 4; i++)
 		p->arg[i] = be64toh(p->arg[i]);

@@ -22,6 +22,7 @@ _Noreturn void vt_die(const char *fmt, ...) __attribute__((format(printf, 1, 2))
 /* What one side tells the other about its QP (network byte order on the wire). */
 struct vt_peer {
 	uint32_t qpn, psn, rkey, mtu;	/* mtu: enum ibv_mtu the side can do */
+	uint32_t lid, resv;		/* lid: the port's, 0 on RoCE */
 	uint64_t addr;			/* base of the memory the peer may write */
 	uint64_t arg[4];		/* program specific */
 	uint8_t gid[16];
@@ -70,6 +71,10 @@ int vt_mtu_bytes(enum ibv_mtu m);
 
 /* TCP side channel: server listens and accepts one client; client connects. */
 int vt_tcp_open(const struct vt_opts *o, int timeout_s);
+/* Our port's address (GID, and LID on InfiniBand) into a vt_peer. */
+void vt_peer_addr(const struct vt_ctx *c, struct vt_peer *p);
+/* Our port's LID on InfiniBand, 0 on RoCE (an AH to ourselves). */
+uint16_t vt_lid(const struct vt_ctx *c);
 void vt_send_peer(int fd, const struct vt_peer *p);
 void vt_recv_peer(int fd, struct vt_peer *p, int timeout_s);
 void vt_send_word(int fd, uint64_t w);
