@@ -6,7 +6,7 @@
 # with plm_rsh_agent ssh, one rank a node. cnuas-mpi-check
 # (tests/lab/mpi/) runs ping-pong (1 B .. 1 MiB), allreduce and alltoall
 # and checks every byte or element it receives:
-#   1. pml ob1 over TCP on cnuas0: the launcher and the program alone;
+#   1. pml ob1 over TCP on cnuas0 (ib0 on IB): the launcher and the program alone;
 #   2. pml ucx over cnuas_0 (UCX_NET_DEVICES=cnuas_0:1, no TCP device):
 #      must pass, and both nodes' cnuas_0 hw counters must have sent and
 #      received at least the ping-pong's RoCE packets (its bytes in path
@@ -35,7 +35,7 @@ echo "PASS ssh: sshd on both nodes, keys made for this lab, BatchMode logins ($(
 
 out=$PR_DIR/ob1.out
 t0=$SECONDS
-mpi_run "$out" "$A" "$B" -- --mca pml ob1 --mca btl self,tcp --mca btl_tcp_if_include cnuas0 \
+mpi_run "$out" "$A" "$B" -- --mca pml ob1 --mca btl self,tcp --mca btl_tcp_if_include "$(rdma_netdev "$A")" \
 	cnuas-mpi-check -i 5 -m 262144 || { tail -n 30 "$out"; fail "mpirun with pml ob1, btl tcp failed"; }
 grep -q '^cnuas-mpi-check: OK' "$out" || { tail -n 30 "$out"; fail "pml ob1: no OK line"; }
 echo "PASS pml ob1, btl tcp: $(grep '^cnuas-mpi-check:' "$out") (mpirun $((SECONDS - t0)) s)"
@@ -73,7 +73,7 @@ fi
 # mpi4py over pml ucx; over ob1 when UCX is known broken, to check mpi4py itself.
 PML=("${UCX[@]}") pml="pml ucx"
 # shellcheck disable=SC2054 # an MCA value is a comma list
-[ -z "$ucx_broken" ] || PML=(--mca pml ob1 --mca btl self,tcp --mca btl_tcp_if_include cnuas0) pml="pml ob1"
+[ -z "$ucx_broken" ] || PML=(--mca pml ob1 --mca btl self,tcp --mca btl_tcp_if_include "$(rdma_netdev "$A")") pml="pml ob1"
 out=$PR_DIR/mpi4py.out
 t0=$SECONDS
 mpi_run "$out" "$A" "$B" -- "${PML[@]}" python3 -c "'

@@ -16,7 +16,9 @@
 #     perftest write/read/send/atomic, rping over RDMA CM on IPoIB
 #     addresses with its data checked; then the RoCE lab's tests 46
 #     (pingpongs), 47 (perftest), 48 (rping, IPv4 and IPv6), 64 (NVMe over
-#     RDMA on IPoIB addresses) and 79 (1000 RC QPs) unchanged;
+#     RDMA on IPoIB addresses), 72 (UC, also through the switch's drops
+#     and reorders), 74 (UCX), 75 (libfabric), 76 (Open MPI over TCP and
+#     over UCX) and 79 (1000 RC QPs) unchanged;
 #   no ICRC error at either HCA and no bad VCRC or LRH at the switch.
 # timeout: 1800
 . "$(dirname "$0")/lib.sh"
@@ -163,6 +165,10 @@ sub 46-verbs-pingpong CNUAS_PAIR="0 1"
 sub 47-perftest CNUAS_PAIR="0 1"
 sub 48-rping CNUAS_PAIR="0 1" RPING_COUNT=100
 sub 64-nvmeof-rdma CNUAS_PAIR="0 1"
+sub 72-uc CNUAS_PAIR="0 1"
+sub 74-ucx CNUAS_PAIR="0 1"
+sub 75-libfabric CNUAS_PAIR="0 1"
+sub 76-openmpi CNUAS_PAIR="0 1"
 sub 79-many-qps CNUAS_PAIR="0 1"
 
 # An OpenSM restart keeps every LID (OpenSM's guid2lid cache).

@@ -29,7 +29,7 @@ mpi_run() {
 	done
 	shift
 	lsh -t $((t + 30)) "$first" "timeout -k 5 $t mpirun --allow-run-as-root -np $(tr , '\n' <<<"$hosts" | wc -l) \
-		-H $hosts --mca plm_rsh_agent ssh --mca oob_tcp_if_include cnuas0 $*" >"$out" 2>&1 </dev/null
+		-H $hosts --mca plm_rsh_agent ssh --mca oob_tcp_if_include $(rdma_netdev "$first") $*" >"$out" 2>&1 </dev/null
 }
 
 # mpi_counters NODE: "SENT RCVD", the RoCE packets of the node's cnuas_0.

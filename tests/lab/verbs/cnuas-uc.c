@@ -358,6 +358,7 @@ static void check_uc_attrs(struct uc *u, const struct vt_peer *peer)
 	a.path_mtu = IBV_MTU_1024;
 	a.dest_qp_num = peer->qpn;
 	a.ah_attr.is_global = 1;
+	a.ah_attr.dlid = (uint16_t)peer->lid;
 	a.ah_attr.port_num = (uint8_t)u->c.ib_port;
 	memcpy(a.ah_attr.grh.dgid.raw, peer->gid, 16);
 	a.ah_attr.grh.sgid_index = (uint8_t)u->c.gid_idx;
