@@ -40,22 +40,7 @@ c0=$(lsh -t 30 "$H" 'cat /sys/class/infiniband/cnuas_0/ports/1/hw_counters/fast_
 r0=$(lsh -t 30 "$T" 'cat /sys/class/infiniband/cnuas_0/ports/1/hw_counters/rcvd_pkts')
 i0=$(lsh -t 30 "$H" 'cat /sys/class/infiniband/cnuas_0/ports/1/hw_counters/remote_inv')
 
-out=$(lsh -t 60 "$T" "set -e
-	mountpoint -q /sys/kernel/config || mount -t configfs none /sys/kernel/config
-	truncate -s 64M $IMG
-	mkdir $CFG/subsystems/$NQN
-	echo 1 >$CFG/subsystems/$NQN/attr_allow_any_host
-	mkdir $CFG/subsystems/$NQN/namespaces/1
-	echo -n $IMG >$CFG/subsystems/$NQN/namespaces/1/device_path
-	echo 1 >$CFG/subsystems/$NQN/namespaces/1/buffered_io
-	echo 1 >$CFG/subsystems/$NQN/namespaces/1/enable
-	mkdir $CFG/ports/64
-	echo rdma >$CFG/ports/64/addr_trtype
-	echo ipv4 >$CFG/ports/64/addr_adrfam
-	echo $TADDR >$CFG/ports/64/addr_traddr
-	echo 4420 >$CFG/ports/64/addr_trsvcid
-	ln -s $CFG/subsystems/$NQN $CFG/ports/64/subsystems/$NQN" 2>&1) ||
-	fail "node$T: nvmet setup failed: $out"
+nvmet_export "$T" $NQN $IMG 64
 
 # Connect (the port may need a moment to listen), find the namespace.
 dev=$(lsh -t 120 "$H" "for i in 1 2 3 4 5 6 7 8 9 10; do

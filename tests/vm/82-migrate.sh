@@ -317,25 +317,10 @@ want rxe && {
 # node 0; the data must read back intact and the host must not have
 # needed its error recovery (no I/O error, timeout or reconnect).
 want nvme && {
-	NQN=nqn.2026-12.org.cnuas:vm82 CFG=/sys/kernel/config/nvmet IMG=/tmp/mig-nvme.img
+	NQN=nqn.2026-12.org.cnuas:vm82 IMG=/tmp/mig-nvme.img
 	lsh -t 60 $N1 "modprobe -a nvmet nvmet-rdma" || skip "no nvmet-rdma in the guest kernel"
 	lsh -t 60 $N0 "modprobe nvme-rdma" || skip "no nvme-rdma in the guest kernel"
-	out=$(lsh -t 60 $N1 "set -e
-		mountpoint -q /sys/kernel/config || mount -t configfs none /sys/kernel/config
-		truncate -s 64M $IMG
-		mkdir $CFG/subsystems/$NQN
-		echo 1 >$CFG/subsystems/$NQN/attr_allow_any_host
-		mkdir $CFG/subsystems/$NQN/namespaces/1
-		echo -n $IMG >$CFG/subsystems/$NQN/namespaces/1/device_path
-		echo 1 >$CFG/subsystems/$NQN/namespaces/1/buffered_io
-		echo 1 >$CFG/subsystems/$NQN/namespaces/1/enable
-		mkdir $CFG/ports/82
-		echo rdma >$CFG/ports/82/addr_trtype
-		echo ipv4 >$CFG/ports/82/addr_adrfam
-		echo $(ip_of $N1) >$CFG/ports/82/addr_traddr
-		echo 4420 >$CFG/ports/82/addr_trsvcid
-		ln -s $CFG/subsystems/$NQN $CFG/ports/82/subsystems/$NQN" 2>&1) ||
-		fail "node$N1: nvmet setup failed: $out"
+	nvmet_export $N1 $NQN $IMG 82
 	dev=$(lsh -t 120 $N0 "dmesg -C
 		for i in 1 2 3 4 5 6 7 8 9 10; do
 			echo 'transport=rdma,traddr=$(ip_of $N1),trsvcid=4420,nqn=$NQN' >/dev/nvme-fabrics 2>/dev/null && break

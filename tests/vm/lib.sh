@@ -408,6 +408,31 @@ gpu_ready() {
 	[ $rc = 0 ] || fail "node$1: $out"
 }
 
+# ---- NVMe over RDMA with Linux's nvmet-rdma ----------------------------------
+#
+# nvmet_export NODE NQN IMG PORTID: NODE's nvmet exports a 64 MiB file IMG
+# as namespace 1 of subsystem NQN (any host), on RDMA port PORTID at its
+# lab address, port 4420.
+nvmet_export() {
+	local cfg=/sys/kernel/config/nvmet out
+	out=$(lsh -t 60 "$1" "set -e
+		mountpoint -q /sys/kernel/config || mount -t configfs none /sys/kernel/config
+		truncate -s 64M $3
+		mkdir $cfg/subsystems/$2
+		echo 1 >$cfg/subsystems/$2/attr_allow_any_host
+		mkdir $cfg/subsystems/$2/namespaces/1
+		echo -n $3 >$cfg/subsystems/$2/namespaces/1/device_path
+		echo 1 >$cfg/subsystems/$2/namespaces/1/buffered_io
+		echo 1 >$cfg/subsystems/$2/namespaces/1/enable
+		mkdir $cfg/ports/$4
+		echo rdma >$cfg/ports/$4/addr_trtype
+		echo ipv4 >$cfg/ports/$4/addr_adrfam
+		echo $(ip_of "$1") >$cfg/ports/$4/addr_traddr
+		echo 4420 >$cfg/ports/$4/addr_trsvcid
+		ln -s $cfg/subsystems/$2 $cfg/ports/$4/subsystems/$2" 2>&1) ||
+		fail "node$1: nvmet setup failed: $out"
+}
+
 # ---- ssh between the guests, as on a cluster --------------------------------
 #
 # ssh_setup NODE...: each node gets a host key and a key of root made for
