@@ -126,30 +126,35 @@ migrate_now() {
 ONLY=${MIG_ONLY:-xfer bw ping xfer-sender rping repeat gpu rxe nvme}	# a subset, to debug one part
 want() { [[ " $ONLY " == *" $1 "* ]]; }
 
-# 1. cnuas-xfer: the receiver (node 1) moves. It runs detached in the
-# guest (its agent session would end with the old QEMU); its result is
-# read from a file afterwards.
-want xfer && {
-	lsh -t 30 $N1 "rm -f /tmp/mig-xfer.out /tmp/mig-xfer.rc
-		(setsid sh -c 'cnuas-xfer -d $DB -p 18611 -s $MIB -c 64 -w 8 -T $((XSECS + 150)) >/tmp/mig-xfer.out 2>&1; echo \$? >/tmp/mig-xfer.rc' </dev/null >/dev/null 2>&1 &)
-		i=0; until $(listening 18611) || [ \$i -ge 100 ]; do sleep 0.1; i=\$((i+1)); done; true" ||
-		fail "cannot start the cnuas-xfer receiver"
-	lsh -t $((XSECS + 200)) $N0 "stdbuf -oL cnuas-xfer -d $DA -p 18611 -s $MIB -c 64 -w 8 -D $XSECS -T $((XSECS + 150)) $(ip_of $N1)" >"$OUT/xfer.tx" 2>&1 &
+# xfer_to_moving TAG SENDER PORT SECS: a verified cnuas-xfer from SENDER
+# (its own RDMA device) to node 1, which moves in the middle of it. The
+# receiver runs detached in the guest (its agent session ends with the old
+# QEMU); its result is read from a file afterwards.
+xfer_to_moving() {
+	local tag=$1 tx=$2 port=$3 secs=$4 txpid txrc rx rxrc
+	lsh -t 30 $N1 "rm -f /tmp/mig-$tag.out /tmp/mig-$tag.rc
+		(setsid sh -c 'cnuas-xfer -d $DB -p $port -s $MIB -c 64 -w 8 -T $((secs + 150)) >/tmp/mig-$tag.out 2>&1; echo \$? >/tmp/mig-$tag.rc' </dev/null >/dev/null 2>&1 &)
+		i=0; until $(listening "$port") || [ \$i -ge 100 ]; do sleep 0.1; i=\$((i+1)); done; true" ||
+		fail "$tag: cannot start the cnuas-xfer receiver"
+	lsh -t $((secs + 200)) "$tx" "stdbuf -oL cnuas-xfer -d $(rdma_dev "$tx") -p $port -s $MIB -c 64 -w 8 -D $secs -T $((secs + 150)) $(ip_of $N1)" >"$OUT/$tag.tx" 2>&1 &
 	txpid=$!
-	wait_for 60 grep -q 'sender: local qpn' "$OUT/xfer.tx" || { cat "$OUT/xfer.tx"; fail "cnuas-xfer did not connect"; }
+	wait_for 60 grep -qs 'sender: local qpn' "$OUT/$tag.tx" || { cat "$OUT/$tag.tx"; fail "$tag: cnuas-xfer did not connect"; }
 	sleep 3
-	kill -0 $txpid 2>/dev/null || { cat "$OUT/xfer.tx"; fail "cnuas-xfer ended before the migration"; }
-	migrate_now xfer
-	kill -0 $txpid 2>/dev/null || note "cnuas-xfer ended before the migration did (a slow host; raise MIG_XFER_SECONDS): its pause is not measured, its data still checked"
+	kill -0 $txpid 2>/dev/null || { cat "$OUT/$tag.tx"; fail "$tag: cnuas-xfer ended before the migration"; }
+	migrate_now "$tag" $N1 "$tx"
+	kill -0 $txpid 2>/dev/null || note "$tag: cnuas-xfer ended before the migration did (a slow host; raise its seconds): its pause is not measured, its data still checked"
 	wait $txpid
 	txrc=$?
-	wait_for 120 lsh -t 10 $N1 "[ -s /tmp/mig-xfer.rc ]" || fail "the migrated receiver never finished"
-	rx=$(lsh -t 20 $N1 "cat /tmp/mig-xfer.out; exit \$(cat /tmp/mig-xfer.rc)")
+	wait_for 120 lsh -t 10 $N1 "[ -s /tmp/mig-$tag.rc ]" || fail "$tag: the migrated receiver never finished"
+	rx=$(lsh -t 20 $N1 "cat /tmp/mig-$tag.out; exit \$(cat /tmp/mig-$tag.rc)")
 	rxrc=$?
-	cat "$OUT/xfer.tx"
+	cat "$OUT/$tag.tx"
 	echo "$rx"
-	[ $txrc = 0 ] && [ $rxrc = 0 ] || fail "cnuas-xfer across the migration failed (sender rc $txrc, receiver rc $rxrc)"
+	[ $txrc = 0 ] && [ $rxrc = 0 ] || fail "$tag: cnuas-xfer across the migration failed (sender rc $txrc, receiver rc $rxrc)"
 }
+
+# 1. cnuas-xfer from node 0: the receiver (node 1) moves.
+want xfer && xfer_to_moving xfer $N0 18611 "$XSECS"
 
 # 2. ib_write_bw: the server (node 1) moves in the middle of the run.
 want bw && {
@@ -292,25 +297,7 @@ want gpu && [ -n "$gpu" ] && {
 want rxe && {
 	X=$(first_rxe_node)
 	rdma_ready "$X"
-	XSECS_RXE=${MIG_RXE_SECONDS:-20}
-	lsh -t 30 $N1 "rm -f /tmp/mig-rxe.out /tmp/mig-rxe.rc
-		(setsid sh -c 'cnuas-xfer -d $DB -p 18616 -s $MIB -c 64 -w 8 -T $((XSECS_RXE + 150)) >/tmp/mig-rxe.out 2>&1; echo \$? >/tmp/mig-rxe.rc' </dev/null >/dev/null 2>&1 &)
-		i=0; until $(listening 18616) || [ \$i -ge 100 ]; do sleep 0.1; i=\$((i+1)); done; true" ||
-		fail "cannot start the cnuas-xfer receiver"
-	lsh -t $((XSECS_RXE + 200)) "$X" "stdbuf -oL cnuas-xfer -d $(rdma_dev "$X") -p 18616 -s $MIB -c 64 -w 8 -D $XSECS_RXE -T $((XSECS_RXE + 150)) $(ip_of $N1)" >"$OUT/rxe.tx" 2>&1 &
-	txpid=$!
-	wait_for 60 grep -qs 'sender: local qpn' "$OUT/rxe.tx" || { cat "$OUT/rxe.tx"; fail "cnuas-xfer from rxe did not connect"; }
-	sleep 3
-	kill -0 $txpid 2>/dev/null || { cat "$OUT/rxe.tx"; fail "cnuas-xfer from rxe ended before the migration"; }
-	migrate_now xfer-rxe $N1 "$X"
-	wait $txpid
-	txrc=$?
-	wait_for 120 lsh -t 10 $N1 "[ -s /tmp/mig-rxe.rc ]" || fail "the migrated receiver never finished"
-	rx=$(lsh -t 20 $N1 "cat /tmp/mig-rxe.out; exit \$(cat /tmp/mig-rxe.rc)")
-	rxrc=$?
-	cat "$OUT/rxe.tx"
-	echo "$rx"
-	[ $txrc = 0 ] && [ $rxrc = 0 ] || fail "cnuas-xfer from Soft-RoCE across the migration failed (sender rc $txrc, receiver rc $rxrc)"
+	xfer_to_moving xfer-rxe "$X" 18616 "${MIG_RXE_SECONDS:-20}"
 }
 
 # 9. NVMe over RDMA: the target (node 1) moves under O_DIRECT I/O from
