@@ -19,7 +19,12 @@
 #      node 1, which moves;
 #   9. NVMe over RDMA (nvmet-rdma on node 1, which moves; nvme-rdma on
 #      node 0): O_DIRECT writes and reads checksummed, and no I/O error,
-#      timeout or reconnect in node 0's kernel log.
+#      timeout or reconnect in node 0's kernel log;
+#  10. the same while the NVMe host (node 0) moves;
+#  11. ib_write_bw while its client (node 0) moves;
+#  12. rping with its data checked while its client (node 0) moves;
+#  13. with cnuasgpus: CnuasLink frames sent from node 0's GPU to node 1's
+#      and compared while the sender, then the receiver moves.
 # Before QEMU patch 0007 about one migration in 20 left the guest with
 # stale pages (TCG stores not tracked) and it crashed: step 6 caught that.
 # The transport lives in guest memory, so the connections move with the
@@ -96,13 +101,16 @@ pause_of() {
 		END { print max + 0 }' "$1"
 }
 
-# migrate_now TAG [NODE PEER]: migrate NODE (default node 1), print the
-# downtime and the traffic pause seen by PEER (default node 0).
+# migrate_now TAG [NODE PEER [nopause]]: migrate NODE (default node 1),
+# print the downtime and the traffic pause seen by PEER (default node 0;
+# not with nopause: traffic that does not cross the switch).
 migrate_now() {
-	local tag=$1 mv=${2:-$N1} peer=${3:-$N0} p out t0 t1
-	p=$(port_of "$peer")
+	local tag=$1 mv=${2:-$N1} peer=${3:-$N0} p= out t0 t1
+	[ "${4:-}" = nopause ] || p=$(port_of "$peer")
 	SAMPLER=
-	if [ -n "$p" ]; then
+	if [ "${4:-}" = nopause ]; then
+		: >"$OUT/$tag.samples"
+	elif [ -n "$p" ]; then
 		sample "$p" "$OUT/$tag.samples"
 	else
 		note "no switch port found for node$peer: its pause is not measured"
@@ -120,10 +128,14 @@ migrate_now() {
 	echo "$out" | grep -v '^MIGRATE '
 	MIG=$(echo "$out" | sed -n 's/^MIGRATE //p')
 	[ -n "$MIG" ] || fail "$tag: no migration figures"
-	echo "$tag: $MIG rdma_pause_ms=$(pause_of "$OUT/$tag.samples" "$t0" "$t1") (longest time node$peer received nothing from node$mv)"
+	if [ "${4:-}" = nopause ]; then
+		echo "$tag: $MIG"
+	else
+		echo "$tag: $MIG rdma_pause_ms=$(pause_of "$OUT/$tag.samples" "$t0" "$t1") (longest time node$peer received nothing from node$mv)"
+	fi
 }
 
-ONLY=${MIG_ONLY:-xfer bw ping xfer-sender rping repeat gpu rxe nvme}	# a subset, to debug one part
+ONLY=${MIG_ONLY:-xfer bw ping xfer-sender rping repeat gpu rxe nvme nvme-host bw-client rping-client link}	# a subset, to debug one part
 want() { [[ " $ONLY " == *" $1 "* ]]; }
 
 # xfer_to_moving TAG SENDER PORT SECS: a verified cnuas-xfer from SENDER
@@ -300,14 +312,13 @@ want rxe && {
 	xfer_to_moving xfer-rxe "$X" 18616 "${MIG_RXE_SECONDS:-20}"
 }
 
-# 9. NVMe over RDMA: the target (node 1) moves under O_DIRECT I/O from
-# node 0; the data must read back intact and the host must not have
-# needed its error recovery (no I/O error, timeout or reconnect).
-want nvme && {
-	NQN=nqn.2026-12.org.cnuas:vm82 IMG=/tmp/mig-nvme.img
-	lsh -t 60 $N1 "modprobe -a nvmet nvmet-rdma" || skip "no nvmet-rdma in the guest kernel"
-	lsh -t 60 $N0 "modprobe nvme-rdma" || skip "no nvme-rdma in the guest kernel"
-	nvmet_export $N1 $NQN $IMG 82
+# 9, 10. NVMe over RDMA (nvmet-rdma on node 1, nvme-rdma on node 0): the
+# target moves, then the host, under O_DIRECT I/O from node 0; the data
+# must read back intact and the host must not have needed its error
+# recovery (no I/O error, timeout or reconnect).
+# nvme_across TAG MOVER PEER
+nvme_across() {
+	local tag=$1 mv=$2 peer=$3 dev res rc klog
 	dev=$(lsh -t 120 $N0 "dmesg -C
 		for i in 1 2 3 4 5 6 7 8 9 10; do
 			echo 'transport=rdma,traddr=$(ip_of $N1),trsvcid=4420,nqn=$NQN' >/dev/nvme-fabrics 2>/dev/null && break
@@ -321,7 +332,7 @@ want nvme && {
 				done
 			done
 			sleep 0.2
-		done; exit 1") || fail "node$N0: no NVMe namespace from $NQN over RDMA"
+		done; exit 1") || fail "$tag: node$N0: no NVMe namespace from $NQN over RDMA"
 	# Passes of 32 MiB (1 MiB and 4 KiB blocks), each read back and
 	# compared, until the migration is over and one more pass is done.
 	lsh -t 30 $N0 "rm -f /tmp/mig-nvme.log /tmp/mig-nvme.stop /tmp/mig-nvme.rc; head -c 32M /dev/urandom >/tmp/mig-nvme.in
@@ -335,19 +346,109 @@ want nvme && {
 				echo pass \$n ok
 				[ -e /tmp/mig-nvme.stop ] && break
 			done >/tmp/mig-nvme.log 2>&1; echo \$rc >/tmp/mig-nvme.rc' </dev/null >/dev/null 2>&1 &)" ||
-		fail "node$N0: cannot start the NVMe I/O"
-	wait_for 60 lsh -t 10 $N0 "grep -qs 'pass 1 ok' /tmp/mig-nvme.log" || fail "node$N0: the first NVMe pass did not finish"
-	migrate_now nvme $N1 $N0
+		fail "$tag: node$N0: cannot start the NVMe I/O"
+	wait_for 60 lsh -t 10 $N0 "grep -qs 'pass 1 ok' /tmp/mig-nvme.log" || fail "$tag: node$N0: the first NVMe pass did not finish"
+	migrate_now "$tag" "$mv" "$peer"
 	lsh -t 10 $N0 "touch /tmp/mig-nvme.stop"
-	wait_for 120 lsh -t 10 $N0 "[ -s /tmp/mig-nvme.rc ]" || fail "node$N0: the NVMe I/O never finished"
+	wait_for 120 lsh -t 10 $N0 "[ -s /tmp/mig-nvme.rc ]" || fail "$tag: node$N0: the NVMe I/O never finished"
 	res=$(lsh -t 20 $N0 "cat /tmp/mig-nvme.log; exit \$(cat /tmp/mig-nvme.rc)")
 	rc=$?
 	echo "$res" | tail -n 3
 	klog=$(lsh -t 20 $N0 "dmesg | grep -i -E 'nvme.*(error|timeout|reconnect|reset|failed)'")
 	lsh -t 60 $N0 "for c in /sys/class/nvme/nvme*; do grep -qx $NQN \$c/subsysnqn 2>/dev/null && echo 1 >\$c/delete_controller; done; true" >/dev/null 2>&1
-	[ $rc = 0 ] || fail "NVMe over RDMA across the migration: $(echo "$res" | tail -n 1)"
-	[ -z "$klog" ] || { echo "$klog"; fail "node$N0's NVMe host needed its error recovery across the migration"; }
-	echo "NVMe/RDMA: $(echo "$res" | grep -c ok) passes of 32 MiB written and read back intact while the target moved"
+	[ $rc = 0 ] || fail "$tag: NVMe over RDMA across the migration of node$mv: $(echo "$res" | tail -n 1)"
+	[ -z "$klog" ] || { echo "$klog"; fail "$tag: node$N0's NVMe host needed its error recovery across the migration of node$mv"; }
+	echo "$tag: $(echo "$res" | grep -c ok) passes of 32 MiB written and read back intact while node$mv moved"
+}
+if want nvme || want nvme-host; then
+	NQN=nqn.2026-12.org.cnuas:vm82 IMG=/tmp/mig-nvme.img
+	lsh -t 60 $N1 "modprobe -a nvmet nvmet-rdma" || skip "no nvmet-rdma in the guest kernel"
+	lsh -t 60 $N0 "modprobe nvme-rdma" || skip "no nvme-rdma in the guest kernel"
+	nvmet_export $N1 $NQN $IMG 82
+	want nvme && nvme_across nvme $N1 $N0
+	want nvme-host && nvme_across nvme-host $N0 $N1
+fi
+
+# 11. ib_write_bw: the client (node 0) moves, the server stays.
+want bw-client && {
+	lsh -t $((SECS + 180)) $N1 "timeout $((SECS + 120)) stdbuf -oL ib_write_bw -d $DB -x $GB -D $SECS -F -p 18617 --report_gbits" >"$OUT/bwc.server" 2>&1 &
+	spid=$!
+	wait_for 30 lsh -t 10 $N1 "$(listening 18617)" || fail "bw-client: the ib_write_bw server is not listening"
+	lsh -t 30 $N0 "rm -f /tmp/mig-bwc.out /tmp/mig-bwc.rc
+		(setsid sh -c 'timeout $((SECS + 120)) ib_write_bw -d $DA -x $GA -D $SECS -F -p 18617 --report_gbits $(ip_of $N1) >/tmp/mig-bwc.out 2>&1; echo \$? >/tmp/mig-bwc.rc' </dev/null >/dev/null 2>&1 &)" ||
+		fail "bw-client: cannot start the ib_write_bw client"
+	wait_for 60 grep -q 'remote address' "$OUT/bwc.server" || { cat "$OUT/bwc.server"; fail "bw-client: ib_write_bw did not connect"; }
+	sleep 3
+	kill -0 $spid 2>/dev/null || { cat "$OUT/bwc.server"; fail "bw-client: ib_write_bw ended before the migration"; }
+	migrate_now write_bw-client $N0 $N1
+	wait $spid
+	src=$?
+	wait_for 120 lsh -t 10 $N0 "[ -s /tmp/mig-bwc.rc ]" || fail "bw-client: the migrated ib_write_bw client never finished"
+	cli=$(lsh -t 20 $N0 "cat /tmp/mig-bwc.out; exit \$(cat /tmp/mig-bwc.rc)")
+	crc=$?
+	echo "$cli" | tail -n 3
+	[ $crc = 0 ] && [ $src = 0 ] || { tail -n 8 "$OUT/bwc.server"; fail "bw-client: ib_write_bw with its client migrated failed (client rc $crc, server rc $src)"; }
+	if grep -qi 'completion with error\|failed' "$OUT/bwc.server" || echo "$cli" | grep -qi 'error\|failed'; then
+		fail "bw-client: ib_write_bw reported an error"
+	fi
+}
+
+# 12. rping: the client (node 0) moves, the server stays; data checked.
+want rping-client && {
+	lsh -t 320 $N1 "timeout 300 stdbuf -oL rping -s -a $(ip_of $N1) -p 18618 -V -v -C 3000" >"$OUT/rpc.server" 2>&1 &
+	spid=$!
+	wait_for 30 lsh -t 10 $N1 "$(cm_listening)" || fail "rping-client: the rping server is not listening"
+	lsh -t 30 $N0 "rm -f /tmp/mig-rpc.out /tmp/mig-rpc.rc
+		(setsid sh -c 'timeout 300 rping -c -a $(ip_of $N1) -p 18618 -V -v -C 3000 >/tmp/mig-rpc.out 2>&1; echo \$? >/tmp/mig-rpc.rc' </dev/null >/dev/null 2>&1 &)" ||
+		fail "rping-client: cannot start the rping client"
+	wait_for 60 grep -q 'ping data' "$OUT/rpc.server" || { cat "$OUT/rpc.server"; fail "rping-client: rping did not start"; }
+	sleep 2
+	migrate_now rping-client $N0 $N1
+	wait $spid
+	src=$?
+	wait_for 60 lsh -t 10 $N0 "[ -s /tmp/mig-rpc.rc ]" || fail "rping-client: the migrated rping client never finished"
+	lsh -t 20 $N0 "cat /tmp/mig-rpc.out; exit \$(cat /tmp/mig-rpc.rc)" >"$OUT/rpc.client"
+	crc=$?
+	n=$(grep -c 'ping data' "$OUT/rpc.client")
+	echo "rping-client: $n pings with data checked; client rc $crc, server rc $src"
+	PR_SRV=$OUT/rpc.server PR_CLI=$OUT/rpc.client PR_SRV_RC=$src PR_CLI_RC=$crc
+	if [ $crc != 0 ] || [ $src != 0 ]; then
+		rping_exit_race || {
+			tail -n 5 "$OUT/rpc.client" "$OUT/rpc.server"
+			fail "rping-client: rping with its client migrated failed"
+		}
+	fi
+	[ "$n" = 3000 ] || fail "rping-client: $n of 3000 pings"
+	grep -qi mismatch "$OUT/rpc.server" "$OUT/rpc.client" && fail "rping-client: data mismatch reported"
+}
+
+# 13. CnuasLink: node 0's GPU sends frames of 1 B..64 KiB to node 1's,
+# which compares each; the sender moves, then the receiver. The link
+# stays up for both guests and no frame is lost, doubled or failed: the
+# frame in flight moves in the device state and the peer drops a copy.
+want link && [ -n "$gpu" ] && {
+	LF=${MIG_LINK_FRAMES:-40000}
+	gpu_ready $N0 cnuasgpu-test
+	gpu_ready $N1 cnuasgpu-test
+	for n in $N0 $N1; do
+		lsh -t 30 $n "rm -f /tmp/mig-link.out /tmp/mig-link.rc" || fail "link: node$n: cannot clean up"
+	done
+	lsh -t 30 $N1 "(setsid sh -c 'cnuasgpu-test link-recv 0 $LF >/tmp/mig-link.out 2>&1; echo \$? >/tmp/mig-link.rc' </dev/null >/dev/null 2>&1 &)" &&
+		lsh -t 30 $N0 "(setsid sh -c 'cnuasgpu-test link-send 0 $LF >/tmp/mig-link.out 2>&1; echo \$? >/tmp/mig-link.rc' </dev/null >/dev/null 2>&1 &)" ||
+		fail "link: cannot start cnuasgpu-test"
+	sleep 3
+	for mv in $N0 $N1; do
+		lsh -t 10 $mv "[ ! -s /tmp/mig-link.rc ]" || { lsh -t 10 $mv "cat /tmp/mig-link.out"; fail "link: cnuasgpu-test on node$mv ended before its migration"; }
+		migrate_now link-node$mv $mv $((1 - mv)) nopause
+	done
+	for n in $N0 $N1; do
+		wait_for 600 lsh -t 10 $n "[ -s /tmp/mig-link.rc ]" || fail "link: cnuasgpu-test on node$n never finished"
+		res=$(lsh -t 20 $n "cat /tmp/mig-link.out; exit \$(cat /tmp/mig-link.rc)")
+		rc=$?
+		echo "$res" | tail -n 2 | sed "s/^/node$n: /"
+		[ $rc = 0 ] || fail "link: cnuasgpu-test on node$n failed across the migrations (rc $rc)"
+	done
+	echo "link: $LF CnuasLink frames sent and compared while the sender, then the receiver moved"
 }
 
 # A guest that crashed after a migration is a failure of the migration.

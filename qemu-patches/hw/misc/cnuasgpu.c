@@ -94,7 +94,7 @@ static uint64_t cnuasgpu_read(void *opaque, hwaddr addr, unsigned size)
     case CNUASGPU_REG_INT_MASK:
         return s->int_mask;
     case CNUASGPU_REG_LINK_STATUS:
-        return (s->fd >= 0 ? CNUASGPU_LINK_UP : 0) |
+        return (cnuasgpu_link_is_up(s) ? CNUASGPU_LINK_UP : 0) |
                (s->tx_busy ? CNUASGPU_LINK_TX_BUSY : 0);
     case CNUASGPU_REG_TX_OFF_LO:
         return (uint32_t)s->tx_off;
@@ -294,10 +294,38 @@ static int cnuasgpu_post_load(void *opaque, int version_id)
     return 0;
 }
 
+static int cnuasgpu_pre_save(void *opaque)
+{
+    cnuasgpu_link_pre_save(opaque);
+    return 0;
+}
+
+static int cnuasgpu_pre_load(void *opaque)
+{
+    CnuasGpuState *s = opaque;
+
+    /* What a version 1 stream does not carry: no frame in flight. */
+    s->tx_busy = false;
+    s->tx_pending_len = 0;
+    s->link_was_up = false;
+    return 0;
+}
+
+static bool cnuasgpu_tx_len_ok(void *opaque, int version_id)
+{
+    CnuasGpuState *s = opaque;
+
+    return s->tx_pending_len <= CNUASGPU_LINK_MAX_FRAME &&
+           (!s->tx_busy || s->tx_pending_len);
+}
+
+/* Version 2: the link's sequence state and the frame in flight. */
 static const VMStateDescription vmstate_cnuasgpu = {
     .name = TYPE_CNUASGPU,
-    .version_id = 1,
+    .version_id = 2,
     .minimum_version_id = 1,
+    .pre_save = cnuasgpu_pre_save,
+    .pre_load = cnuasgpu_pre_load,
     .post_load = cnuasgpu_post_load,
     .fields = (VMStateField[]) {
         VMSTATE_PCI_DEVICE(parent_obj, CnuasGpuState),
@@ -310,6 +338,15 @@ static const VMStateDescription vmstate_cnuasgpu = {
         VMSTATE_UINT32(rx_buf_size, CnuasGpuState),
         VMSTATE_UINT32(rx_len, CnuasGpuState),
         VMSTATE_UINT32_ARRAY(stats, CnuasGpuState, CNUASGPU_NUM_STATS),
+        VMSTATE_UINT64_V(epoch, CnuasGpuState, 2),
+        VMSTATE_UINT64_V(tx_seq, CnuasGpuState, 2),
+        VMSTATE_UINT64_V(peer_epoch, CnuasGpuState, 2),
+        VMSTATE_UINT64_V(rx_next, CnuasGpuState, 2),
+        VMSTATE_BOOL_V(link_was_up, CnuasGpuState, 2),
+        VMSTATE_BOOL_V(tx_busy, CnuasGpuState, 2),
+        VMSTATE_UINT32_V(tx_pending_len, CnuasGpuState, 2),
+        VMSTATE_VALIDATE("frame in flight fits", cnuasgpu_tx_len_ok),
+        VMSTATE_VBUFFER_UINT32(txbuf, CnuasGpuState, 2, NULL, tx_pending_len),
         VMSTATE_END_OF_LIST()
     }
 };
@@ -320,6 +357,8 @@ static Property cnuasgpu_properties[] = {
     DEFINE_PROP_UINT32("gpu_id", CnuasGpuState, gpu_id, 0),
     DEFINE_PROP_STRING("cnuaslink_socket", CnuasGpuState, link_path),
     DEFINE_PROP_BOOL("cnuaslink_listen", CnuasGpuState, link_listen, false),
+    DEFINE_PROP_UINT32("x-link-hold-ms", CnuasGpuState, hold_ms,
+                       CNUASGPU_HOLD_MS),
     DEFINE_PROP_END_OF_LIST(),
 };
 

@@ -17,11 +17,14 @@
 #include "qom/object.h"
 #include "sysemu/runstate.h"
 #include "hw/misc/cnuasgpu_hw.h"
+#include "hw/misc/cnuaslink.h"
 
 #define TYPE_CNUASGPU "cnuasgpu"
 OBJECT_DECLARE_SIMPLE_TYPE(CnuasGpuState, CNUASGPU)
 
 #define CNUASGPU_RECONNECT_MS   500
+#define CNUASGPU_REHOLD_MS      50      /* reconnect interval while holding */
+#define CNUASGPU_HOLD_MS        3000    /* x-link-hold-ms default */
 
 struct CnuasGpuState {
     PCIDevice parent_obj;
@@ -35,6 +38,7 @@ struct CnuasGpuState {
     uint32_t gpu_id;
     char *link_path;
     bool link_listen;
+    uint32_t hold_ms;           /* link shown up this long after a loss */
 
     /* Guest-visible registers (migrated) */
     uint32_t int_status;
@@ -47,18 +51,31 @@ struct CnuasGpuState {
     uint32_t rx_len;
     uint32_t stats[CNUASGPU_NUM_STATS];
 
+    /* Link sequence state and the frame in flight (migrated) */
+    uint64_t epoch;             /* ours, in every DATA we send */
+    uint64_t tx_seq;            /* seq of the frame in txbuf */
+    bool tx_busy;               /* frame in txbuf not yet acknowledged */
+    uint32_t tx_pending_len;
+    uint64_t peer_epoch;        /* of the last frame taken in */
+    uint64_t rx_next;           /* next seq expected from peer_epoch */
+    bool link_was_up;           /* at save: the destination holds the link */
+
     /* Link backend (not migrated: each side owns its connection) */
-    int fd;                     /* connected peer, -1 = link down */
+    int fd;                     /* connected peer, -1 = none */
     int listen_fd;              /* cnuaslink_listen=on only */
+    int64_t hold_until;         /* no connection, link still shown up */
     bool rx_armed;
     bool tx_armed;
-    bool tx_busy;               /* frame in txbuf waiting for the socket */
-    uint32_t tx_pending_len;
+    bool tx_sent;               /* txbuf's DATA went out on this connection */
+    bool ack_pending;
+    uint64_t ack_epoch, ack_seq;
+    uint32_t stash_len;         /* frame in rxbuf waiting for the RX buffer */
+    uint64_t stash_epoch, stash_seq;
     bool vm_running;
     VMChangeStateEntry *vmstate_change;
-    QEMUTimer *link_timer;      /* reconnect and hang-up detection */
+    QEMUTimer *link_timer;      /* reconnect, hold and hang-up detection */
     uint8_t *txbuf;             /* CNUASGPU_LINK_MAX_FRAME */
-    uint8_t *rxbuf;             /* CNUASGPU_LINK_MAX_FRAME + 1 */
+    uint8_t *rxbuf;             /* CNUASGPU_LINK_MAX_FRAME */
 };
 
 #define CNUASGPU_STAT(name) (CNUASGPU_STAT_##name / 4)
@@ -75,6 +92,8 @@ void cnuasgpu_link_unrealize(CnuasGpuState *s);
 void cnuasgpu_link_reset(CnuasGpuState *s);
 void cnuasgpu_link_tx(CnuasGpuState *s);
 void cnuasgpu_link_update(CnuasGpuState *s);
+bool cnuasgpu_link_is_up(CnuasGpuState *s);
+void cnuasgpu_link_pre_save(CnuasGpuState *s);
 void cnuasgpu_link_post_load(CnuasGpuState *s);
 
 #endif

@@ -1,18 +1,26 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * cnuasgpu CnuasLink backend: one SOCK_SEQPACKET connection, one message
- * per frame, frames copied between the socket and BAR1.
+ * per frame or acknowledgement (hw/misc/cnuaslink.h), frames copied
+ * between the socket and BAR1.
  *
- * The socket is non-blocking and only watched when there is something to
- * do: the read handler is installed while the guest has an empty, valid
- * RX buffer (otherwise the peer holds its frames: back-pressure, no drops),
- * the write handler while a send waits for room.
+ * A send finishes when the peer acknowledges the frame, which it does once
+ * the frame is in its BAR1: one frame is in flight per direction, which is
+ * the back-pressure (nothing is dropped), and a frame a lost connection
+ * took with it is sent again on the next one. A connection lost while the
+ * link was up is not a link loss until it stays lost for x-link-hold-ms
+ * (the peer restarting, or either VM moving to a new QEMU process): the
+ * link stays up meanwhile and the send in flight waits.
+ *
+ * The socket is non-blocking; the read handler is installed while the VM
+ * runs, the write handler while a message waits for room.
  *
  * Copyright (c) 2026 The Cnuas authors
  */
 
 #include "qemu/osdep.h"
 #include "qapi/error.h"
+#include "qemu/bswap.h"
 #include "qemu/cutils.h"
 #include "qemu/main-loop.h"
 #include "qemu/sockets.h"
@@ -25,34 +33,26 @@
 static void cnuasgpu_link_readable(void *opaque);
 static void cnuasgpu_link_writable(void *opaque);
 
+static int64_t cnuasgpu_now_ms(void)
+{
+    return qemu_clock_get_ms(QEMU_CLOCK_REALTIME);
+}
+
+bool cnuasgpu_link_is_up(CnuasGpuState *s)
+{
+    return s->fd >= 0 || s->hold_until;
+}
+
 static bool cnuasgpu_rx_ready(CnuasGpuState *s)
 {
     return s->vm_running && s->rx_len == 0 && s->rx_buf_size &&
            cnuasgpu_range_ok(s, s->rx_off, s->rx_buf_size);
 }
 
-/* Install exactly the fd handlers the current state needs. */
-void cnuasgpu_link_update(CnuasGpuState *s)
-{
-    bool rx, tx;
-
-    if (s->fd < 0) {
-        return;
-    }
-    rx = cnuasgpu_rx_ready(s);
-    tx = s->tx_busy;
-    if (rx == s->rx_armed && tx == s->tx_armed) {
-        return;
-    }
-    s->rx_armed = rx;
-    s->tx_armed = tx;
-    qemu_set_fd_handler(s->fd, rx ? cnuasgpu_link_readable : NULL,
-                        tx ? cnuasgpu_link_writable : NULL, s);
-}
-
 static void cnuasgpu_tx_finish(CnuasGpuState *s, uint32_t result)
 {
     s->tx_busy = false;
+    s->tx_sent = false;
     s->tx_result = result;
     if (result == CNUASGPU_TX_OK) {
         s->stats[CNUASGPU_STAT(TX_FRAMES)]++;
@@ -62,28 +62,143 @@ static void cnuasgpu_tx_finish(CnuasGpuState *s, uint32_t result)
     cnuasgpu_raise(s, CNUASGPU_INT_TX);
 }
 
+/* Send one message; false if the socket is full or the connection failed. */
+static bool cnuasgpu_link_send(CnuasGpuState *s, uint8_t type, uint64_t epoch,
+                               uint64_t seq, void *data, size_t len)
+{
+    CnuasLinkHdr h = {
+        .type = type,
+        .epoch = cpu_to_le64(epoch),
+        .seq = cpu_to_le64(seq),
+    };
+    struct iovec iov[2] = {
+        { .iov_base = &h, .iov_len = sizeof(h) },
+        { .iov_base = data, .iov_len = len },
+    };
+    struct msghdr msg = { .msg_iov = iov, .msg_iovlen = len ? 2 : 1 };
+    ssize_t r;
+
+    do {
+        r = sendmsg(s->fd, &msg, MSG_DONTWAIT | MSG_NOSIGNAL);
+    } while (r < 0 && errno == EINTR);
+    return r >= 0;
+}
+
+/* Send what waits: our acknowledgement, then the frame in flight. */
+static void cnuasgpu_link_flush(CnuasGpuState *s)
+{
+    if (s->fd >= 0 && s->vm_running && s->ack_pending &&
+        cnuasgpu_link_send(s, CNUASLINK_ACK, s->ack_epoch, s->ack_seq,
+                           NULL, 0)) {
+        s->ack_pending = false;
+    }
+    if (s->fd >= 0 && s->vm_running && s->tx_busy && !s->tx_sent &&
+        cnuasgpu_link_send(s, CNUASLINK_DATA, s->epoch, s->tx_seq,
+                           s->txbuf, s->tx_pending_len)) {
+        s->tx_sent = true;
+    }
+}
+
+static void cnuasgpu_link_ack(CnuasGpuState *s, uint64_t epoch, uint64_t seq)
+{
+    s->ack_pending = true;
+    s->ack_epoch = epoch;
+    s->ack_seq = seq;
+}
+
+/* The frame waiting in rxbuf into the guest's RX buffer, once it is free. */
+static void cnuasgpu_link_deliver(CnuasGpuState *s)
+{
+    if (!s->stash_len || !cnuasgpu_rx_ready(s)) {
+        return;
+    }
+    if (s->stash_len > s->rx_buf_size) {
+        s->stats[CNUASGPU_STAT(RX_DROPS)]++;
+    } else {
+        memcpy(s->devmem_ptr + s->rx_off, s->rxbuf, s->stash_len);
+        memory_region_set_dirty(&s->devmem, s->rx_off, s->stash_len);
+        s->rx_len = s->stash_len;
+        s->stats[CNUASGPU_STAT(RX_FRAMES)]++;
+        cnuasgpu_raise(s, CNUASGPU_INT_RX);
+    }
+    s->peer_epoch = s->stash_epoch;
+    s->rx_next = s->stash_seq + 1;
+    s->stash_len = 0;
+    cnuasgpu_link_ack(s, s->stash_epoch, s->stash_seq);
+}
+
+/* Move what can move, then install exactly the fd handlers still needed. */
+void cnuasgpu_link_update(CnuasGpuState *s)
+{
+    bool rx, tx;
+
+    if (s->fd < 0) {
+        return;
+    }
+    cnuasgpu_link_deliver(s);
+    cnuasgpu_link_flush(s);
+    if (s->fd < 0) {
+        return;
+    }
+    rx = s->vm_running;
+    tx = s->vm_running && (s->ack_pending || (s->tx_busy && !s->tx_sent));
+    if (rx == s->rx_armed && tx == s->tx_armed) {
+        return;
+    }
+    s->rx_armed = rx;
+    s->tx_armed = tx;
+    qemu_set_fd_handler(s->fd, rx ? cnuasgpu_link_readable : NULL,
+                        tx ? cnuasgpu_link_writable : NULL, s);
+}
+
 static void cnuasgpu_link_set(CnuasGpuState *s, int fd)
 {
+    bool was_up = cnuasgpu_link_is_up(s);
+
     s->fd = fd;
+    s->hold_until = 0;
     s->rx_armed = false;
     s->tx_armed = false;
-    if (fd >= 0) {
-        cnuasgpu_link_update(s);
+    s->tx_sent = false;
+    s->ack_pending = false;
+    s->stash_len = 0;
+    cnuasgpu_link_update(s);
+    if (!was_up) {
+        cnuasgpu_raise(s, CNUASGPU_INT_LINK);
+    }
+}
+
+/* No connection and no hold any more: the link is down. */
+static void cnuasgpu_link_down(CnuasGpuState *s)
+{
+    s->hold_until = 0;
+    if (s->tx_busy) {
+        cnuasgpu_tx_finish(s, CNUASGPU_TX_ERR_LINK);
     }
     cnuasgpu_raise(s, CNUASGPU_INT_LINK);
 }
 
-static void cnuasgpu_link_down(CnuasGpuState *s)
+/*
+ * The connection ended. What it carried unacknowledged is sent again on
+ * the next one, so the link only goes down if none comes within the hold.
+ */
+static void cnuasgpu_link_lost(CnuasGpuState *s)
 {
     if (s->fd < 0) {
         return;
     }
     qemu_set_fd_handler(s->fd, NULL, NULL, NULL);
     close(s->fd);
-    if (s->tx_busy) {
-        cnuasgpu_tx_finish(s, CNUASGPU_TX_ERR_LINK);
+    s->fd = -1;
+    s->tx_sent = false;
+    s->ack_pending = false;
+    s->stash_len = 0;
+    if (s->hold_ms) {
+        s->hold_until = cnuasgpu_now_ms() + s->hold_ms;
+        timer_mod(s->link_timer, cnuasgpu_now_ms() + CNUASGPU_REHOLD_MS);
+    } else {
+        cnuasgpu_link_down(s);
     }
-    cnuasgpu_link_set(s, -1);
 }
 
 static void cnuasgpu_link_connect(CnuasGpuState *s)
@@ -121,7 +236,7 @@ static void cnuasgpu_link_accept(void *opaque)
     cnuasgpu_link_set(s, fd);
 }
 
-/* Did the peer go away while we are not reading (RX back-pressure)? */
+/* Did the peer go away while we are not reading (VM stopped)? */
 static bool cnuasgpu_link_hung_up(CnuasGpuState *s)
 {
     struct pollfd pfd = { .fd = s->fd, .events = POLLRDHUP };
@@ -135,46 +250,25 @@ static bool cnuasgpu_link_hung_up(CnuasGpuState *s)
 static void cnuasgpu_link_timer(void *opaque)
 {
     CnuasGpuState *s = opaque;
+    int64_t now = cnuasgpu_now_ms();
 
     if (s->fd < 0) {
+        if (s->hold_until && now >= s->hold_until) {
+            cnuasgpu_link_down(s);
+        }
         if (!s->link_listen) {
             cnuasgpu_link_connect(s);
         }
     } else if (!s->rx_armed && cnuasgpu_link_hung_up(s)) {
-        cnuasgpu_link_down(s);
+        cnuasgpu_link_lost(s);
     }
-    timer_mod(s->link_timer, qemu_clock_get_ms(QEMU_CLOCK_REALTIME) +
-              CNUASGPU_RECONNECT_MS);
-}
-
-/* Try to send the frame in txbuf; false if the socket is full. */
-static bool cnuasgpu_link_try_send(CnuasGpuState *s)
-{
-    ssize_t r;
-
-    do {
-        r = send(s->fd, s->txbuf, s->tx_pending_len, MSG_DONTWAIT);
-    } while (r < 0 && errno == EINTR);
-    if (r < 0 &&
-        (errno == EAGAIN || errno == EWOULDBLOCK || errno == ENOBUFS)) {
-        return false;
-    }
-    if (r < 0) {
-        cnuasgpu_link_down(s);  /* finishes the send with ERR_LINK */
-        return true;
-    }
-    cnuasgpu_tx_finish(s, CNUASGPU_TX_OK);
-    return true;
+    timer_mod(s->link_timer, now + (s->hold_until ? CNUASGPU_REHOLD_MS :
+                                    CNUASGPU_RECONNECT_MS));
 }
 
 static void cnuasgpu_link_writable(void *opaque)
 {
-    CnuasGpuState *s = opaque;
-
-    if (s->tx_busy && s->fd >= 0) {
-        cnuasgpu_link_try_send(s);
-    }
-    cnuasgpu_link_update(s);
+    cnuasgpu_link_update(opaque);
 }
 
 /* TX_DOORBELL: copy the frame out of BAR1 now, send when possible. */
@@ -192,29 +286,68 @@ void cnuasgpu_link_tx(CnuasGpuState *s)
         cnuasgpu_tx_finish(s, CNUASGPU_TX_ERR_RANGE);
         return;
     }
-    if (s->fd < 0) {
+    if (!cnuasgpu_link_is_up(s)) {
         cnuasgpu_tx_finish(s, CNUASGPU_TX_ERR_LINK);
         return;
     }
     memcpy(s->txbuf, s->devmem_ptr + s->tx_off, s->tx_len);
     s->tx_pending_len = s->tx_len;
+    s->tx_seq++;
     s->tx_busy = true;
+    s->tx_sent = false;
     s->tx_result = CNUASGPU_TX_PENDING;
-    if (!cnuasgpu_link_try_send(s)) {
-        cnuasgpu_link_update(s);
-    }
+    cnuasgpu_link_update(s);
 }
 
-/* One frame into the RX buffer, then wait for RX_CONSUME. */
+/* One message from the peer, header in h, len bytes of frame in rxbuf. */
+static void cnuasgpu_link_input(CnuasGpuState *s, const CnuasLinkHdr *h,
+                                size_t len)
+{
+    uint64_t epoch = le64_to_cpu(h->epoch), seq = le64_to_cpu(h->seq);
+
+    if (h->type == CNUASLINK_ACK) {
+        if (s->tx_busy && epoch == s->epoch && seq == s->tx_seq) {
+            cnuasgpu_tx_finish(s, CNUASGPU_TX_OK);
+        }
+        return;
+    }
+    if (h->type != CNUASLINK_DATA || !epoch) {
+        s->stats[CNUASGPU_STAT(RX_DROPS)]++;
+        return;
+    }
+    if (epoch == s->peer_epoch && seq < s->rx_next) {
+        cnuasgpu_link_ack(s, epoch, seq);       /* a copy of one we have */
+        return;
+    }
+    if (len == 0 || len > CNUASGPU_LINK_MAX_FRAME) {
+        s->stats[CNUASGPU_STAT(RX_DROPS)]++;
+        cnuasgpu_link_ack(s, epoch, seq);       /* never fits: do not resend */
+        return;
+    }
+    s->stash_len = len;
+    s->stash_epoch = epoch;
+    s->stash_seq = seq;
+    cnuasgpu_link_deliver(s);
+}
+
 static void cnuasgpu_link_readable(void *opaque)
 {
     CnuasGpuState *s = opaque;
     unsigned budget = 64;       /* bounded work per call, even if flooded */
-    ssize_t r;
+    uint8_t scratch[16];
 
-    while (budget-- && s->fd >= 0 && cnuasgpu_rx_ready(s)) {
-        r = recv(s->fd, s->rxbuf, CNUASGPU_LINK_MAX_FRAME + 1,
-                 MSG_DONTWAIT | MSG_TRUNC);
+    while (budget-- && s->fd >= 0 && s->vm_running) {
+        CnuasLinkHdr h;
+        /* While a frame waits in rxbuf only acknowledgements may come. */
+        struct iovec iov[2] = {
+            { .iov_base = &h, .iov_len = sizeof(h) },
+            { .iov_base = s->stash_len ? scratch : s->rxbuf,
+              .iov_len = s->stash_len ? sizeof(scratch) :
+                                        CNUASGPU_LINK_MAX_FRAME },
+        };
+        struct msghdr msg = { .msg_iov = iov, .msg_iovlen = 2 };
+        ssize_t r = recvmsg(s->fd, &msg, MSG_DONTWAIT | MSG_TRUNC);
+
         if (r < 0 && errno == EINTR) {
             continue;
         }
@@ -222,18 +355,19 @@ static void cnuasgpu_link_readable(void *opaque)
             break;
         }
         if (r <= 0) {
-            cnuasgpu_link_down(s);      /* error or end of file */
+            cnuasgpu_link_lost(s);      /* error or end of file */
             return;
         }
-        if (r > CNUASGPU_LINK_MAX_FRAME || r > s->rx_buf_size) {
+        if (r < sizeof(h)) {
             s->stats[CNUASGPU_STAT(RX_DROPS)]++;
             continue;
         }
-        memcpy(s->devmem_ptr + s->rx_off, s->rxbuf, r);
-        memory_region_set_dirty(&s->devmem, s->rx_off, r);
-        s->rx_len = r;
-        s->stats[CNUASGPU_STAT(RX_FRAMES)]++;
-        cnuasgpu_raise(s, CNUASGPU_INT_RX);
+        if (s->stash_len && h.type == CNUASLINK_DATA) {
+            /* a second frame in flight: the peer broke the protocol */
+            s->stats[CNUASGPU_STAT(RX_DROPS)]++;
+            continue;
+        }
+        cnuasgpu_link_input(s, &h, r - sizeof(h));
     }
     cnuasgpu_link_update(s);
 }
@@ -295,7 +429,11 @@ bool cnuasgpu_link_realize(CnuasGpuState *s, Error **errp)
         qemu_set_fd_handler(s->listen_fd, cnuasgpu_link_accept, NULL, s);
     }
     s->txbuf = g_malloc(CNUASGPU_LINK_MAX_FRAME);
-    s->rxbuf = g_malloc(CNUASGPU_LINK_MAX_FRAME + 1);
+    s->rxbuf = g_malloc(CNUASGPU_LINK_MAX_FRAME);
+    /* Distinct per device instance, kept across migration: never 0. */
+    do {
+        s->epoch = (uint64_t)g_random_int() << 32 | g_random_int();
+    } while (!s->epoch);
     s->link_timer = timer_new_ms(QEMU_CLOCK_REALTIME, cnuasgpu_link_timer, s);
     s->vm_running = runstate_is_running();
     s->vmstate_change = qemu_add_vm_change_state_handler(cnuasgpu_vm_state, s);
@@ -327,17 +465,35 @@ void cnuasgpu_link_unrealize(CnuasGpuState *s)
 void cnuasgpu_link_reset(CnuasGpuState *s)
 {
     s->tx_busy = false;
+    s->tx_sent = false;
     s->tx_pending_len = 0;
     cnuasgpu_link_update(s);
 }
 
-/* The connection is not migrated: a send in flight is lost. */
+void cnuasgpu_link_pre_save(CnuasGpuState *s)
+{
+    s->link_was_up = cnuasgpu_link_is_up(s);
+}
+
+/*
+ * The connection is not migrated, its sequence state and the frame in
+ * flight are: the destination holds the link up while it connects and
+ * sends that frame again; the peer drops it if it already had it.
+ */
 void cnuasgpu_link_post_load(CnuasGpuState *s)
 {
-    if (s->tx_result == CNUASGPU_TX_PENDING) {
-        s->tx_result = CNUASGPU_TX_ERR_LINK;
+    s->tx_sent = false;
+    if (s->tx_busy) {
+        s->tx_result = CNUASGPU_TX_PENDING;
+    } else if (s->tx_result == CNUASGPU_TX_PENDING) {
+        s->tx_result = CNUASGPU_TX_ERR_LINK;    /* from a version 1 stream */
         s->int_status |= CNUASGPU_INT_TX;
     }
-    s->tx_busy = false;
+    if (s->fd < 0 && s->link_was_up && s->hold_ms) {
+        s->hold_until = cnuasgpu_now_ms() + s->hold_ms;
+        timer_mod(s->link_timer, cnuasgpu_now_ms() + CNUASGPU_REHOLD_MS);
+    } else if (s->fd < 0 && s->tx_busy) {
+        cnuasgpu_tx_finish(s, CNUASGPU_TX_ERR_LINK);
+    }
     cnuasgpu_link_update(s);
 }

@@ -100,15 +100,16 @@ struct CnuasVnicState {
     CnuasVnicQueue rxq;
     uint32_t stats[CNUAS_VNIC_NUM_STATS];
 
+    bool sb_ok;                 /* status block writable (else dead) */
+    bool link_published;        /* link state the driver was told about */
+
     /* Backend (not migrated: each side owns its connection) */
     int fd;
     bool link_up;
     bool rx_armed;              /* RX thread watches the socket */
     bool tx_armed;              /* write handler installed */
     bool tx_blocked;            /* waiting for the socket to drain */
-    bool sb_ok;                 /* status block writable (else dead) */
     bool vm_running;            /* no DMA while the VM is stopped */
-    bool link_published;        /* link state the driver was told about */
     VMChangeStateEntry *vmstate_change;
     /* RX thread: watches rx_fd (atomic, -1: nothing) without the BQL */
     QemuThread rx_thread;

@@ -1396,7 +1396,6 @@ void cnuas_vnic_core_post_load(CnuasVnicState *s)
 {
     uint32_t causes = s->delayed;
 
-    s->sb_ok = true;
     s->delayed = 0;
     cnuas_vnic_fire(s, causes);
     cnuas_vnic_update_intx(s);

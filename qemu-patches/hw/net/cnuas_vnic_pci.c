@@ -209,6 +209,36 @@ static int cnuas_vnic_post_load(void *opaque, int version_id)
     return 0;
 }
 
+/* What a stream without the link subsection means. */
+static int cnuas_vnic_pre_load(void *opaque)
+{
+    CnuasVnicState *s = opaque;
+
+    s->link_published = false;
+    s->sb_ok = true;
+    return 0;
+}
+
+static bool cnuas_vnic_link_needed(void *opaque)
+{
+    CnuasVnicState *s = opaque;
+
+    return s->link_published || !s->sb_ok;
+}
+
+/* The link state the driver was told, and a status block found dead. */
+static const VMStateDescription vmstate_cnuas_vnic_link = {
+    .name = TYPE_CNUAS_VNIC "/link",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .needed = cnuas_vnic_link_needed,
+    .fields = (VMStateField[]) {
+        VMSTATE_BOOL(link_published, CnuasVnicState),
+        VMSTATE_BOOL(sb_ok, CnuasVnicState),
+        VMSTATE_END_OF_LIST()
+    }
+};
+
 static const VMStateDescription vmstate_cnuas_vnic_queue = {
     .name = "cnuas-vnic-queue",
     .version_id = 1,
@@ -228,6 +258,7 @@ static const VMStateDescription vmstate_cnuas_vnic = {
     .name = TYPE_CNUAS_VNIC,
     .version_id = 2,
     .minimum_version_id = 2,
+    .pre_load = cnuas_vnic_pre_load,
     .post_load = cnuas_vnic_post_load,
     .fields = (VMStateField[]) {
         VMSTATE_PCI_DEVICE(parent_obj, CnuasVnicState),
@@ -247,6 +278,10 @@ static const VMStateDescription vmstate_cnuas_vnic = {
                        CnuasVnicQueue),
         VMSTATE_UINT32_ARRAY(stats, CnuasVnicState, CNUAS_VNIC_NUM_STATS),
         VMSTATE_END_OF_LIST()
+    },
+    .subsections = (const VMStateDescription * []) {
+        &vmstate_cnuas_vnic_link,
+        NULL
     }
 };
 

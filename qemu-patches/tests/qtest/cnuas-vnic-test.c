@@ -1145,7 +1145,10 @@ static void test_stop_cont(void)
     vnic_free(v);
 }
 
-/* Registers, indices and counters migrate; the target has its own link. */
+/*
+ * Registers, indices, counters and the link state the driver was told
+ * migrate; the target has its own link.
+ */
 static void test_migrate(void)
 {
     Vnic *v = vnic_new(NULL, true);
@@ -1170,6 +1173,7 @@ static void test_migrate(void)
     }
     g_assert(wait_reg(v, CNUAS_VNIC_REG_RXQ + CNUAS_VNIC_Q_CONS, ~0u, 2));
     wr(v, CNUAS_VNIC_REG_INT_MASK_SET, CNUAS_VNIC_INT_TX);
+    wr(v, CNUAS_VNIC_REG_INT_ACK, CNUAS_VNIC_INT_ALL);
 
     dst = qtest_pc_boot("-nodefaults -device cnuas-vnic,id=nic0,addr=0x4,"
                         "mac=" TEST_MAC ",socket_path=%s -incoming %s",
@@ -1198,6 +1202,10 @@ static void test_migrate(void)
     g_assert_cmpuint(vstat(v, CNUAS_VNIC_STAT_RX_FRAMES), ==, 2);
     g_assert(wait_reg(v, CNUAS_VNIC_REG_STATUS, ~0u,
                       CNUAS_VNIC_STATUS_LINK_UP | CNUAS_VNIC_STATUS_ENABLED));
+    /* The driver knew the link was up: the target tells it nothing new. */
+    g_usleep(100 * 1000);
+    g_assert_cmphex(rd(v, CNUAS_VNIC_REG_INT_STATUS) & CNUAS_VNIC_INT_MISC,
+                    ==, 0);
 
     /* The target carries on with the posted buffers and the TX ring. */
     fill(buf, 60, 9);

@@ -3,7 +3,9 @@
  * QTest for the cnuasgpu device: identification, BAR sizes and types,
  * property validation, hostile offsets and lengths, CnuasLink frames in
  * both directions through a real SOCK_SEQPACKET socket (the test plays the
- * peer GPU), back-pressure, link loss and reconnect, listening mode, reset.
+ * peer GPU, hw/misc/cnuaslink.h), acknowledgements and duplicates,
+ * malformed messages, link loss, the hold and the resend, listening mode,
+ * reset.
  *
  * Copyright (c) 2026 The Cnuas authors
  */
@@ -11,15 +13,18 @@
 #include "qemu/osdep.h"
 #include <poll.h>
 #include <sys/un.h>
+#include "qemu/bswap.h"
 #include "libqtest.h"
 #include "libqos/libqos-pc.h"
 #include "libqos/pci-pc.h"
 #include "hw/pci/pci_regs.h"
 #include "hw/misc/cnuasgpu_hw.h"
+#include "hw/misc/cnuaslink.h"
 
 #define DEVMEM          (16 * 1024 * 1024)
 #define WAIT_US         (5 * 1000 * 1000)
 #define MAXF            CNUASGPU_LINK_MAX_FRAME
+#define PEER_EPOCH      0x5eed0000cafe0001ull
 
 typedef struct Gpu {
     QOSState *qs;
@@ -31,6 +36,8 @@ typedef struct Gpu {
     char *path;
     int lfd;                    /* listening socket: the peer */
     int cfd;                    /* the device's connection */
+    uint64_t seq;               /* of the peer's last DATA */
+    CnuasLinkHdr last;          /* header of the device's last DATA */
 } Gpu;
 
 static void save_dev(QPCIDevice *dev, int devfn, void *data)
@@ -164,19 +171,93 @@ static void fill(uint8_t *buf, size_t len, unsigned seed)
     }
 }
 
-static ssize_t peer_recv(Gpu *g, uint8_t *buf, size_t size, int timeout_ms)
+/* One message from the device: its header in *h, the frame in buf. */
+static ssize_t peer_msg(Gpu *g, CnuasLinkHdr *h, uint8_t *buf, size_t size,
+                        int timeout_ms)
 {
     struct pollfd pfd = { .fd = g->cfd, .events = POLLIN };
+    struct iovec iov[2] = {
+        { .iov_base = h, .iov_len = sizeof(*h) },
+        { .iov_base = buf, .iov_len = size },
+    };
+    struct msghdr msg = { .msg_iov = iov, .msg_iovlen = 2 };
+    ssize_t r;
 
     if (poll(&pfd, 1, timeout_ms) != 1) {
         return -1;
     }
-    return recv(g->cfd, buf, size, MSG_DONTWAIT);
+    r = recvmsg(g->cfd, &msg, MSG_DONTWAIT);
+    g_assert_cmpint(r, >=, (ssize_t)sizeof(*h));
+    g_assert_cmpint(msg.msg_flags & MSG_TRUNC, ==, 0);
+    return r - sizeof(*h);
+}
+
+static void peer_raw(Gpu *g, uint8_t type, uint64_t epoch, uint64_t seq,
+                     const uint8_t *buf, size_t len)
+{
+    CnuasLinkHdr h = {
+        .type = type, .epoch = cpu_to_le64(epoch), .seq = cpu_to_le64(seq),
+    };
+    struct iovec iov[2] = {
+        { .iov_base = &h, .iov_len = sizeof(h) },
+        { .iov_base = (void *)buf, .iov_len = len },
+    };
+    struct msghdr msg = { .msg_iov = iov, .msg_iovlen = len ? 2 : 1 };
+
+    g_assert_cmpint(sendmsg(g->cfd, &msg, 0), ==, sizeof(h) + len);
+}
+
+/* The device's next frame, without acknowledging it (-1: none). */
+static ssize_t peer_recv_noack(Gpu *g, uint8_t *buf, size_t size,
+                               int timeout_ms)
+{
+    ssize_t r;
+
+    do {
+        r = peer_msg(g, &g->last, buf, size, timeout_ms);
+    } while (r >= 0 && g->last.type == CNUASLINK_ACK);
+    if (r >= 0) {
+        g_assert_cmpuint(g->last.type, ==, CNUASLINK_DATA);
+        g_assert(g->last.epoch);
+    }
+    return r;
+}
+
+static void peer_ack(Gpu *g)
+{
+    peer_raw(g, CNUASLINK_ACK, le64_to_cpu(g->last.epoch),
+             le64_to_cpu(g->last.seq), NULL, 0);
+}
+
+/* The device's next frame, acknowledged as a peer GPU does. */
+static ssize_t peer_recv(Gpu *g, uint8_t *buf, size_t size, int timeout_ms)
+{
+    ssize_t r = peer_recv_noack(g, buf, size, timeout_ms);
+
+    if (r >= 0) {
+        peer_ack(g);
+    }
+    return r;
 }
 
 static void peer_send(Gpu *g, const uint8_t *buf, size_t len)
 {
-    g_assert_cmpint(send(g->cfd, buf, len, 0), ==, len);
+    peer_raw(g, CNUASLINK_DATA, PEER_EPOCH, ++g->seq, buf, len);
+}
+
+/* The device acknowledged our DATA seq (and nothing else came), or not. */
+static bool peer_acked(Gpu *g, uint64_t seq, int timeout_ms)
+{
+    CnuasLinkHdr h;
+    uint8_t b[16];
+
+    if (peer_msg(g, &h, b, sizeof(b), timeout_ms) < 0) {
+        return false;
+    }
+    g_assert_cmpuint(h.type, ==, CNUASLINK_ACK);
+    g_assert_cmphex(le64_to_cpu(h.epoch), ==, PEER_EPOCH);
+    g_assert_cmpuint(le64_to_cpu(h.seq), ==, seq);
+    return true;
 }
 
 static void set_tx(Gpu *g, uint64_t off, uint32_t len)
@@ -339,7 +420,7 @@ static void test_bad_ranges(void)
 static void test_link_frames(void)
 {
     static const uint32_t sizes[] = { 1, 60, 1500, 4097, 9216, MAXF };
-    Gpu *g = gpu_new(",devmem_size=16M", 1);
+    Gpu *g = gpu_new(",devmem_size=16M,x-link-hold-ms=0", 1);
     g_autofree uint8_t *a = g_malloc(MAXF + 16), *b = g_malloc(MAXF + 16);
     uint64_t txoff = 0x100000 + 3, rxoff = 0x400000;
     unsigned i;
@@ -365,37 +446,62 @@ static void test_link_frames(void)
     g_assert_cmpuint(gstat(g, CNUASGPU_STAT_TX_FRAMES), ==,
                      ARRAY_SIZE(sizes));
 
-    /* RX: peer -> BAR1; one frame per buffer until RX_CONSUME. */
+    /*
+     * RX: peer -> BAR1; one frame per buffer until RX_CONSUME, and the
+     * acknowledgement only once the frame is in BAR1: the next frame
+     * waits in the device meanwhile.
+     */
     set_rx(g, rxoff, MAXF);
-    for (i = 0; i < ARRAY_SIZE(sizes); i++) {
-        fill(a, sizes[i], 100 + i);
-        peer_send(g, a, sizes[i]);
-    }
+    fill(a, sizes[0], 100);
+    peer_send(g, a, sizes[0]);
     for (i = 0; i < ARRAY_SIZE(sizes); i++) {
         g_assert(wait_reg(g, CNUASGPU_REG_RX_LEN, ~0u, sizes[i]));
         g_assert(rd(g, CNUASGPU_REG_INT_STATUS) & CNUASGPU_INT_RX);
         fill(a, sizes[i], 100 + i);
         qpci_memread(g->dev, g->mem, rxoff, b, sizes[i]);
         g_assert_cmpmem(a, sizes[i], b, sizes[i]);
-        /* Held: the next frame waits for the consume. */
-        g_usleep(20 * 1000);
-        g_assert_cmpuint(rd(g, CNUASGPU_REG_RX_LEN), ==, sizes[i]);
+        g_assert(peer_acked(g, g->seq, WAIT_US / 1000));
+        if (i + 1 < ARRAY_SIZE(sizes)) {
+            fill(a, sizes[i + 1], 100 + i + 1);
+            peer_send(g, a, sizes[i + 1]);
+            /* Held: the next frame waits for the consume, unacknowledged. */
+            g_assert(!peer_acked(g, g->seq, 50));
+            g_assert_cmpuint(rd(g, CNUASGPU_REG_RX_LEN), ==, sizes[i]);
+        }
         wr(g, CNUASGPU_REG_INT_STATUS, CNUASGPU_INT_RX);
         wr(g, CNUASGPU_REG_RX_CONSUME, 1);
     }
     g_assert_cmpuint(gstat(g, CNUASGPU_STAT_RX_FRAMES), ==,
                      ARRAY_SIZE(sizes));
 
-    /* Larger than the buffer: dropped and counted, the next one fits. */
+    /* A copy of a frame it has (a resend) is acknowledged, not delivered. */
+    peer_raw(g, CNUASLINK_DATA, PEER_EPOCH, g->seq, a, 10);
+    g_assert(peer_acked(g, g->seq, WAIT_US / 1000));
+    g_assert_cmpuint(rd(g, CNUASGPU_REG_RX_LEN), ==, 0);
+    g_assert_cmpuint(gstat(g, CNUASGPU_STAT_RX_FRAMES), ==,
+                     ARRAY_SIZE(sizes));
+
+    /* Malformed messages are dropped and counted; nothing else changes. */
+    g_assert_cmpint(send(g->cfd, a, 5, 0), ==, 5);
+    peer_raw(g, 9, PEER_EPOCH, g->seq + 1, a, 10);
+    peer_raw(g, CNUASLINK_DATA, 0, g->seq + 1, a, 10);
+    peer_raw(g, CNUASLINK_ACK, 1, 1, NULL, 0);
+    g_assert(wait_reg(g, CNUASGPU_REG_STATS + CNUASGPU_STAT_RX_DROPS, ~0u, 3));
+    g_assert(!peer_acked(g, g->seq + 1, 50));
+    g_assert_cmpuint(rd(g, CNUASGPU_REG_RX_LEN), ==, 0);
+
+    /* Larger than the buffer: dropped, counted and acknowledged. */
     set_rx(g, rxoff, 100);
     fill(a, 101, 7);
     peer_send(g, a, 101);
+    g_assert(peer_acked(g, g->seq, WAIT_US / 1000));
     peer_send(g, a, 100);
     g_assert(wait_reg(g, CNUASGPU_REG_RX_LEN, ~0u, 100));
-    g_assert_cmpuint(gstat(g, CNUASGPU_STAT_RX_DROPS), ==, 1);
+    g_assert_cmpuint(gstat(g, CNUASGPU_STAT_RX_DROPS), ==, 4);
+    g_assert(peer_acked(g, g->seq, WAIT_US / 1000));
     wr(g, CNUASGPU_REG_RX_CONSUME, 1);
 
-    /* Peer hangs up: link down, INT_LINK; it comes back by itself. */
+    /* Peer hangs up (no hold here): link down, INT_LINK; it comes back. */
     wr(g, CNUASGPU_REG_INT_STATUS, CNUASGPU_INT_ALL);
     close(g->cfd);
     g->cfd = -1;
@@ -412,35 +518,89 @@ static void test_link_frames(void)
     gpu_free(g);
 }
 
-/* TX back-pressure: a full socket keeps the send in flight, nothing lost. */
-static void test_tx_backpressure(void)
+/*
+ * A send finishes when the peer acknowledges it: one frame in flight,
+ * a doorbell meanwhile refused, acknowledgements of other frames ignored.
+ */
+static void test_tx_ack(void)
 {
     Gpu *g = gpu_new(",devmem_size=16M", 1);
     g_autofree uint8_t *b = g_malloc(MAXF);
-    unsigned sent = 0, got = 0, i;
 
     g_assert(wait_reg(g, CNUASGPU_REG_LINK_STATUS, CNUASGPU_LINK_UP,
                       CNUASGPU_LINK_UP));
     set_tx(g, 0, MAXF);
-    for (i = 0; i < 200; i++) {
-        if (rd(g, CNUASGPU_REG_LINK_STATUS) & CNUASGPU_LINK_TX_BUSY) {
-            break;
-        }
-        wr(g, CNUASGPU_REG_TX_DOORBELL, 1);
-        sent++;
-    }
+    wr(g, CNUASGPU_REG_TX_DOORBELL, 1);
+    g_assert_cmpint(peer_recv_noack(g, b, MAXF, WAIT_US / 1000), ==, MAXF);
     g_assert_cmpuint(rd(g, CNUASGPU_REG_LINK_STATUS) & CNUASGPU_LINK_TX_BUSY,
                      ==, CNUASGPU_LINK_TX_BUSY);
     g_assert_cmpuint(rd(g, CNUASGPU_REG_TX_RESULT), ==, CNUASGPU_TX_PENDING);
     /* A doorbell while busy is refused, the frame in flight stays. */
     wr(g, CNUASGPU_REG_TX_DOORBELL, 1);
     g_assert_cmpuint(gstat(g, CNUASGPU_STAT_TX_ERRORS), ==, 1);
-    while (peer_recv(g, b, MAXF, 500) == MAXF) {
-        got++;
-    }
-    g_assert_cmpuint(got, ==, sent);
+    g_assert_cmpint(peer_recv_noack(g, b, MAXF, 100), ==, -1);
+    peer_raw(g, CNUASLINK_ACK, le64_to_cpu(g->last.epoch),
+             le64_to_cpu(g->last.seq) + 1, NULL, 0);
+    peer_raw(g, CNUASLINK_ACK, le64_to_cpu(g->last.epoch) ^ 1,
+             le64_to_cpu(g->last.seq), NULL, 0);
+    g_usleep(100 * 1000);
+    g_assert_cmpuint(rd(g, CNUASGPU_REG_TX_RESULT), ==, CNUASGPU_TX_PENDING);
+    peer_ack(g);
     g_assert(wait_reg(g, CNUASGPU_REG_LINK_STATUS, CNUASGPU_LINK_TX_BUSY, 0));
     g_assert_cmpuint(rd(g, CNUASGPU_REG_TX_RESULT), ==, CNUASGPU_TX_OK);
+    g_assert_cmpuint(gstat(g, CNUASGPU_STAT_TX_FRAMES), ==, 1);
+    gpu_free(g);
+}
+
+/*
+ * A lost connection while the link is up (a peer restarting, a VM moving
+ * to a new process) is no link loss for x-link-hold-ms: the link stays up,
+ * the unacknowledged frame is sent again, same epoch and seq, on the next
+ * connection. Only a hold that runs out takes the link and the send down.
+ */
+static void test_link_hold(void)
+{
+    Gpu *g = gpu_new(",devmem_size=16M,x-link-hold-ms=1500", 1);
+    g_autofree uint8_t *a = g_malloc(MAXF), *b = g_malloc(MAXF);
+    CnuasLinkHdr first;
+
+    g_assert(wait_reg(g, CNUASGPU_REG_LINK_STATUS, CNUASGPU_LINK_UP,
+                      CNUASGPU_LINK_UP));
+    wr(g, CNUASGPU_REG_INT_STATUS, CNUASGPU_INT_ALL);
+    fill(a, 3000, 42);
+    qpci_memwrite(g->dev, g->mem, 0x1000, a, 3000);
+    set_tx(g, 0x1000, 3000);
+    wr(g, CNUASGPU_REG_TX_DOORBELL, 1);
+    g_assert_cmpint(peer_recv_noack(g, b, MAXF, WAIT_US / 1000), ==, 3000);
+    first = g->last;
+    close(g->cfd);
+    g_usleep(200 * 1000);
+    g_assert_cmphex(rd(g, CNUASGPU_REG_LINK_STATUS), ==,
+                    CNUASGPU_LINK_UP | CNUASGPU_LINK_TX_BUSY);
+    g_assert_cmpuint(rd(g, CNUASGPU_REG_INT_STATUS) & CNUASGPU_INT_LINK, ==, 0);
+    g->cfd = accept_timeout(g->lfd);
+    g_assert_cmpint(peer_recv(g, b, MAXF, WAIT_US / 1000), ==, 3000);
+    g_assert_cmpmem(a, 3000, b, 3000);
+    g_assert_cmphex(g->last.epoch, ==, first.epoch);
+    g_assert_cmphex(g->last.seq, ==, first.seq);
+    g_assert(wait_reg(g, CNUASGPU_REG_TX_RESULT, ~0u, CNUASGPU_TX_OK));
+    g_assert_cmpuint(rd(g, CNUASGPU_REG_INT_STATUS) & CNUASGPU_INT_LINK, ==, 0);
+
+    /* No connection within the hold: the link and the send go down. */
+    wr(g, CNUASGPU_REG_TX_DOORBELL, 1);
+    g_assert_cmpint(peer_recv_noack(g, b, MAXF, WAIT_US / 1000), ==, 3000);
+    g_assert_cmphex(g->last.seq, ==, cpu_to_le64(le64_to_cpu(first.seq) + 1));
+    close(g->cfd);
+    g->cfd = -1;
+    close(g->lfd);      /* the peer is gone: connecting fails */
+    g->lfd = -1;
+    unlink(g->path);
+    g_usleep(1000 * 1000);
+    g_assert_cmphex(rd(g, CNUASGPU_REG_LINK_STATUS), ==,
+                    CNUASGPU_LINK_UP | CNUASGPU_LINK_TX_BUSY);
+    g_assert(wait_reg(g, CNUASGPU_REG_LINK_STATUS, CNUASGPU_LINK_UP, 0));
+    g_assert_cmpuint(rd(g, CNUASGPU_REG_TX_RESULT), ==, CNUASGPU_TX_ERR_LINK);
+    g_assert(rd(g, CNUASGPU_REG_INT_STATUS) & CNUASGPU_INT_LINK);
     gpu_free(g);
 }
 
@@ -497,6 +657,79 @@ static void test_reset(void)
     gpu_free(g);
 }
 
+/*
+ * Migration carries the frame in flight and the sequence state: the
+ * target sends the unacknowledged frame again (same epoch and seq) on its
+ * own connection, and acknowledges without delivering a copy of a frame
+ * the source had already taken in.
+ */
+static void test_migrate(void)
+{
+    Gpu *g = gpu_new(",devmem_size=16M", 1);
+    g_autofree char *uri = g_strdup_printf("unix:%s/mig.sock", g->dir);
+    g_autofree uint8_t *a = g_malloc(MAXF), *b = g_malloc(MAXF);
+    QOSState *src = g->qs, *dst;
+    QPCIDevice *dev = NULL;
+    CnuasLinkHdr first;
+
+    g_assert(wait_reg(g, CNUASGPU_REG_LINK_STATUS, CNUASGPU_LINK_UP,
+                      CNUASGPU_LINK_UP));
+    set_rx(g, 0x8000, MAXF);
+    fill(a, 700, 5);
+    peer_send(g, a, 700);
+    g_assert(wait_reg(g, CNUASGPU_REG_RX_LEN, ~0u, 700));
+    g_assert(peer_acked(g, g->seq, WAIT_US / 1000));
+    wr(g, CNUASGPU_REG_RX_CONSUME, 1);
+    fill(a, 5000, 6);
+    qpci_memwrite(g->dev, g->mem, 0x20000, a, 5000);
+    set_tx(g, 0x20000, 5000);
+    wr(g, CNUASGPU_REG_TX_DOORBELL, 1);
+    g_assert_cmpint(peer_recv_noack(g, b, MAXF, WAIT_US / 1000), ==, 5000);
+    first = g->last;
+
+    dst = qtest_pc_boot("-nodefaults -device cnuasgpu,id=gpu0,addr=0x4,"
+                        "devmem_size=16M,cnuaslink_socket=%s -incoming %s",
+                        g->path, uri);
+    migrate(src, dst, uri);
+    g_free(g->dev);
+    qtest_shutdown(src);
+    close(g->cfd);
+    g->qs = dst;
+    g->qts = dst->qts;
+    qpci_device_foreach(dst->pcibus, CNUASGPU_VENDOR_ID, CNUASGPU_DEVICE_ID,
+                        save_dev, &dev);
+    g_assert(dev);
+    g->dev = dev;
+    g->regs = qpci_iomap(dev, CNUASGPU_BAR_REGS, NULL);
+    g->mem = qpci_iomap(dev, CNUASGPU_BAR_DEVMEM, NULL);
+    qpci_device_enable(dev);
+
+    /* The link stayed up for the guest, the send waits for its ACK. */
+    g_assert_cmphex(rd(g, CNUASGPU_REG_LINK_STATUS), ==,
+                    CNUASGPU_LINK_UP | CNUASGPU_LINK_TX_BUSY);
+    g->cfd = accept_timeout(g->lfd);
+    g_assert_cmpint(peer_recv(g, b, MAXF, WAIT_US / 1000), ==, 5000);
+    g_assert_cmpmem(a, 5000, b, 5000);
+    g_assert_cmphex(g->last.epoch, ==, first.epoch);
+    g_assert_cmphex(g->last.seq, ==, first.seq);
+    g_assert(wait_reg(g, CNUASGPU_REG_TX_RESULT, ~0u, CNUASGPU_TX_OK));
+    g_assert_cmpuint(gstat(g, CNUASGPU_STAT_TX_FRAMES), ==, 1);
+
+    /* Our frame the source took in, sent again: acknowledged, not taken. */
+    fill(a, 700, 5);
+    peer_raw(g, CNUASLINK_DATA, PEER_EPOCH, g->seq, a, 700);
+    g_assert(peer_acked(g, g->seq, WAIT_US / 1000));
+    g_assert_cmpuint(rd(g, CNUASGPU_REG_RX_LEN), ==, 0);
+    fill(a, 900, 7);
+    peer_send(g, a, 900);
+    g_assert(wait_reg(g, CNUASGPU_REG_RX_LEN, ~0u, 900));
+    qpci_memread(g->dev, g->mem, 0x8000, b, 900);
+    g_assert_cmpmem(a, 900, b, 900);
+    g_assert_cmpuint(gstat(g, CNUASGPU_STAT_RX_FRAMES), ==, 2);
+    unlink(uri + strlen("unix:"));
+    gpu_free(g);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -506,8 +739,10 @@ int main(int argc, char **argv)
     qtest_add_func("/cnuasgpu/bad_properties", test_bad_properties);
     qtest_add_func("/cnuasgpu/bad_ranges", test_bad_ranges);
     qtest_add_func("/cnuasgpu/link_frames", test_link_frames);
-    qtest_add_func("/cnuasgpu/tx_backpressure", test_tx_backpressure);
+    qtest_add_func("/cnuasgpu/tx_ack", test_tx_ack);
+    qtest_add_func("/cnuasgpu/link_hold", test_link_hold);
     qtest_add_func("/cnuasgpu/listen_mode", test_listen_mode);
     qtest_add_func("/cnuasgpu/reset", test_reset);
+    qtest_add_func("/cnuasgpu/migrate", test_migrate);
     return g_test_run();
 }
