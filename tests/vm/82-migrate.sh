@@ -15,8 +15,8 @@
 #   7. with cnuasgpus: node 1 fills its GPU memory and registers it as a
 #      DMA-BUF MR, moves, and node 0 then READs (compared), WRITEs (checked
 #      through the GPU mapping), SENDs and runs atomics on that MR;
-#   8. a verified RC transfer from a Soft-RoCE guest (node 2, rxe0) to
-#      node 1, which moves;
+#   8. a verified RC transfer, ib_write_bw and rping from a Soft-RoCE
+#      guest (node 2, rxe0) to node 1, which moves;
 #   9. NVMe over RDMA (nvmet-rdma on node 1, which moves; nvme-rdma on
 #      node 0): O_DIRECT writes and reads checksummed, and no I/O error,
 #      timeout or reconnect in node 0's kernel log;
@@ -135,7 +135,7 @@ migrate_now() {
 	fi
 }
 
-ONLY=${MIG_ONLY:-xfer bw ping xfer-sender rping repeat gpu rxe nvme nvme-host bw-client rping-client link}	# a subset, to debug one part
+ONLY=${MIG_ONLY:-xfer bw ping xfer-sender rping repeat gpu rxe nvme nvme-host bw-client rping-client link bw-rxe rping-rxe}	# a subset, to debug one part
 want() { [[ " $ONLY " == *" $1 "* ]]; }
 
 # xfer_to_moving TAG SENDER PORT SECS: a verified cnuas-xfer from SENDER
@@ -168,30 +168,36 @@ xfer_to_moving() {
 # 1. cnuas-xfer from node 0: the receiver (node 1) moves.
 want xfer && xfer_to_moving xfer $N0 18611 "$XSECS"
 
-# 2. ib_write_bw: the server (node 1) moves in the middle of the run.
-want bw && {
-	lsh -t 30 $N1 "rm -f /tmp/mig-bw.out /tmp/mig-bw.rc
-		(setsid sh -c 'timeout $((SECS + 120)) ib_write_bw -d $DB -x $GB -D $SECS -F -p 18612 --report_gbits >/tmp/mig-bw.out 2>&1; echo \$? >/tmp/mig-bw.rc' </dev/null >/dev/null 2>&1 &)
-		i=0; until $(listening 18612) || [ \$i -ge 100 ]; do sleep 0.1; i=\$((i+1)); done; true" ||
-		fail "cannot start the ib_write_bw server"
-	lsh -t $((SECS + 180)) $N0 "timeout $((SECS + 120)) stdbuf -oL ib_write_bw -d $DA -x $GA -D $SECS -F -p 18612 --report_gbits $(ip_of $N1)" >"$OUT/bw.client" 2>&1 &
+# bw_to_moving TAG CLIENT PORT: ib_write_bw from CLIENT (its own RDMA
+# device) while the server (node 1) moves in the middle of the run.
+bw_to_moving() {
+	local tag=$1 c=$2 port=$3 cdev cgid cpid crc srv src
+	cdev=$(rdma_dev "$c") cgid=$(gid_index "$c" 4)
+	lsh -t 30 $N1 "rm -f /tmp/mig-$tag.out /tmp/mig-$tag.rc
+		(setsid sh -c 'timeout $((SECS + 120)) ib_write_bw -d $DB -x $GB -D $SECS -F -p $port --report_gbits >/tmp/mig-$tag.out 2>&1; echo \$? >/tmp/mig-$tag.rc' </dev/null >/dev/null 2>&1 &)
+		i=0; until $(listening "$port") || [ \$i -ge 100 ]; do sleep 0.1; i=\$((i+1)); done; true" ||
+		fail "$tag: cannot start the ib_write_bw server"
+	lsh -t $((SECS + 180)) "$c" "timeout $((SECS + 120)) stdbuf -oL ib_write_bw -d $cdev -x $cgid -D $SECS -F -p $port --report_gbits $(ip_of $N1)" >"$OUT/$tag.client" 2>&1 &
 	cpid=$!
-	wait_for 60 grep -q 'remote address' "$OUT/bw.client" || { cat "$OUT/bw.client"; fail "ib_write_bw did not connect"; }
+	wait_for 60 grep -q 'remote address' "$OUT/$tag.client" || { cat "$OUT/$tag.client"; fail "$tag: ib_write_bw did not connect"; }
 	sleep 3
-	kill -0 $cpid 2>/dev/null || { cat "$OUT/bw.client"; fail "ib_write_bw ended before the migration"; }
-	migrate_now write_bw
-	kill -0 $cpid 2>/dev/null || note "ib_write_bw ended before the migration did (a slow host; raise MIG_BW_SECONDS): its pause is not measured, its data still checked"
+	kill -0 $cpid 2>/dev/null || { cat "$OUT/$tag.client"; fail "$tag: ib_write_bw ended before the migration"; }
+	migrate_now "$tag" $N1 "$c"
+	kill -0 $cpid 2>/dev/null || note "$tag: ib_write_bw ended before the migration did (a slow host; raise MIG_BW_SECONDS): its pause is not measured, its data still checked"
 	wait $cpid
 	crc=$?
-	wait_for 120 lsh -t 10 $N1 "[ -s /tmp/mig-bw.rc ]" || fail "the migrated ib_write_bw server never finished"
-	srv=$(lsh -t 20 $N1 "cat /tmp/mig-bw.out; exit \$(cat /tmp/mig-bw.rc)")
+	wait_for 120 lsh -t 10 $N1 "[ -s /tmp/mig-$tag.rc ]" || fail "$tag: the migrated ib_write_bw server never finished"
+	srv=$(lsh -t 20 $N1 "cat /tmp/mig-$tag.out; exit \$(cat /tmp/mig-$tag.rc)")
 	src=$?
-	tail -n 4 "$OUT/bw.client"
-	[ $crc = 0 ] && [ $src = 0 ] || { echo "$srv" | tail -n 8; fail "ib_write_bw across the migration failed (client rc $crc, server rc $src)"; }
-	if grep -qi 'error\|failed' "$OUT/bw.client" || echo "$srv" | grep -qi 'completion with error\|failed'; then
-		fail "ib_write_bw reported an error"
+	tail -n 4 "$OUT/$tag.client"
+	[ $crc = 0 ] && [ $src = 0 ] || { echo "$srv" | tail -n 8; fail "$tag: ib_write_bw across the migration failed (client rc $crc, server rc $src)"; }
+	if grep -qi 'error\|failed' "$OUT/$tag.client" || echo "$srv" | grep -qi 'completion with error\|failed'; then
+		fail "$tag: ib_write_bw reported an error"
 	fi
 }
+
+# 2. ib_write_bw: the server (node 1) moves in the middle of the run.
+want bw && bw_to_moving write_bw $N0 18612
 
 # 3. A ping every 20 ms from node 0 while node 1 moves: replies resume, the
 # lost ones are counted against the pause.
@@ -229,39 +235,44 @@ want xfer-sender && {
 	[ $txrc = 0 ] && [ $rxrc = 0 ] || fail "cnuas-xfer with its sender migrated failed (sender rc $txrc, receiver rc $rxrc)"
 }
 
-# 5. rping (RDMA CM, kernel connection state in the guest) while its
-# server (node 1) moves: every ping's data checked (-V), none may fail.
-want rping && {
-	lsh -t 30 $N1 "rm -f /tmp/mig-rping.out /tmp/mig-rping.rc
-		(setsid sh -c 'timeout 300 rping -s -a $(ip_of $N1) -p 18614 -V -C 3000 >/tmp/mig-rping.out 2>&1; echo \$? >/tmp/mig-rping.rc' </dev/null >/dev/null 2>&1 &)
+# rping_to_moving TAG CLIENT PORT: rping (RDMA CM, kernel connection
+# state in the guest) from CLIENT while its server (node 1) moves: every
+# ping's data checked (-V), none may fail.
+rping_to_moving() {
+	local tag=$1 c=$2 port=$3 rpid crc srv src n
+	lsh -t 30 $N1 "rm -f /tmp/mig-$tag.out /tmp/mig-$tag.rc
+		(setsid sh -c 'timeout 300 rping -s -a $(ip_of $N1) -p $port -V -C 3000 >/tmp/mig-$tag.out 2>&1; echo \$? >/tmp/mig-$tag.rc' </dev/null >/dev/null 2>&1 &)
 		i=0; until $(cm_listening) || [ \$i -ge 100 ]; do sleep 0.1; i=\$((i+1)); done; true" ||
-		fail "cannot start the rping server"
-	lsh -t 320 $N0 "timeout 300 stdbuf -oL rping -c -a $(ip_of $N1) -p 18614 -V -v -C 3000" >"$OUT/rping.client" 2>&1 &
+		fail "$tag: cannot start the rping server"
+	lsh -t 320 "$c" "timeout 300 stdbuf -oL rping -c -a $(ip_of $N1) -p $port -V -v -C 3000" >"$OUT/$tag.client" 2>&1 &
 	rpid=$!
-	wait_for 60 grep -q 'ping data' "$OUT/rping.client" || { cat "$OUT/rping.client"; fail "rping did not start"; }
+	wait_for 60 grep -q 'ping data' "$OUT/$tag.client" || { cat "$OUT/$tag.client"; fail "$tag: rping did not start"; }
 	sleep 2
-	migrate_now rping
-	kill -0 $rpid 2>/dev/null || note "rping ended before the migration did (a slow host; raise -C): its pause is not measured, its data still checked"
+	migrate_now "$tag" $N1 "$c"
+	kill -0 $rpid 2>/dev/null || note "$tag: rping ended before the migration did (a slow host; raise -C): its pause is not measured, its data still checked"
 	wait $rpid
 	crc=$?
-	wait_for 60 lsh -t 10 $N1 "[ -s /tmp/mig-rping.rc ]" || fail "the migrated rping server never finished"
-	srv=$(lsh -t 20 $N1 "cat /tmp/mig-rping.out; exit \$(cat /tmp/mig-rping.rc)")
+	wait_for 60 lsh -t 10 $N1 "[ -s /tmp/mig-$tag.rc ]" || fail "$tag: the migrated rping server never finished"
+	srv=$(lsh -t 20 $N1 "cat /tmp/mig-$tag.out; exit \$(cat /tmp/mig-$tag.rc)")
 	src=$?
-	n=$(grep -c 'ping data' "$OUT/rping.client")
-	echo "$srv" >"$OUT/rping.server"
-	echo "rping: $n pings with data checked; client rc $crc, server rc $src"
+	n=$(grep -c 'ping data' "$OUT/$tag.client")
+	echo "$srv" >"$OUT/$tag.server"
+	echo "$tag: $n pings with data checked; client rc $crc, server rc $src"
 	# lib.sh's judge of rping's own teardown race (exit 255 after DISCONNECT)
-	PR_SRV=$OUT/rping.server PR_CLI=$OUT/rping.client PR_SRV_RC=$src PR_CLI_RC=$crc
+	PR_SRV=$OUT/$tag.server PR_CLI=$OUT/$tag.client PR_SRV_RC=$src PR_CLI_RC=$crc
 	if [ $crc != 0 ] || [ $src != 0 ]; then
 		rping_exit_race || {
-			tail -n 5 "$OUT/rping.client"
+			tail -n 5 "$OUT/$tag.client"
 			echo "$srv" | tail -n 5
-			fail "rping across the migration failed"
+			fail "$tag: rping across the migration failed"
 		}
 	fi
-	[ "$n" = 3000 ] || fail "rping: $n of 3000 pings"
-	grep -qi mismatch "$OUT/rping.server" "$OUT/rping.client" && fail "rping: data mismatch reported"
+	[ "$n" = 3000 ] || fail "$tag: $n of 3000 pings"
+	grep -qi mismatch "$OUT/$tag.server" "$OUT/$tag.client" && fail "$tag: data mismatch reported"
 }
+
+# 5. rping while its server (node 1) moves.
+want rping && rping_to_moving rping $N0 18614
 # 6. Many migrations in a row, each checked for a crashed guest (its
 # console) and a dead one (its agent), while node 1's CPU writes memory
 # (user pages, page cache, the kernel's own data) and node 0 pings it.
@@ -311,6 +322,8 @@ want rxe && {
 	rdma_ready "$X"
 	xfer_to_moving xfer-rxe "$X" 18616 "${MIG_RXE_SECONDS:-20}"
 }
+want bw-rxe && { rdma_ready "$(first_rxe_node)"; bw_to_moving write_bw-rxe "$(first_rxe_node)" 18619; }
+want rping-rxe && { rdma_ready "$(first_rxe_node)"; rping_to_moving rping-rxe "$(first_rxe_node)" 18620; }
 
 # 9, 10. NVMe over RDMA (nvmet-rdma on node 1, nvme-rdma on node 0): the
 # target moves, then the host, under O_DIRECT I/O from node 0; the data
@@ -357,7 +370,14 @@ nvme_across() {
 	klog=$(lsh -t 20 $N0 "dmesg | grep -i -E 'nvme.*(error|timeout|reconnect|reset|failed)'")
 	lsh -t 60 $N0 "for c in /sys/class/nvme/nvme*; do grep -qx $NQN \$c/subsysnqn 2>/dev/null && echo 1 >\$c/delete_controller; done; true" >/dev/null 2>&1
 	[ $rc = 0 ] || fail "$tag: NVMe over RDMA across the migration of node$mv: $(echo "$res" | tail -n 1)"
-	[ -z "$klog" ] || { echo "$klog"; fail "$tag: node$N0's NVMe host needed its error recovery across the migration of node$mv"; }
+	[ -z "$klog" ] || {
+		echo "$klog"
+		for n in $N0 $N1; do
+			echo "---- node$n: cnuas_0 counters that are not 0, and its last kernel lines"
+			lsh -t 20 $n 'cd /sys/class/infiniband/cnuas_0/ports/1/hw_counters && grep -H -v "^0$" * | tr "\n" " "; echo; dmesg | tail -n 12'
+		done
+		fail "$tag: node$N0's NVMe host needed its error recovery across the migration of node$mv"
+	}
 	echo "$tag: $(echo "$res" | grep -c ok) passes of 32 MiB written and read back intact while node$mv moved"
 }
 if want nvme || want nvme-host; then
