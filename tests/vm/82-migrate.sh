@@ -6,7 +6,8 @@
 #   1. a verified RC transfer (cnuas-xfer, every byte checked; node 1
 #      receives),
 #   2. an ib_write_bw run,
-#   3. a ping flood (IP through cnuas0), then a TCP transfer,
+#   3. a ping flood (IP through cnuas0), then a TCP transfer, then a
+#      128 MiB TCP stream (sha256 compared) while its receiver moves,
 #   4. a verified RC transfer whose sender (node 0) moves,
 #   5. rping (RDMA CM) with its data checked,
 # each of which must end without an error completion and without loss;
@@ -20,7 +21,8 @@
 #   9. NVMe over RDMA (nvmet-rdma on node 1, which moves; nvme-rdma on
 #      node 0): O_DIRECT writes and reads checksummed, and no I/O error,
 #      timeout or reconnect in node 0's kernel log;
-#  10. the same while the NVMe host (node 0) moves;
+#  10. the same while the NVMe host (node 0) moves, and with the
+#      Soft-RoCE guest as the host while the target moves;
 #  11. ib_write_bw while its client (node 0) moves;
 #  12. rping with its data checked while its client (node 0) moves;
 #  13. with cnuasgpus: CnuasLink frames sent from node 0's GPU to node 1's
@@ -135,7 +137,7 @@ migrate_now() {
 	fi
 }
 
-ONLY=${MIG_ONLY:-xfer bw ping xfer-sender rping repeat gpu rxe nvme nvme-host bw-client rping-client link bw-rxe rping-rxe}	# a subset, to debug one part
+ONLY=${MIG_ONLY:-xfer bw ping tcp xfer-sender rping repeat gpu rxe nvme nvme-host bw-client rping-client link bw-rxe rping-rxe nvme-rxe}	# a subset, to debug one part
 want() { [[ " $ONLY " == *" $1 "* ]]; }
 
 # xfer_to_moving TAG SENDER PORT SECS: a verified cnuas-xfer from SENDER
@@ -211,6 +213,28 @@ want ping && {
 	grep -q ' 0 received' "$OUT/ping.out" && fail "no ping reply across the migration"
 	lsh -t 30 $N0 "ping -c 3 -W 2 $(ip_of $N1) >/dev/null" || fail "node$N1 unreachable after the migration"
 	tcp_transfer $N0 $N1 8 5201 || fail "TCP after the migration"
+}
+# 3b. A TCP stream (as in `make demo`) while its receiver (node 1) moves:
+# the bytes that arrive hash to what was sent.
+want tcp && {
+	MB=${MIG_TCP_MIB:-128}
+	sum=$(lsh -t 120 $N0 "head -c ${MB}M /dev/urandom >/tmp/mig-tcp.bin && sha256sum </tmp/mig-tcp.bin") ||
+		fail "tcp: node$N0 cannot make test data"
+	lsh -t 30 $N1 "rm -f /tmp/mig-tcp.sum /tmp/mig-tcp.rc
+		(setsid sh -c 'timeout 300 nc -l 5202 | sha256sum >/tmp/mig-tcp.sum; echo \$? >/tmp/mig-tcp.rc' </dev/null >/dev/null 2>&1 &)
+		i=0; until ss -Hltn 'sport = :5202' | grep -q LISTEN || [ \$i -ge 100 ]; do sleep 0.1; i=\$((i+1)); done" ||
+		fail "tcp: cannot start the receiver on node$N1"
+	lsh -t 320 $N0 "s=\$(date +%s%N); timeout 300 nc -N $(ip_of $N1) 5202 </tmp/mig-tcp.bin || exit 1; echo ms=\$(((\$(date +%s%N) - s) / 1000000))" >"$OUT/tcp.tx" 2>&1 &
+	tpid=$!
+	sleep 3
+	kill -0 $tpid 2>/dev/null || { cat "$OUT/tcp.tx"; fail "tcp: the transfer ended before the migration"; }
+	migrate_now tcp
+	wait $tpid || { cat "$OUT/tcp.tx"; fail "tcp: the sender failed across the migration"; }
+	wait_for 120 lsh -t 10 $N1 "[ -s /tmp/mig-tcp.rc ]" || fail "tcp: the migrated receiver never finished"
+	got=$(lsh -t 20 $N1 "cat /tmp/mig-tcp.sum")
+	[ "${got%% *}" = "${sum%% *}" ] || fail "tcp: sha256 mismatch after the migration: sent ${sum%% *} received ${got%% *}"
+	echo "tcp: $MB MiB over TCP in $(sed -n 's/^ms=//p' "$OUT/tcp.tx") ms, sha256 equal, while the receiver moved"
+	lsh -t 10 $N0 "rm -f /tmp/mig-tcp.bin" || true
 }
 # 4. The other side: the sender of a cnuas-xfer (node 0) moves, its
 # receiver (node 1) stays.
@@ -329,10 +353,10 @@ want rping-rxe && { rdma_ready "$(first_rxe_node)"; rping_to_moving rping-rxe "$
 # target moves, then the host, under O_DIRECT I/O from node 0; the data
 # must read back intact and the host must not have needed its error
 # recovery (no I/O error, timeout or reconnect).
-# nvme_across TAG MOVER PEER
+# nvme_across TAG MOVER PEER [HOST]: HOST (default node 0) runs the I/O.
 nvme_across() {
-	local tag=$1 mv=$2 peer=$3 dev res rc klog
-	dev=$(lsh -t 120 $N0 "dmesg -C
+	local tag=$1 mv=$2 peer=$3 H=${4:-$N0} dev res rc klog
+	dev=$(lsh -t 120 $H "dmesg -C
 		for i in 1 2 3 4 5 6 7 8 9 10; do
 			echo 'transport=rdma,traddr=$(ip_of $N1),trsvcid=4420,nqn=$NQN' >/dev/nvme-fabrics 2>/dev/null && break
 			sleep 1
@@ -345,10 +369,10 @@ nvme_across() {
 				done
 			done
 			sleep 0.2
-		done; exit 1") || fail "$tag: node$N0: no NVMe namespace from $NQN over RDMA"
+		done; exit 1") || fail "$tag: node$H: no NVMe namespace from $NQN over RDMA"
 	# Passes of 32 MiB (1 MiB and 4 KiB blocks), each read back and
 	# compared, until the migration is over and one more pass is done.
-	lsh -t 30 $N0 "rm -f /tmp/mig-nvme.log /tmp/mig-nvme.stop /tmp/mig-nvme.rc; head -c 32M /dev/urandom >/tmp/mig-nvme.in
+	lsh -t 30 $H "rm -f /tmp/mig-nvme.log /tmp/mig-nvme.stop /tmp/mig-nvme.rc; head -c 32M /dev/urandom >/tmp/mig-nvme.in
 		(setsid sh -c 'sum=\$(sha256sum </tmp/mig-nvme.in); n=0; rc=0
 			while :; do
 				n=\$((n + 1))
@@ -359,34 +383,40 @@ nvme_across() {
 				echo pass \$n ok
 				[ -e /tmp/mig-nvme.stop ] && break
 			done >/tmp/mig-nvme.log 2>&1; echo \$rc >/tmp/mig-nvme.rc' </dev/null >/dev/null 2>&1 &)" ||
-		fail "$tag: node$N0: cannot start the NVMe I/O"
-	wait_for 60 lsh -t 10 $N0 "grep -qs 'pass 1 ok' /tmp/mig-nvme.log" || fail "$tag: node$N0: the first NVMe pass did not finish"
+		fail "$tag: node$H: cannot start the NVMe I/O"
+	wait_for 60 lsh -t 10 $H "grep -qs 'pass 1 ok' /tmp/mig-nvme.log" || fail "$tag: node$H: the first NVMe pass did not finish"
 	migrate_now "$tag" "$mv" "$peer"
-	lsh -t 10 $N0 "touch /tmp/mig-nvme.stop"
-	wait_for 120 lsh -t 10 $N0 "[ -s /tmp/mig-nvme.rc ]" || fail "$tag: node$N0: the NVMe I/O never finished"
-	res=$(lsh -t 20 $N0 "cat /tmp/mig-nvme.log; exit \$(cat /tmp/mig-nvme.rc)")
+	lsh -t 10 $H "touch /tmp/mig-nvme.stop"
+	wait_for 120 lsh -t 10 $H "[ -s /tmp/mig-nvme.rc ]" || fail "$tag: node$H: the NVMe I/O never finished"
+	res=$(lsh -t 20 $H "cat /tmp/mig-nvme.log; exit \$(cat /tmp/mig-nvme.rc)")
 	rc=$?
 	echo "$res" | tail -n 3
-	klog=$(lsh -t 20 $N0 "dmesg | grep -i -E 'nvme.*(error|timeout|reconnect|reset|failed)'")
-	lsh -t 60 $N0 "for c in /sys/class/nvme/nvme*; do grep -qx $NQN \$c/subsysnqn 2>/dev/null && echo 1 >\$c/delete_controller; done; true" >/dev/null 2>&1
+	klog=$(lsh -t 20 $H "dmesg | grep -i -E 'nvme.*(error|timeout|reconnect|reset|failed)'")
+	lsh -t 60 $H "for c in /sys/class/nvme/nvme*; do grep -qx $NQN \$c/subsysnqn 2>/dev/null && echo 1 >\$c/delete_controller; done; true" >/dev/null 2>&1
 	[ $rc = 0 ] || fail "$tag: NVMe over RDMA across the migration of node$mv: $(echo "$res" | tail -n 1)"
 	[ -z "$klog" ] || {
 		echo "$klog"
-		for n in $N0 $N1; do
-			echo "---- node$n: cnuas_0 counters that are not 0, and its last kernel lines"
-			lsh -t 20 $n 'cd /sys/class/infiniband/cnuas_0/ports/1/hw_counters && grep -H -v "^0$" * | tr "\n" " "; echo; dmesg | tail -n 12'
+		for n in $H $N1; do
+			echo "---- node$n: $(rdma_dev "$n") counters that are not 0, and its last kernel lines"
+			lsh -t 20 $n "cd /sys/class/infiniband/$(rdma_dev "$n")/ports/1/hw_counters && grep -H -v '^0\$' * | tr '\\n' ' '; echo; dmesg | tail -n 12"
 		done
-		fail "$tag: node$N0's NVMe host needed its error recovery across the migration of node$mv"
+		fail "$tag: node$H's NVMe host needed its error recovery across the migration of node$mv"
 	}
 	echo "$tag: $(echo "$res" | grep -c ok) passes of 32 MiB written and read back intact while node$mv moved"
 }
-if want nvme || want nvme-host; then
+if want nvme || want nvme-host || want nvme-rxe; then
 	NQN=nqn.2026-12.org.cnuas:vm82 IMG=/tmp/mig-nvme.img
 	lsh -t 60 $N1 "modprobe -a nvmet nvmet-rdma" || skip "no nvmet-rdma in the guest kernel"
 	lsh -t 60 $N0 "modprobe nvme-rdma" || skip "no nvme-rdma in the guest kernel"
 	nvmet_export $N1 $NQN $IMG 82
 	want nvme && nvme_across nvme $N1 $N0
 	want nvme-host && nvme_across nvme-host $N0 $N1
+	# a Soft-RoCE host (node 2, rxe0) while the target moves
+	want nvme-rxe && {
+		X=$(first_rxe_node)
+		lsh -t 60 "$X" "modprobe nvme-rdma" || fail "node$X: no nvme-rdma"
+		nvme_across nvme-rxe $N1 "$X" "$X"
+	}
 fi
 
 # 11. ib_write_bw: the client (node 0) moves, the server stays.
