@@ -44,10 +44,12 @@ void qos_default(struct qos *q)
 
 unsigned qos_classify(const struct qos *q, const uint8_t *d, uint32_t len)
 {
-	uint16_t et = (uint16_t)(d[12] << 8 | d[13]);
+	uint16_t et;
 
+	/* the tag's TCI or the IP header's first two bytes */
 	if (len < CNUAS_ROCE_ETH_HLEN + 2)
 		return 0;
+	et = (uint16_t)(d[12] << 8 | d[13]);
 	if (et == CNUAS_ROCE_ETH_P_8021Q || et == ETH_P_8021AD)
 		return d[14] >> 5;
 	if (et == CNUAS_ROCE_ETH_P_IP && (d[14] >> 4) == 4)
