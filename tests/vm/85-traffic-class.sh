@@ -17,8 +17,9 @@
 . "$(dirname "$0")/lib.sh"
 need_eth
 rdma_pair CNUAS_PAIR "0 1"
-[ "$(node_kind "$A")" = cnuas ] && [ "$(node_kind "$B")" = cnuas ] ||
+if [ "$(node_kind "$A")" != cnuas ] || [ "$(node_kind "$B")" != cnuas ]; then
 	skip "needs two cnuas nodes (the switch classes what cnuas_ib marks)"
+fi
 "$LAB" switch -- show-qos >/dev/null 2>&1 || skip "this switch has no traffic classes (show-qos)"
 trap '"$LAB" switch -- set-qos reset >/dev/null 2>&1' EXIT
 "$LAB" switch -- set-qos reset >/dev/null || fail "set-qos reset refused"
@@ -51,8 +52,9 @@ note "node$A $DA (port $PA) -> node$B $DB (port $PB), MTU $MTU"
 S=$PR_DIR/snap
 mkdir -p "$S"
 
-# lands NAME CLASS ARGS...: an ib_write_bw A -> B with ARGS on both ends;
-# most of the bytes to B's port must be in CLASS.
+# lands NAME CLASS ARGS GID_B GID_A: an ib_write_bw A -> B with ARGS on
+# both ends, from GID index GID_A to GID_B; at least its 300 x 64 KiB must
+# be in CLASS at B's port, and no other class may carry 1% of that.
 tport=18900
 lands() {
 	local name=$1 tc=$2 args=$3 gs=$4 gc=$5 d c ready
