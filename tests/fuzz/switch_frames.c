@@ -7,6 +7,9 @@
  * Input: a 6-byte setup, then operations.
  *   setup: ports-2 (low 2 bits) | pin (4) | small queue (8) | capture (16) |
  *          InfiniBand mode (32: --link-layer ib, each port an IB port),
+ *          traffic classes (64, Ethernet: strict classes d[2], lossy ones
+ *          d[3], DWRR weights 1..8 from d[4] and d[5], priority p to class
+ *          d[4] >> (p % 4) & 7),
  *          MAC limit, drop, corrupt, reorder (percent = byte * 100 / 255
  *          for each) and delay (ms) of the faults of every port.
  *   op byte: low 3 bits the operation, the rest the port.
@@ -24,9 +27,27 @@
 #include "cnuas_ib_link.h"
 #include "ib.h"
 
+#include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <unistd.h>
+
+/* Each port's class queues add up to its queue length and fit their rings. */
+static void check_queues(struct vswitch *sw)
+{
+	for (unsigned i = 0; i < sw->nactive; i++) {
+		const struct port *p = &sw->ports[sw->active[i]];
+		uint32_t sum = 0;
+
+		for (unsigned tc = 0; tc < VS_NUM_TC; tc++) {
+			if (p->tq[tc].len > p->qmask + 1)
+				abort();
+			sum += p->tq[tc].len;
+		}
+		if (sum != p->qlen)
+			abort();
+	}
+}
 
 static void pump(struct vsf *v)
 {
@@ -35,6 +56,7 @@ static void pump(struct vsf *v)
 	dp_flush(&v->sw);
 	dp_timers(&v->sw, &timeout);
 	dp_housekeeping(&v->sw);
+	check_queues(&v->sw);
 }
 
 static struct port *live(struct vsf *v, unsigned i)
@@ -74,7 +96,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n)
 	sw->fault_all.seed = d[5];
 	sw->fault_all.active = sw->fault_all.drop || sw->fault_all.corrupt ||
 			       sw->fault_all.reorder || sw->fault_all.delay_ms;
+	if ((d[0] & 64) && !sw->ib) {
+		struct qos *q = &sw->qos_all;
+
+		q->strict = d[2];
+		q->lossless = (uint8_t)~d[3];
+		for (unsigned t = 0; t < VS_NUM_TC; t++) {
+			q->weight[t] = (uint16_t)(1 + ((d[4 + t / 4] >> (2 * (t % 4))) & 7));
+			q->prio2tc[t] = (uint8_t)(d[4] >> (t % 4) & 7);
+		}
+	}
 	for (unsigned i = 0; i < v.nports; i++) {
+		v.port[i]->qos = sw->qos_all;
 		v.port[i]->psec = sw->psec_all;
 		v.port[i]->fault = sw->fault_all;
 		fault_start(&v.port[i]->fault, v.port[i]->id);

@@ -113,6 +113,7 @@ int vsf_init(struct vsf *v, unsigned nports, unsigned queue_frames, const char *
 	sw->cfg.max_ports = n;
 	sw->flood_cap = 2 * queue_frames;
 	sw->low_water = queue_frames / 2;
+	qos_default(&sw->qos_all);
 	sw->ports = calloc(n, sizeof(*sw->ports));
 	sw->active = calloc(n, sizeof(int));
 	sw->dirty = calloc(n, sizeof(int));

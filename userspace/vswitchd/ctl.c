@@ -120,7 +120,8 @@ static const char *kind_name(const struct port *p)
 static uint64_t total_drops(const struct counters *c)
 {
 	return c->drop_bad_size + c->drop_runt + c->drop_bad_src + c->drop_filtered +
-	       c->drop_flood_overflow + c->drop_port_closed + c->drop_peer_absent + c->drop_foreign;
+	       c->drop_flood_overflow + c->drop_port_closed + c->drop_peer_absent + c->drop_foreign +
+	       c->drop_tc_full;
 }
 
 static void json_counters(struct strbuf *b, const struct counters *c)
@@ -153,6 +154,47 @@ static void text_fault(struct strbuf *b, const struct fault *f)
 	else
 		sb_printf(b, "drop=%g corrupt=%g reorder=%g delay=%u seed=%llu", f->drop_pct,
 			  f->corrupt_pct, f->reorder_pct, f->delay_ms, (unsigned long long)f->seed);
+}
+
+/* Per-class egress counters and per-priority ingress counters of p. */
+static void json_classes(struct strbuf *b, const struct port *p)
+{
+	sb_printf(b, "[");
+	for (unsigned tc = 0; tc < VS_NUM_TC; tc++) {
+		const struct tc_counters *t = &p->tcc[tc];
+
+		sb_printf(b, "%s{\"tc\": %u, \"queue\": %u", tc ? ", " : "", tc, p->tq[tc].len);
+#define VS_X(n) sb_printf(b, ", \"" #n "\": %llu", (unsigned long long)t->n);
+		VS_TC_COUNTERS(VS_X)
+#undef VS_X
+		sb_printf(b, "}");
+	}
+	sb_printf(b, "], \"rx_priority\": [");
+	for (unsigned pr = 0; pr < VS_NUM_TC; pr++)
+		sb_printf(b, "%s{\"prio\": %u, \"rx_frames\": %llu, \"rx_bytes\": %llu}",
+			  pr ? ", " : "", pr, (unsigned long long)p->rx_prio_frames[pr],
+			  (unsigned long long)p->rx_prio_bytes[pr]);
+	sb_printf(b, "]");
+}
+
+static void text_classes(struct strbuf *b, const struct port *p)
+{
+	sb_printf(b, "  %-3s %-5s %12s %14s %10s %10s %10s %8s %6s %12s\n", "TC", "MODE",
+		  "TX_FRAMES", "TX_BYTES", "DROP_FULL", "DROP_FLOOD", "BP_CAUSED", "HIWATER",
+		  "QUEUE", "RX_PRIO");
+	for (unsigned tc = 0; tc < VS_NUM_TC; tc++) {
+		const struct tc_counters *t = &p->tcc[tc];
+		char mode[8];
+
+		snprintf(mode, sizeof(mode), "%c%c", (p->qos.strict & (1u << tc)) ? 'S' : 'W',
+			 (p->qos.lossless & (1u << tc)) ? 'L' : 'D');
+		sb_printf(b, "  %-3u %-5s %12llu %14llu %10llu %10llu %10llu %8llu %6u %12llu\n", tc,
+			  mode, (unsigned long long)t->tx_frames, (unsigned long long)t->tx_bytes,
+			  (unsigned long long)t->drop_tc_full,
+			  (unsigned long long)t->drop_flood_overflow, (unsigned long long)t->bp_caused,
+			  (unsigned long long)t->queue_hiwater, p->tq[tc].len,
+			  (unsigned long long)p->rx_prio_frames[tc]);
+	}
 }
 
 static void json_psec(struct strbuf *b, const struct fdb_policy *ps)
@@ -245,6 +287,12 @@ static int cmd_show(struct vswitch *sw, struct req *r)
 			sb_printf(b, ", \"macs_learned\": %u, \"counters\": ",
 				  sw->fdb->port_n[p->idx]);
 			json_counters(b, &p->c);
+			if (!sw->ib) {
+				sb_printf(b, ", \"qos\": ");
+				qos_json(b, &p->qos);
+				sb_printf(b, ", \"classes\": ");
+				json_classes(b, p);
+			}
 			sb_printf(b, "}");
 		} else {
 			char inj[96];
@@ -263,6 +311,10 @@ static int cmd_show(struct vswitch *sw, struct req *r)
 	if (r->json) {
 		sb_printf(b, "], \"fault_all\": ");
 		json_fault(b, &sw->fault_all);
+		if (!sw->ib) {
+			sb_printf(b, ", \"qos_all\": ");
+			qos_json(b, &sw->qos_all);
+		}
 		if (sw->ib) {
 			sb_printf(b, ", \"ib\": ");
 			ib_ctl_show(sw, b, true);
@@ -542,6 +594,92 @@ static int cmd_set_port_security(struct vswitch *sw, struct req *r)
 	return 0;
 }
 
+/*
+ * set-qos [--port ID|all] ARG...: traffic classes (qos.c). The arguments
+ * apply in order to the port's settings (or, for all, to those of ports
+ * added later, then copied to every port); a bad one changes nothing.
+ */
+static int cmd_set_qos(struct vswitch *sw, struct req *r)
+{
+	struct port *one;
+	int first = parse_port_sel(sw, r, &one);
+	struct qos q;
+
+	if (first < 0)
+		return -1;
+	if (sw->ib)
+		return fail(r, "set-qos: traffic classes are for Ethernet mode (InfiniBand mode has one class)");
+	if (r->argc <= first)
+		return fail(r, "usage: set-qos [--port ID|all] [reset] [strict=T,..|all|none] [weights=T:W,..] [lossless=T,..|all|none] [map=P:T,..] [dscp=D:P,..|default]");
+	q = one ? one->qos : sw->qos_all;
+	if (qos_parse(&q, r->argc - first, r->argv + first, r->err, sizeof(r->err)) < 0)
+		return -1;
+	if (one) {
+		one->qos = q;
+	} else {
+		sw->qos_all = q;
+		for (unsigned i = 0; i < sw->nactive; i++)
+			sw->ports[sw->active[i]].qos = q;
+	}
+	struct strbuf t = { 0 };
+
+	qos_text(&t, &q);
+	if (one)
+		vs_log(VS_LOG_INFO, "qos of port %u: %s", one->id, t.s);
+	else
+		vs_log(VS_LOG_INFO, "qos of all ports: %s", t.s);
+	if (r->json) {
+		json_port_sel(&r->out, one, "qos");
+		qos_json(&r->out, &q);
+		sb_printf(&r->out, "}\n");
+	} else {
+		sb_printf(&r->out, "%s qos: %s\n", one ? "port" : "all ports", t.s);
+	}
+	sb_free(&t);
+	return 0;
+}
+
+/* show-qos [PORT]: settings and per-class counters. */
+static int cmd_show_qos(struct vswitch *sw, struct req *r)
+{
+	struct strbuf *b = &r->out;
+	struct port *one = NULL, *p = NULL;
+
+	if (r->argc > 2)
+		return fail(r, "usage: show-qos [PORT]");
+	if (sw->ib)
+		return fail(r, "show-qos: traffic classes are for Ethernet mode (InfiniBand mode has one class)");
+	if (r->argc == 2 && parse_port(sw, r, r->argv[1], &one) < 0)
+		return -1;
+	if (r->json) {
+		sb_printf(b, "{\"qos_all\": ");
+		qos_json(b, &sw->qos_all);
+		sb_printf(b, ", \"ports\": [");
+	} else {
+		sb_printf(b, "new ports: ");
+		qos_text(b, &sw->qos_all);
+		sb_printf(b, "\n");
+	}
+	for (unsigned n = 0; n < (one ? 1 : sw->nactive); n++) {
+		p = one ? one : next_port_by_id(sw, p ? p->id : 0);
+		if (r->json) {
+			sb_printf(b, "%s{\"id\": %u, \"qos\": ", n ? ", " : "", p->id);
+			qos_json(b, &p->qos);
+			sb_printf(b, ", \"classes\": ");
+			json_classes(b, p);
+			sb_printf(b, "}");
+		} else {
+			sb_printf(b, "port %u (%s %s): ", p->id, kind_name(p), p->peer);
+			qos_text(b, &p->qos);
+			sb_printf(b, "\n");
+			text_classes(b, p);
+		}
+	}
+	if (r->json)
+		sb_printf(b, "]}\n");
+	return 0;
+}
+
 static int cmd_capture(struct vswitch *sw, struct req *r)
 {
 	if (r->argc >= 2 && !strcmp(r->argv[1], "stop")) {
@@ -692,6 +830,7 @@ static const struct {
 	{ "capture", cmd_capture }, { "counters", cmd_counters }, { "del-port", cmd_del_port },
 	{ "fault", cmd_fault },		{ "fdb", cmd_fdb },	      { "set-fault", cmd_set_fault },
 	{ "set-port-security", cmd_set_port_security },
+	{ "set-qos", cmd_set_qos },	{ "show-qos", cmd_show_qos },
 	{ "lft", cmd_ib_table },	{ "mft", cmd_ib_table },
 	{ "show", cmd_show },
 	{ "shutdown", cmd_shutdown },

@@ -16,6 +16,13 @@
  * headroom (flood_cap = 2 * queue_frames) in each egress queue; a copy for
  * a port that is beyond even that is dropped and counted on that port as
  * drop_flood_overflow. Known unicast is never dropped for slowness.
+ *
+ * Traffic classes (qos.c). Each port has one egress queue per class, each
+ * bounded as above on its own, so a full bulk class never holds back
+ * another class. Back-pressure is per class: a frame for a full lossless
+ * class pauses its ingress port (our vNIC has one TX ring, so pausing the
+ * whole sender is as close to PFC as it gets); a frame for a full lossy
+ * class is dropped and counted (drop_tc_full) and never pauses anyone.
  */
 #include "capture.h"
 #include "fdb.h"
@@ -57,29 +64,53 @@ static void runq_push(struct vswitch *sw, struct port *p)
 	}
 }
 
-void dp_unblock_waiters(struct vswitch *sw, struct port *d)
+/* Let the ports paused on one of d's classes in tcs move again. */
+static void unblock_classes(struct vswitch *sw, struct port *d, unsigned tcs)
 {
 	for (unsigned i = 0; i < sw->nactive && d->n_waiters; i++) {
 		struct port *p = &sw->ports[sw->active[i]];
 
-		if (p->blocked_on == d->idx) {
+		if (p->blocked_on == d->idx && (tcs & (1u << p->blocked_tc))) {
 			p->blocked_on = -1;
 			d->n_waiters--;
 			runq_push(sw, p);
 		}
 	}
+	d->wait_tcs &= (uint8_t)~tcs;
+	if (!d->n_waiters)
+		d->wait_tcs = 0;
+}
+
+void dp_unblock_waiters(struct vswitch *sw, struct port *d)
+{
+	unblock_classes(sw, d, 0xff);
+}
+
+/* Frames of class tc waiting for d: queued and in this pass's batch. */
+static inline uint32_t tc_depth(const struct port *d, unsigned tc)
+{
+	return d->tq[tc].len + d->pend_n[tc];
 }
 
 static void maybe_wake(struct vswitch *sw, struct port *d)
 {
-	if (d->n_waiters && d->qlen + d->npend <= sw->low_water)
-		dp_unblock_waiters(sw, d);
+	unsigned tcs = 0;
+
+	if (!d->n_waiters)
+		return;
+	for (unsigned tc = 0; tc < VS_NUM_TC; tc++)
+		if ((d->wait_tcs & (1u << tc)) && tc_depth(d, tc) <= sw->low_water)
+			tcs |= 1u << tc;
+	if (tcs || !d->wait_tcs)
+		unblock_classes(sw, d, tcs ? tcs : 0xff);
 }
 
-static void tx_done(struct vswitch *sw, struct port *d, const void *data, uint32_t len)
+static void tx_done(struct vswitch *sw, struct port *d, unsigned tc, const void *data, uint32_t len)
 {
 	d->c.tx_frames++;
 	d->c.tx_bytes += len;
+	d->tcc[tc].tx_frames++;
+	d->tcc[tc].tx_bytes += len;
 	if (sw->cap)
 		cap_port(sw, d, data, len);
 }
@@ -143,7 +174,8 @@ static void flush_port(struct vswitch *sw, struct port *d)
 
 		if (r > 0) {
 			for (uint32_t i = done; i < done + (uint32_t)r; i++) {
-				tx_done(sw, d, d->pend_iov[i].iov_base, (uint32_t)d->pend_iov[i].iov_len);
+				tx_done(sw, d, d->pend_tc[i], d->pend_iov[i].iov_base,
+					(uint32_t)d->pend_iov[i].iov_len);
 				if (d->pend_pkt[i])
 					pkt_put(d->pend_pkt[i]);
 			}
@@ -165,12 +197,13 @@ static void flush_port(struct vswitch *sw, struct port *d)
 		}
 		break;
 	}
-	/* leftovers keep their order at the head of the (empty) queue */
+	/* leftovers keep their order at the head of their (empty) queues */
 	for (uint32_t i = done; i < n; i++) {
-		port_queue_push(d, pkt_keep(d->pend_pkt[i]));
+		port_queue_push(d, d->pend_tc[i], pkt_keep(d->pend_pkt[i]));
 		pkt_put(d->pend_pkt[i]);
 	}
 	d->npend = 0;
+	memset(d->pend_n, 0, sizeof(d->pend_n));
 	if (done < n) {
 		if (d->kind == PORT_DGRAM && !d->retry_due) {
 			d->retry_due = sw->now + VS_DGRAM_RETRY_NS;
@@ -181,18 +214,45 @@ static void flush_port(struct vswitch *sw, struct port *d)
 	maybe_wake(sw, d);
 }
 
-/* Send from d's egress queue (EPOLLOUT, or the dgram retry timer). */
+static void drop_all_queued(struct port *d)
+{
+	drop_count(d, d->qlen);
+	for (unsigned tc = 0; tc < VS_NUM_TC; tc++) {
+		struct tc_queue *t = &d->tq[tc];
+
+		while (t->len) {
+			pkt_put(t->q[t->head]);
+			t->head = (t->head + 1) & d->qmask;
+			t->len--;
+		}
+	}
+	d->qlen = 0;
+}
+
+/*
+ * Send from d's egress queues (EPOLLOUT, or the dgram retry timer), in
+ * the order the class scheduler picks. A batch is built on a copy of the
+ * scheduler state; if the peer takes only part of it, the real state
+ * replays the picks of the frames that went (the same queues give the same
+ * picks), so the rest are picked again next time, as if never chosen.
+ */
 static void tx_drain(struct vswitch *sw, struct port *d)
 {
 	struct mmsghdr msg[VS_BATCH];
 	struct iovec iov[VS_BATCH];
+	uint8_t pick[VS_BATCH];
 
 	while (d->qlen) {
 		uint32_t n = d->qlen < VS_BATCH ? d->qlen : VS_BATCH;
+		uint32_t taken[VS_NUM_TC] = { 0 };
+		struct dwrr s = d->dwrr;
 
 		for (uint32_t i = 0; i < n; i++) {
-			struct pkt *k = d->q[(d->qhead + i) & d->qmask];
+			unsigned tc = qos_pick(d, &s, taken);
+			struct tc_queue *t = &d->tq[tc];
+			struct pkt *k = t->q[(t->head + taken[tc]++) & d->qmask];
 
+			pick[i] = (uint8_t)tc;
 			iov[i].iov_base = k->data;
 			iov[i].iov_len = k->len;
 			memset(&msg[i].msg_hdr, 0, sizeof(msg[i].msg_hdr));
@@ -210,24 +270,27 @@ static void tx_drain(struct vswitch *sw, struct port *d)
 
 			if (v == SEND_RETRY)
 				continue;
-			if (v == SEND_DROP_ALL) {
-				drop_count(d, d->qlen);
-				while (d->qlen) {
-					pkt_put(d->q[d->qhead]);
-					d->qhead = (d->qhead + 1) & d->qmask;
-					d->qlen--;
-				}
-			}
+			if (v == SEND_DROP_ALL)
+				drop_all_queued(d);
 			break;
 		}
 		if (d->kind == PORT_DGRAM)
 			d->peer_present = true;
+		if ((uint32_t)r == n) {
+			d->dwrr = s;
+		} else {
+			memset(taken, 0, sizeof(taken));
+			for (int i = 0; i < r; i++)
+				taken[qos_pick(d, &d->dwrr, taken)]++;
+		}
 		for (int i = 0; i < r; i++) {
-			struct pkt *k = d->q[d->qhead];
+			struct tc_queue *t = &d->tq[pick[i]];
+			struct pkt *k = t->q[t->head];
 
-			tx_done(sw, d, k->data, k->len);
+			tx_done(sw, d, pick[i], k->data, k->len);
 			pkt_put(k);
-			d->qhead = (d->qhead + 1) & d->qmask;
+			t->head = (t->head + 1) & d->qmask;
+			t->len--;
 			d->qlen--;
 		}
 		if ((uint32_t)r < n)
@@ -242,12 +305,13 @@ static void tx_drain(struct vswitch *sw, struct port *d)
 }
 
 /* Hand a frame to d: straight into this pass's batch, or behind its queue. */
-static void emit(struct vswitch *sw, struct port *d, uint8_t *data, uint32_t len, struct pkt *k)
+static void emit(struct vswitch *sw, struct port *d, unsigned tc, uint8_t *data, uint32_t len,
+		 struct pkt *k)
 {
 	if (d->npend == VS_BATCH)
 		flush_port(sw, d);
 	if (d->qlen) {
-		port_queue_push(d, pkt_keep(k));
+		port_queue_push(d, tc, pkt_keep(k));
 		if (d->kind == PORT_DGRAM && !d->retry_due) {
 			d->retry_due = sw->now + VS_DGRAM_RETRY_NS;
 			sw->timers = true;
@@ -261,6 +325,8 @@ static void emit(struct vswitch *sw, struct port *d, uint8_t *data, uint32_t len
 	d->pend_iov[i].iov_base = data;
 	d->pend_iov[i].iov_len = len;
 	d->pend_pkt[i] = pkt_get(k);
+	d->pend_tc[i] = (uint8_t)tc;
+	d->pend_n[tc]++;
 	h->msg_iov = &d->pend_iov[i];
 	h->msg_iovlen = 1;
 	h->msg_control = NULL;
@@ -292,38 +358,53 @@ void dp_capture_fwd(struct vswitch *sw, const struct port *p, const uint8_t *dat
 }
 
 /*
- * A frame from p to its one known destination d. Returns false, with p
- * paused on d, when d is full.
+ * A frame of priority prio from p to its one known destination d. Returns
+ * false, with p paused on d, when d's queue for the frame's class is full
+ * and lossless; a full lossy class drops the frame instead.
  */
 bool dp_unicast(struct vswitch *sw, struct port *p, struct port *d, uint8_t *data, uint32_t len,
-		struct pkt *k)
+		struct pkt *k, unsigned prio)
 {
+	unsigned tc = d->qos.prio2tc[prio];
+
 	if (port_gone(d)) {
 		d->c.drop_port_closed++;
 		return true;
 	}
-	if (d->qlen + d->npend >= sw->cfg.queue_frames) {
+	if (tc_depth(d, tc) >= sw->cfg.queue_frames) {
+		if (!(d->qos.lossless & (1u << tc))) {
+			d->c.drop_tc_full++;
+			d->tcc[tc].drop_tc_full++;
+			return true;
+		}
 		p->blocked_on = d->idx;
+		p->blocked_tc = tc;
 		d->n_waiters++;
+		d->wait_tcs |= (uint8_t)(1u << tc);
 		d->c.bp_caused++;
+		d->tcc[tc].bp_caused++;
 		p->c.bp_paused++;
 		return false;
 	}
 	dp_capture_fwd(sw, p, data, len);
-	emit(sw, d, data, len, k);
+	emit(sw, d, tc, data, len, k);
 	return true;
 }
 
 /* One copy of a flooded (or replicated) frame to d; never pauses. */
-bool dp_flood_one(struct vswitch *sw, struct port *d, uint8_t *data, uint32_t len, struct pkt *k)
+bool dp_flood_one(struct vswitch *sw, struct port *d, uint8_t *data, uint32_t len, struct pkt *k,
+		  unsigned prio)
 {
+	unsigned tc = d->qos.prio2tc[prio];
+
 	if (port_gone(d))
 		return false;
-	if (d->qlen + d->npend >= sw->flood_cap) {
+	if (tc_depth(d, tc) >= sw->flood_cap) {
 		d->c.drop_flood_overflow++;
+		d->tcc[tc].drop_flood_overflow++;
 		return false;
 	}
-	emit(sw, d, data, len, k);
+	emit(sw, d, tc, data, len, k);
 	return true;
 }
 
@@ -351,6 +432,8 @@ static bool forward(struct vswitch *sw, struct port *p, uint8_t *data, uint32_t 
 	default:		/* learned, or table full: forward anyway */
 		break;
 	}
+	unsigned prio = qos_classify(&p->qos, data, len);
+
 	if (!(data[0] & 1)) {
 		int slot = fdb_lookup(sw->fdb, fdb_key(data), now_s(sw));
 
@@ -361,7 +444,7 @@ static bool forward(struct vswitch *sw, struct port *p, uint8_t *data, uint32_t 
 				p->c.drop_filtered++;
 				return true;
 			}
-			return dp_unicast(sw, p, d, data, len, k);
+			return dp_unicast(sw, p, d, data, len, k, prio);
 		}
 	}
 	p->c.flood++;
@@ -370,7 +453,7 @@ static bool forward(struct vswitch *sw, struct port *p, uint8_t *data, uint32_t 
 		struct port *d = &sw->ports[sw->active[i]];
 
 		if (d != p)
-			dp_flood_one(sw, d, data, len, k);
+			dp_flood_one(sw, d, data, len, k, prio);
 	}
 	return true;
 }
@@ -536,6 +619,12 @@ static void port_rx(struct vswitch *sw, struct port *p)
 			}
 			p->c.rx_frames++;
 			p->c.rx_bytes += len;
+			if (!sw->ib) {
+				unsigned prio = qos_classify(&p->qos, sw->rx_pkt[i]->data, len);
+
+				p->rx_prio_frames[prio]++;
+				p->rx_prio_bytes[prio] += len;
+			}
 			sw->rx_pkt[i]->len = len;
 			ingress(sw, p, sw->rx_pkt[i]);
 		}

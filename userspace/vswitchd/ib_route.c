@@ -206,7 +206,7 @@ void ib_send_built(struct vswitch *sw, unsigned out, uint8_t *frame, uint32_t le
 		return;
 	if (sw->cap && capture_port(sw->cap) == 0)
 		capture_frame(sw->cap, k->data, k->len);
-	if (dp_flood_one(sw, d, k->data, k->len, k))
+	if (dp_flood_one(sw, d, k->data, k->len, k, 0))
 		count_xmit(sw->ib, out, len, false);
 	else
 		sw->ib->port[out].pc.xmit_discards++;
@@ -359,7 +359,7 @@ static void smp_out(struct vswitch *sw, struct port *p, struct ibf *x, unsigned 
 
 	if (!k)
 		return;
-	if (dp_flood_one(sw, d, k->data, k->len, k))
+	if (dp_flood_one(sw, d, k->data, k->len, k, 0))
 		count_xmit(sw->ib, out, x->len, false);
 	else
 		sw->ib->port[out].pc.xmit_discards++;
@@ -639,7 +639,7 @@ bool ib_forward(struct vswitch *sw, struct port *p, uint8_t *data, uint32_t len,
 					continue;
 				}
 				any = true;
-				if (dp_flood_one(sw, ib_slot(sw, out), data, len, k))
+				if (dp_flood_one(sw, ib_slot(sw, out), data, len, k, 0))
 					count_xmit(ib, out, len, true);
 				else
 					ib->port[out].pc.xmit_discards++;
@@ -666,7 +666,7 @@ bool ib_forward(struct vswitch *sw, struct port *p, uint8_t *data, uint32_t len,
 		ib->port[out].pc.xmit_discards++;
 		return true;
 	}
-	if (!dp_unicast(sw, p, ib_slot(sw, out), data, len, k)) {
+	if (!dp_unicast(sw, p, ib_slot(sw, out), data, len, k, 0)) {
 		/* paused: the frame comes here again, count it then */
 		ib->port[in].pc.rcv_pkts--;
 		ib->port[in].pc.rcv_bytes -= len;

@@ -464,6 +464,7 @@ int main(int argc, char **argv)
 
 	if (psec_ignored)
 		port_security = port_macs_set = false;
+	qos_default(&sw->qos_all);
 	sw->psec_all.pin = port_security;
 	sw->psec_all.limit = port_macs_set ? port_macs : port_security ? 4 : 0;
 	if (optind < argc) {

@@ -25,14 +25,18 @@ struct port *port_add(struct vswitch *sw, int fd, enum port_kind kind)
 	}
 	if (!p)
 		return NULL;
-	/* room for flood headroom plus one batch of leftovers */
+	/* room for flood headroom plus one batch of leftovers, per class */
 	while (qsize < sw->flood_cap + VS_BATCH)
 		qsize <<= 1;
 	int idx = p->idx;
 	memset(p, 0, sizeof(*p));
-	p->q = calloc(qsize, sizeof(*p->q));
-	if (!p->q)
+	/* one allocation for all classes' rings; tq[0].q owns it */
+	struct pkt **rings = calloc((size_t)qsize * VS_NUM_TC, sizeof(*rings));
+
+	if (!rings)
 		return NULL;
+	for (unsigned tc = 0; tc < VS_NUM_TC; tc++)
+		p->tq[tc].q = rings + (size_t)tc * qsize;
 	p->idx = idx;
 	p->qmask = qsize - 1;
 	p->used = true;
@@ -42,6 +46,7 @@ struct port *port_add(struct vswitch *sw, int fd, enum port_kind kind)
 	p->blocked_on = -1;
 	p->fault = sw->fault_all;
 	p->psec = sw->psec_all;
+	p->qos = sw->qos_all;
 	fault_start(&p->fault, p->id);
 	sw->active[sw->nactive++] = p->idx;
 	port_update_events(sw, p);
@@ -104,30 +109,39 @@ void port_update_events(struct vswitch *sw, struct port *p)
 	p->ev_mask = want;
 }
 
-void port_queue_push(struct port *p, struct pkt *k)
+void port_queue_push(struct port *p, unsigned tc, struct pkt *k)
 {
-	p->q[(p->qhead + p->qlen) & p->qmask] = k;
+	struct tc_queue *t = &p->tq[tc];
+
+	t->q[(t->head + t->len) & p->qmask] = k;
+	t->len++;
 	p->qlen++;
+	if (t->len > p->tcc[tc].queue_hiwater)
+		p->tcc[tc].queue_hiwater = t->len;
 }
 
 /* Discard everything waiting to go out to p (its peer is gone). */
 void port_drop_egress(struct vswitch *sw, struct port *p)
 {
 	(void)sw;
-	while (p->qlen) {
-		struct pkt *k = p->q[p->qhead];
+	for (unsigned tc = 0; tc < VS_NUM_TC; tc++) {
+		struct tc_queue *t = &p->tq[tc];
 
-		p->qhead = (p->qhead + 1) & p->qmask;
-		p->qlen--;
-		p->c.drop_port_closed++;
-		pkt_put(k);
+		while (t->len) {
+			pkt_put(t->q[t->head]);
+			t->head = (t->head + 1) & p->qmask;
+			t->len--;
+			p->c.drop_port_closed++;
+		}
 	}
+	p->qlen = 0;
 	for (uint32_t i = 0; i < p->npend; i++) {
 		if (p->pend_pkt[i])
 			pkt_put(p->pend_pkt[i]);
 		p->c.drop_port_closed++;
 	}
 	p->npend = 0;
+	memset(p->pend_n, 0, sizeof(p->pend_n));
 	if (p->n_waiters)
 		dp_unblock_waiters(sw, p);
 }
@@ -162,7 +176,7 @@ void port_destroy(struct vswitch *sw, struct port *p)
 	free_list(p->delay_head);
 	if (p->reorder)
 		pkt_put(p->reorder);
-	free(p->q);
+	free(p->tq[0].q);
 	fdb_del_port(sw->fdb, (uint32_t)p->idx);
 	if (sw->cap && capture_port(sw->cap) == p->id) {
 		vs_log(VS_LOG_INFO, "capture of port %u stopped: port removed", p->id);

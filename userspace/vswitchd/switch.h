@@ -26,6 +26,9 @@
 #define VS_DELAY_MAX 4096	/* delayed frames per port before we stop reading */
 #define VS_REORDER_NS (5 * 1000000ull) /* longest hold of a reordered frame */
 #define VS_DGRAM_RETRY_NS (1 * 1000000ull) /* dgram peer full: retry after */
+#define VS_NUM_TC 8		/* traffic classes, as many as 802.1p priorities */
+#define VS_DWRR_UNIT 1024	/* DWRR quantum in bytes per unit of weight */
+#define VS_WEIGHT_MAX 1000	/* largest DWRR weight of a class */
 
 /* Every per-port counter, once; drives the struct and all output. */
 #define VS_COUNTERS(X)                                                         \
@@ -36,12 +39,56 @@
 	X(fault_delay) X(bp_paused) X(bp_caused) X(drop_mac_spoof)            \
 	X(drop_mac_limit) X(drop_link_down)                                    \
 	X(ib_drop_vcrc) X(ib_drop_lrh) X(ib_drop_no_route)                    \
-	X(ib_drop_not_active) X(ib_drop_smp) X(ib_drop_mkey) X(ib_smp_local)
+	X(ib_drop_not_active) X(ib_drop_smp) X(ib_drop_mkey) X(ib_smp_local)  \
+	X(drop_tc_full)
 
 struct counters {
 #define VS_X(n) uint64_t n;
 	VS_COUNTERS(VS_X)
 #undef VS_X
+};
+
+/*
+ * Counters of one egress traffic class of a port. drop_tc_full: the class
+ * is lossy and its queue was full; bp_caused: the class is lossless and a
+ * sender was paused on it; queue_hiwater: most frames ever waiting in it.
+ */
+#define VS_TC_COUNTERS(X)                                                      \
+	X(tx_frames) X(tx_bytes) X(drop_tc_full) X(drop_flood_overflow)        \
+	X(bp_caused) X(queue_hiwater)
+
+struct tc_counters {
+#define VS_X(n) uint64_t n;
+	VS_TC_COUNTERS(VS_X)
+#undef VS_X
+};
+
+/*
+ * Traffic-class settings of a port (qos.c). Ingress: the priority of an
+ * untagged IP frame comes from its DSCP through dscp2prio (a VLAN tag's
+ * PCP is the priority as is). Egress: prio2tc picks the queue; strict
+ * classes go first (the highest class first), the others share what is
+ * left by weight (DWRR over bytes). A lossless class pauses the sender
+ * when full, a lossy one drops.
+ */
+struct qos {
+	uint8_t dscp2prio[64];
+	uint8_t prio2tc[VS_NUM_TC];
+	uint8_t strict;		/* bitmask of classes */
+	uint8_t lossless;	/* bitmask of classes */
+	uint16_t weight[VS_NUM_TC];
+};
+
+/* One class's egress ring; all rings of a port share one size (qmask). */
+struct tc_queue {
+	struct pkt **q;
+	uint32_t head, len;
+};
+
+/* DWRR state of a port's weighted classes. */
+struct dwrr {
+	unsigned cur;			/* class whose turn it is */
+	uint32_t deficit[VS_NUM_TC];	/* bytes it may still send this turn */
 };
 
 struct pkt {
@@ -102,9 +149,12 @@ struct port {
 	bool peer_present;
 	uint64_t retry_due;	/* dgram peer queue full: retry time, 0 = none */
 
-	/* egress queue: ring of packets waiting for the peer to read */
-	struct pkt **q;
-	uint32_t qmask, qhead, qlen;
+	/* egress queues, one per class: packets waiting for the peer to read */
+	struct tc_queue tq[VS_NUM_TC];
+	uint32_t qmask;
+	uint32_t qlen;		/* frames in all of tq */
+	struct dwrr dwrr;
+	struct qos qos;
 
 	/* egress frames collected in this pass, sent by one sendmmsg */
 	uint32_t npend;
@@ -112,12 +162,16 @@ struct port {
 	struct mmsghdr pend_msg[VS_BATCH];
 	struct iovec pend_iov[VS_BATCH];
 	struct pkt *pend_pkt[VS_BATCH];
+	uint8_t pend_tc[VS_BATCH];	/* class of each pending frame */
+	uint32_t pend_n[VS_NUM_TC];	/* pending frames per class */
 
 	/* ingress: frames received but not yet forwarded (back-pressure) */
 	struct pkt *hold_head, *hold_tail;
 	uint32_t hold_len;
 	int blocked_on;		/* slot of the full port we wait for, -1 none */
+	unsigned blocked_tc;	/* and the class of it that is full */
 	uint32_t n_waiters;	/* ports blocked on us */
+	uint8_t wait_tcs;	/* bitmask: our classes that someone waits on */
 	struct pkt *delay_head, *delay_tail;
 	uint32_t delay_len;
 	struct pkt *reorder;	/* held back until the next frame to its destination */
@@ -127,6 +181,9 @@ struct port {
 	unsigned ib_port;	/* IB mode: its IB port number (1..), 0 none */
 	struct fdb_policy psec;	/* port security: pin MACs, limit their number */
 	struct counters c;
+	struct tc_counters tcc[VS_NUM_TC];	/* egress, per class */
+	uint64_t rx_prio_frames[VS_NUM_TC];	/* ingress, per priority */
+	uint64_t rx_prio_bytes[VS_NUM_TC];
 };
 
 struct fdb;
@@ -182,6 +239,7 @@ struct vswitch {
 
 	struct fault fault_all;	/* set-fault --port all: also for ports added later */
 	struct fdb_policy psec_all; /* port security of ports added later */
+	struct qos qos_all;	/* traffic classes of ports added later */
 
 	struct fdb *fdb;
 	struct ib_switch *ib;	/* InfiniBand mode, else NULL */
@@ -210,7 +268,7 @@ void port_destroy(struct vswitch *sw, struct port *p);
 struct port *port_by_id(struct vswitch *sw, uint32_t id);
 void port_update_events(struct vswitch *sw, struct port *p);
 bool port_can_read(const struct port *p);
-void port_queue_push(struct port *p, struct pkt *k);
+void port_queue_push(struct port *p, unsigned tc, struct pkt *k);
 void port_drop_egress(struct vswitch *sw, struct port *p);
 const char *port_state(const struct port *p);
 
@@ -223,8 +281,18 @@ void dp_unblock_waiters(struct vswitch *sw, struct port *d);
 void dp_housekeeping(struct vswitch *sw);
 void dp_capture_fwd(struct vswitch *sw, const struct port *p, const uint8_t *data, uint32_t len);
 bool dp_unicast(struct vswitch *sw, struct port *p, struct port *d, uint8_t *data, uint32_t len,
-		struct pkt *k);
-bool dp_flood_one(struct vswitch *sw, struct port *d, uint8_t *data, uint32_t len, struct pkt *k);
+		struct pkt *k, unsigned prio);
+bool dp_flood_one(struct vswitch *sw, struct port *d, uint8_t *data, uint32_t len, struct pkt *k,
+		  unsigned prio);
+
+/* qos.c */
+void qos_default(struct qos *q);
+unsigned qos_classify(const struct qos *q, const uint8_t *d, uint32_t len);
+int qos_parse(struct qos *q, int argc, char **argv, char *err, size_t errlen);
+unsigned qos_pick(const struct port *d, struct dwrr *s, const uint32_t *taken);
+struct strbuf;
+void qos_json(struct strbuf *b, const struct qos *q);
+void qos_text(struct strbuf *b, const struct qos *q);
 
 /* tap.c */
 struct port *tap_add(struct vswitch *sw, const char *name, char *err, size_t errlen);

@@ -36,6 +36,12 @@ static void usage(FILE *f)
 		   "  set-port-security [--port ID|all] [pin=on|off] [macs=N]\n"
 		   "                                pin MACs to their port, limit MACs per port\n"
 		   "                                (0 = no limit)\n"
+		   "  set-qos [--port ID|all] [reset] [strict=T,..|all|none] [weights=T:W,..]\n"
+		   "          [lossless=T,..|all|none] [map=P:T,..] [dscp=D:P,..|default]\n"
+		   "                                traffic classes T 0..7: strict priority,\n"
+		   "                                DWRR weights, lossless (pause) or lossy (drop),\n"
+		   "                                priority->class and DSCP->priority maps\n"
+		   "  show-qos [PORT]               class settings and per-class counters\n"
 		   "  capture start FILE [PORT]     pcap of all ports or one\n"
 		   "  capture stop\n"
 		   "  add-dgram SWITCH_PATH QEMU_PATH\n"
@@ -53,7 +59,7 @@ static const struct {
 	{ "show", 0, 0 },  { "fdb", 0, 0 },	  { "counters", 0, 1 },	 { "fault", 2, 6 },
 	{ "capture", 1, 3 }, { "add-dgram", 2, 2 }, { "add-tap", 1, 1 }, { "shutdown", 0, 0 }, { "set-fault", 1, 8 },
 	{ "set-port-security", 1, 4 }, { "lft", 0, 0 }, { "mft", 0, 0 },
-	{ "del-port", 1, 1 },
+	{ "del-port", 1, 1 }, { "set-qos", 1, CTL_MAX_ARGS - 1 }, { "show-qos", 0, 1 },
 };
 
 /* Absolute form of path in buf (static storage: no cleanup on exit paths). */

@@ -1495,6 +1495,263 @@ def test_tap_vxlan_two_hosts():
         assert c["drop_mac_limit"] == 0 and c["drop_mac_spoof"] == 1, c
 
 
+# ------------------------------------------------------------ traffic classes
+
+def vlan_frame(dst, src, pcp, payload, vid=5):
+    return dst + src + struct.pack("!HHH", 0x8100, pcp << 13 | vid, 0x88B5) + payload
+
+
+def ip4_frame(dst, src, dscp, payload):
+    """An IPv4/UDP frame whose TOS carries dscp (ECN bits set, to be ignored)."""
+    hdr = struct.pack("!BBHHHBBH4s4s", 0x45, dscp << 2 | 1, 20 + len(payload), 0, 0, 64, 17, 0,
+                      bytes([10, 0, 0, 1]), bytes([10, 0, 0, 2]))
+    return dst + src + struct.pack("!H", 0x0800) + hdr + payload
+
+
+def ip6_frame(dst, src, dscp, payload):
+    tclass = dscp << 2 | 2
+    first = 6 << 28 | tclass << 20 | 0x12345
+    hdr = struct.pack("!IHBB16s16s", first, len(payload), 17, 64, bytes(15) + b"\x01",
+                      bytes(15) + b"\x02")
+    return dst + src + struct.pack("!H", 0x86DD) + hdr + payload
+
+
+def qos_of(sw, port_id):
+    """(settings, per-class list, per-priority rx list) of a port from show-qos."""
+    p = sw.vsctl("show-qos", str(port_id), json_out=True)["ports"][0]
+    return p["qos"], p["classes"], p["rx_priority"]
+
+
+def _wait_for(cond, what, timeout=10):
+    deadline = time.time() + timeout
+    while not cond():
+        assert time.time() < deadline, what
+        time.sleep(0.02)
+
+
+def test_qos_classify_pcp_dscp():
+    """A tagged frame's class is its PCP, an untagged IPv4/IPv6 frame's its
+    DSCP through the ingress port's map (default DSCP >> 3), anything else 0;
+    the egress port's priority->class map picks the queue."""
+    with Switch() as sw:
+        a, b = sw.port(), sw.port()
+        ids = sw.wait_ports(2)
+        learn(sw, [a, b])
+        sends = [vlan_frame(mac(2), mac(1), pcp, b"p%d" % pcp) for pcp in range(8)]
+        sends += [ip4_frame(mac(2), mac(1), 46, b"ef"),          # EF -> 5
+                  ip4_frame(mac(2), mac(1), 26, b"af31"),        # AF31 -> 3
+                  ip6_frame(mac(2), mac(1), 34, b"af41"),        # AF41 -> 4
+                  ip6_frame(mac(2), mac(1), 63, b"cs7"),         # -> 7
+                  frame(mac(2), mac(1), b"plain")]               # other -> 0
+        want = [1] * 8
+        for t in (5, 3, 4, 7, 0):
+            want[t] += 1
+        for f in sends:
+            a.send(f)
+            assert b.recv(65536) == f, "frame changed on the way"
+        _, cls, _ = qos_of(sw, ids[1])
+        got = [c["tx_frames"] for c in cls]
+        want_tx = list(want)
+        want_tx[0] += 1                      # a's learning broadcast
+        assert got == want_tx, (got, want_tx)
+        _, _, rxp = qos_of(sw, ids[0])
+        rx = [r["rx_frames"] for r in rxp]
+        want[0] += 1                         # a's own broadcast, priority 0
+        assert rx == want, (rx, want)
+        assert sum(c["tx_bytes"] for c in cls) == sw.counters(ids[1])["tx_bytes"]
+        # DSCP remapped on the ingress port; priority remapped on the egress port
+        sw.vsctl("set-qos", "--port", str(ids[0]), "dscp=26:6,46:1")
+        sw.vsctl("set-qos", "--port", str(ids[1]), "map=1:2")
+        for f in (ip4_frame(mac(2), mac(1), 26, b"x"), ip6_frame(mac(2), mac(1), 26, b"y"),
+                  ip4_frame(mac(2), mac(1), 46, b"z")):
+            a.send(f)
+            b.recv(65536)
+        _, cls2, _ = qos_of(sw, ids[1])
+        delta = [c2["tx_frames"] - c1["tx_frames"] for c1, c2 in zip(cls, cls2)]
+        assert delta == [0, 0, 1, 0, 0, 0, 2, 0], delta
+        q, _, _ = qos_of(sw, ids[0])
+        assert q["dscp2prio"][26] == 6 and q["dscp2prio"][46] == 1 and q["dscp2prio"][27] == 3, q
+        text = sw.vsctl("show-qos").stdout
+        assert "dscp=26:6,46:1" in text and "map=0:0,1:2," in text, text
+
+
+def _fill_until(sw, port_id, tc, n, timeout=10):
+    _wait_for(lambda: qos_of(sw, port_id)[1][tc]["queue"] >= n,
+              "class %d of port %d never had %d frames waiting" % (tc, port_id, n), timeout)
+
+
+def test_qos_strict_priority_order():
+    """b does not read; a's bulk class 0 fills b's queue and a is paused;
+    then c's frames of strict class 7 overtake everything that waits."""
+    with Switch("--queue-frames", "64") as sw:
+        a, b, c = sw.port(timeout=30), sw.port(timeout=30), sw.port(timeout=30)
+        ids = sw.wait_ports(3)
+        learn(sw, [a, b, c])
+        sw.vsctl("set-qos", "--port", str(ids[1]), "strict=7")
+        n_bulk, n_hi = 3000, 20
+        t, _ = _blast_until_paused(sw, a, ids[0], mac(2), n_bulk)
+        _fill_until(sw, ids[1], 0, 64)
+        for i in range(n_hi):
+            c.send(vlan_frame(mac(2), mac(3), 7, struct.pack("!I", i) + b"h" * 100))
+        _fill_until(sw, ids[1], 7, n_hi)
+        order = []
+        while len(order) < n_bulk + n_hi:
+            f = b.recv(65536)
+            if f[12:14] == b"\x81\x00":
+                order.append(("hi", struct.unpack("!I", f[18:22])[0]))
+            else:
+                order.append(("bulk", struct.unpack("!I", f[14:18])[0]))
+        t.join(10)
+        hi_pos = [i for i, (k, _) in enumerate(order) if k == "hi"]
+        assert [s for k, s in order if k == "hi"] == list(range(n_hi)), "class 7 lost or reordered"
+        assert [s for k, s in order if k == "bulk"] == list(range(n_bulk)), "bulk lost or reordered"
+        assert hi_pos == list(range(hi_pos[0], hi_pos[0] + n_hi)), "class 7 interleaved: %s" % hi_pos
+        after = len(order) - 1 - hi_pos[-1]
+        # the 64 bulk frames that waited in the switch went after class 7
+        assert after >= 64 and hi_pos[0] <= n_bulk - 64, (hi_pos[0], after)
+        cb = qos_of(sw, ids[1])[1]
+        assert cb[7]["tx_frames"] == n_hi and cb[7]["queue_hiwater"] == n_hi, cb[7]
+        assert cb[0]["bp_caused"] >= 1 and cb[0]["queue_hiwater"] == 64, cb[0]
+
+
+def test_qos_weighted_shares():
+    """Two backlogged weighted classes share a slow port by bytes: weights
+    3:1 with frames of 1000 and 500 bytes give 1.5 frames of class 1 per
+    frame of class 2."""
+    with Switch("--queue-frames", "64") as sw:
+        a, b, c = sw.port(timeout=30), sw.port(timeout=30), sw.port(timeout=30)
+        ids = sw.wait_ports(3)
+        learn(sw, [a, b, c])
+        sw.vsctl("set-qos", "--port", str(ids[1]), "weights=1:3,2:1")
+        n = 6000
+        sizes = {1: 1000, 2: 500}
+
+        def blast(s, src, pcp):
+            try:
+                for i in range(n):
+                    s.send(vlan_frame(mac(2), src, pcp,
+                                      struct.pack("!I", i) + b"w" * (sizes[pcp] - 22)))
+            except OSError:
+                pass
+        ts = [threading.Thread(target=blast, args=(a, mac(1), 1), daemon=True),
+              threading.Thread(target=blast, args=(c, mac(3), 2), daemon=True)]
+        for th in ts:
+            th.start()
+        _fill_until(sw, ids[1], 1, 64, 20)
+        _fill_until(sw, ids[1], 2, 64, 20)
+        got = []
+        while len(got) < 2 * n:
+            got.append(b.recv(65536)[14] >> 5)
+            if len(got) % 8 == 0:
+                time.sleep(0.0005)   # slower than the senders: both stay backlogged
+        for th in ts:
+            th.join(10)
+        window = got[1000:5000]          # both classes backlogged here
+        n1, n2 = window.count(1), window.count(2)
+        ratio = (n1 * sizes[1]) / (n2 * sizes[2])
+        assert 2.4 <= ratio <= 3.6, "byte share %.2f (frames %d:%d), want 3" % (ratio, n1, n2)
+        cls = qos_of(sw, ids[1])[1]
+        assert cls[1]["tx_frames"] == n and cls[2]["tx_frames"] == n, cls
+        assert cls[1]["tx_bytes"] == n * 1000 and cls[2]["tx_bytes"] == n * 500, cls
+        print("  weighted shares: class 1 : class 2 bytes %.2f (frames %d:%d)" % (ratio, n1, n2))
+
+
+def test_qos_lossy_drops_lossless_pauses():
+    """b does not read and only class 3 is lossless: a's class-0 frames
+    are dropped once their queue is full (counted, a never paused), c's
+    class-3 frames pause c and all arrive in order; the counters add up."""
+    with Switch("--queue-frames", "64") as sw:
+        a, b, c = sw.port(timeout=30), sw.port(timeout=30), sw.port(timeout=30)
+        ids = sw.wait_ports(3)
+        learn(sw, [a, b, c])
+        sw.vsctl("set-qos", "--port", str(ids[1]), "lossless=3")
+        n_lossy, n_ll = 2000, 3000
+        sent = [0]
+
+        def blast_ll():
+            try:
+                for i in range(n_ll):
+                    c.send(ip4_frame(mac(2), mac(3), 26, struct.pack("!I", i) + b"l" * 900))
+                    sent[0] = i + 1
+            except OSError:
+                pass
+        t = threading.Thread(target=blast_ll, daemon=True)
+        t.start()
+        _wait_for(lambda: sw.counters(ids[2])["bp_paused"] >= 1, "lossless sender never paused")
+        for i in range(n_lossy):      # never blocks: the switch reads a and drops
+            a.send(frame(mac(2), mac(1), struct.pack("!I", i) + b"d" * 900))
+        _wait_for(lambda: sw.counters(ids[0])["rx_frames"] >= n_lossy + 1, "a's frames not read")
+        ca = sw.counters(ids[0])
+        assert ca["bp_paused"] == 0, ca
+        cls = qos_of(sw, ids[1])[1]
+        assert cls[0]["drop_tc_full"] > 0 and cls[0]["queue_hiwater"] == 64, cls[0]
+        assert cls[3]["drop_tc_full"] == 0 and cls[3]["bp_caused"] >= 1, cls[3]
+        got = {0: [], 3: []}
+        while len(got[3]) < n_ll:
+            f = b.recv(65536)
+            tc = 3 if f[12:14] == b"\x08\x00" else 0
+            got[tc].append(struct.unpack("!I", f[14 + 20 * (tc == 3):18 + 20 * (tc == 3)])[0])
+        while recv_or_none(b, 0.3) is not None:
+            pass
+        t.join(10)
+        assert got[3] == list(range(n_ll)), "lossless class lost or reordered frames"
+        assert got[0] == sorted(got[0]), "lossy class reordered"
+        cb, cls = sw.counters(ids[1]), qos_of(sw, ids[1])[1]
+        assert len(got[0]) + cls[0]["drop_tc_full"] == n_lossy, (len(got[0]), cls[0])
+        assert cb["drop_tc_full"] == sum(x["drop_tc_full"] for x in cls) == cls[0]["drop_tc_full"]
+        assert cb["tx_frames"] == sum(x["tx_frames"] for x in cls), (cb, cls)
+        assert cb["tx_bytes"] == sum(x["tx_bytes"] for x in cls), (cb, cls)
+        assert cb["bp_caused"] == sum(x["bp_caused"] for x in cls), (cb, cls)
+        assert cls[3]["tx_frames"] == n_ll and cls[0]["tx_frames"] == len(got[0]) + 2, cls
+        # the drops show in show's total
+        row = [p for p in sw.show()["ports"] if p["id"] == ids[1]][0]
+        assert row["counters"]["drop_tc_full"] == cls[0]["drop_tc_full"], row
+        assert "drop_tc_full" in sw.vsctl("counters", str(ids[1])).stdout
+
+
+def test_qos_set_and_errors():
+    """set-qos: settings read back, --port all also reaches later ports,
+    bad arguments are refused and change nothing."""
+    with Switch() as sw:
+        a = sw.port()
+        ids = sw.wait_ports(1)
+        q0 = sw.vsctl("show-qos", json_out=True)
+        assert q0["qos_all"]["lossless"] == list(range(8)) and q0["qos_all"]["strict"] == []
+        assert q0["qos_all"]["dscp2prio"][46] == 5 and q0["qos_all"]["prio2tc"] == list(range(8))
+        for bad in (["strict=8"], ["strict=1,,2"], ["strict="], ["weights=0:0"],
+                    ["weights=1:1001"], ["weights=1"], ["weights=9:1"], ["lossless=x"],
+                    ["map=8:1"], ["map=1:8"], ["dscp=64:1"], ["dscp=1:8"], ["dscp=-1:2"],
+                    ["foo=1"], ["strict=7", "lossless=9"], ["--port", "99", "strict=1"],
+                    ["--port"], ["dscp=1:2:3"], ["weights=1:2,"]):
+            r = sw.vsctl("set-qos", *bad, expect=None)
+            assert r.returncode in (1, 2) and r.stderr, (bad, r.returncode, r.stderr)
+            if bad != ["--port"]:
+                assert r.returncode == 1 and "bad" in r.stderr or "no port" in r.stderr, (bad, r.stderr)
+        assert sw.vsctl("show-qos", json_out=True) == q0, "a refused set-qos changed something"
+        assert sw.vsctl("set-qos", expect=2).returncode == 2
+        r = sw.vsctl("set-qos", "strict=6,7", "weights=0:10,1:30", "lossless=3", "dscp=26:5,10:2",
+                     json_out=True)
+        assert r["port"] == "all" and r["qos"]["strict"] == [6, 7], r
+        b = sw.port()
+        ids = sw.wait_ports(2)
+        for pid in ids:
+            q = qos_of(sw, pid)[0]
+            assert q["strict"] == [6, 7] and q["lossless"] == [3], q
+            assert q["weights"][:3] == [10, 30, 1] and q["dscp2prio"][10] == 2, q
+        text = sw.vsctl("show-qos", str(ids[1])).stdout
+        assert "strict=6,7 weights=0:10,1:30,2:1" in text and "lossless=3" in text, text
+        assert "dscp=10:2,26:5" in text and "TX_FRAMES" in text, text
+        r = sw.vsctl("set-qos", "--port", str(ids[0]), "reset", "strict=all", json_out=True)
+        assert r["qos"]["strict"] == list(range(8)) and r["qos"]["lossless"] == list(range(8)), r
+        assert qos_of(sw, ids[1])[0]["strict"] == [6, 7], "--port ID changed another port"
+        show = sw.show()
+        assert show["qos_all"]["strict"] == [6, 7] and "classes" in show["ports"][0], show
+        assert sw.vsctl("show-qos", "99", expect=1).stderr
+    with Switch("--link-layer", "ib") as sw:
+        r = sw.vsctl("set-qos", "strict=7", expect=1)
+        assert "Ethernet" in r.stderr, r.stderr
+
+
 TESTS = [(n[5:], f) for n, f in sorted(globals().items()) if n.startswith("test_")]
 
 # InfiniBand mode (--link-layer ib): test/ib_tests.py, on the same helpers.
