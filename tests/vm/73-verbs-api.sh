@@ -16,7 +16,7 @@
 # completion statuses are checked.
 . "$(dirname "$0")/lib.sh"
 need_cnuas_nodes 1
-need_eth
+need_eth_or_verbs_over_ib
 # VERBS_DEV / VERBS_NODES="A" run it on another device/node (rxe0: the
 # parent-domain case skips, rxe has none; ud-recv fails there, rxe reports
 # sl 0; reset-cq fails there, rxe keeps a reset QP's completions)
