@@ -31,10 +31,10 @@
 #     suite uses them), 58 (RNR, vanished peer, last ACK) and 57 (256 MiB
 #     under the switch's drops, reorders and corruption: the switch flips
 #     the bit after its VCRC check and reseals the VCRC, so the HCAs' ICRC
-#     catches it), by LID, unchanged but for IB's own addressing. Test 59
-#     (fuzz) does not run over IB: it sends raw RoCEv2 frames by
-#     AF_PACKET on cnuas0, and an IB port has no Ethernet netdev (ib0 is
-#     IPoIB: no raw LRH frames out of it);
+#     catches it) and 59 (fuzz: native IB frames from the host through a
+#     switch port of its own that OpenSM activates, tests/lab/ib-fuzz.py,
+#     as an IB port has no Ethernet netdev for raw frames), by LID,
+#     unchanged but for IB's own addressing;
 #   no ICRC error at either HCA and no bad VCRC or LRH at the switch.
 # timeout: 2700
 . "$(dirname "$0")/lib.sh"
@@ -247,6 +247,7 @@ sub 67-wr-api
 sub 73-verbs-api
 sub 58-rnr
 sub 57-xfer-faults
+sub 59-fuzz
 
 # An OpenSM restart keeps every LID (OpenSM's guid2lid cache).
 lsh -t 60 0 'pkill -x opensm; i=0; while pgrep -x opensm >/dev/null && [ $i -lt 50 ]; do sleep 0.2; i=$((i+1)); done
