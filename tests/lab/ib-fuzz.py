@@ -51,8 +51,8 @@ CLASSES = ("random", "valid", "near-psn", "truncated", "bad-icrc", "rkey", "opco
 
 
 def icrc(body, lnh):
-    """The ICRC of LRH .. payload (IBA 7.8.1: VL, and on a GRH its traffic
-    class, flow label and hop limit, and the BTH's reserved byte as 1s)."""
+    """The ICRC of LRH .. payload: the variant fields as 1s (the VL, on a
+    GRH its traffic class, flow label and hop limit, the BTH's resv8a)."""
     m = bytearray(body)
     m[0] |= 0xF0
     b = 8
