@@ -147,22 +147,26 @@ fi
 # the messages it had to receive).
 pkts() { lsh -t 30 1 "cat $P/counters/unicast_rcv_packets"; }
 cm_port=18520
-cm() { # cm NAME MIN-PKTS SERVER-CMD CLIENT-CMD: server on node1, client on node0 (%P: a fresh port)
-	local name=$1 min=$2 b a try ok=0 srv cli
+cm() { # cm NAME MIN-PKTS PORT SERVER-CMD CLIENT-CMD: server on node1, client on node0
+	# (PORT: the server's RDMA CM port, %P: a fresh one, also in the commands)
+	local name=$1 min=$2 b a try ok=0 srv cli port
 	b=$(pkts)
 	for try in 1 2 3; do
 		cm_port=$((cm_port + 1))
-		srv=${3//%P/$cm_port} cli=${4//%P/$cm_port}
+		port=${3//%P/$cm_port} srv=${4//%P/$cm_port} cli=${5//%P/$cm_port}
 		lsh -t 30 1 "{ timeout 150 $srv & echo \$! >/tmp/$name.pid; wait \$!; echo \"exit \$?\"; } >/tmp/$name.srv 2>&1 &"
-		sleep 2
+		# the client once the server listens (a TCG guest may take seconds)
+		lsh -t 60 1 "i=0; until rdma res show cm_id 2>/dev/null | grep -qE 'state LISTEN .*:$port( |\$)'; do
+			[ \$i -lt 200 ] || exit 1; sleep 0.2; i=\$((i+1)); done" ||
+			note "$name: no RDMA CM listener on port $port after 40 s"
 		lsh -t 180 0 "timeout 150 $cli >/tmp/$name.cli 2>&1" && { ok=1; break; }
 		lsh -t 30 1 "kill \$(cat /tmp/$name.pid) 2>/dev/null"
 		# perftest -R does not retry a connection its server is not yet
-		# listening for: a REQ before the listen gets a REJ "invalid
-		# service ID" (reason 8), and with -c UD the SIDR REQ, sent as
-		# soon as the control connection is up, can beat the server's
-		# UD listen and get SIDR status 1 "unsupported" (seen under TCG,
-		# both sides' CMs as the IBA has them): a fresh pair again.
+		# listening for: with -c UD the SIDR REQ, sent as soon as the
+		# control connection is up, can beat the server's UD listen and
+		# get SIDR status 1 "unsupported" (seen under TCG; both sides'
+		# CMs as the IBA has them), as a REQ before the listen gets a
+		# REJ "invalid service ID" (reason 8): a fresh pair again.
 		lsh -t 30 0 "grep -qE 'RDMA_CM_EVENT_(UNREACHABLE; error: 1|REJECTED; error: 8)\.' /tmp/$name.cli" || break
 		note "$name: attempt $try: $(lsh 0 "grep -m1 -o 'RDMA_CM_EVENT_.*' /tmp/$name.cli") (the server not listening yet)"
 	done
@@ -185,16 +189,17 @@ cm() { # cm NAME MIN-PKTS SERVER-CMD CLIENT-CMD: server on node1, client on node
 }
 # rdmacm-utils: ucmatose (RC, 4 connections x 100 messages each way, on
 # IPv4 and IPv6), udaddy (UD, the same).
-cm ucmatose 400 "ucmatose -b $(ip_of 1) -c 4 -C 100" "ucmatose -s $(ip_of 1) -c 4 -C 100"
-cm ucmatose6 400 "ucmatose -b $(ip6_of 1) -c 4 -C 100" "ucmatose -s $(ip6_of 1) -c 4 -C 100"
-cm udaddy 400 "udaddy -b $(ip_of 1) -c 4 -C 100" "udaddy -s $(ip_of 1) -c 4 -C 100"
+cm ucmatose 400 %P "ucmatose -b $(ip_of 1) -p %P -c 4 -C 100" "ucmatose -s $(ip_of 1) -p %P -c 4 -C 100"
+cm ucmatose6 400 %P "ucmatose -b $(ip6_of 1) -p %P -c 4 -C 100" "ucmatose -s $(ip6_of 1) -p %P -c 4 -C 100"
+# (udaddy's port is fixed: 7174)
+cm udaddy 400 7174 "udaddy -b $(ip_of 1) -c 4 -C 100" "udaddy -s $(ip_of 1) -c 4 -C 100"
 # perftest with -R: its QPs made and connected by RDMA CM (RC SEND and
 # WRITE, 300 x 64 KiB; UD SEND, 300 x MTU; RC READ latency: node1 sends
 # the responses, node0 checks them, so only the requests count here).
 for name in ib_send_bw ib_write_bw ib_send_bw_ud ib_read_lat; do
 	tool=${name%_ud} ud=""
 	[ "$name" = ib_send_bw_ud ] && ud="-c UD"
-	cm "$name-R" 300 "$tool -d cnuas_0 -p %P -n 300 -F -R $ud" "$tool -d cnuas_0 -p %P -n 300 -F -R $ud $(ip_of 1)"
+	cm "$name-R" 300 %P "$tool -d cnuas_0 -p %P -n 300 -F -R $ud" "$tool -d cnuas_0 -p %P -n 300 -F -R $ud $(ip_of 1)"
 done
 [ "$(icrc 0)" = "$i0" ] && [ "$(icrc 1)" = "$i1" ] || bad+=("icrc-errors")
 
