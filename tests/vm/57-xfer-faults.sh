@@ -5,9 +5,15 @@
 # corrupts 1% of all frames: it arrives intact, and the corrupted frames
 # show up in the ICRC-error counter. XFER_MIB overrides the size.
 # (32 MiB took 4 min with 1 MiB messages x 8 on a loaded host)
+# Over native IB (test 84, CNUAS_VERBS_OVER_IB=1) the same by LID; there
+# the switch checks every frame's VCRC (per hop) and flips its bit after
+# that check and writes a fresh VCRC, as a fault inside the switch: only
+# the HCA's end-to-end ICRC can catch it, so the ICRC counters must move
+# and the switch's bad-VCRC drops must not (a flip on the link would be
+# a VCRC drop, which is what the drop fault already is).
 . "$(dirname "$0")/lib.sh"
 need_cnuas_nodes 2
-need_eth
+need_eth_or_verbs_over_ib
 # VERBS_DEV / VERBS_NODES="A B" run it on other devices/nodes (e.g. rxe0 on
 # the rxe nodes, to check the test itself)
 DEV=${VERBS_DEV:-cnuas_0}
@@ -47,6 +53,9 @@ inj=$("$LAB" switch -- --json show | /usr/bin/python3 -c '
 import json, sys
 s = json.load(sys.stdin)
 print(" ".join("%s=%d" % (k, sum(p["counters"]["fault_" + k] for p in s["ports"])) for k in ("drop", "reorder", "corrupt")))')
+vcrc=$("$LAB" switch -- --json show | /usr/bin/python3 -c '
+import json, sys
+print(sum(p["counters"].get("ib_drop_vcrc", 0) for p in json.load(sys.stdin)["ports"]))')
 "$LAB" switch -- set-fault clear >/dev/null || fail "clearing the faults failed"
 echo "$tx"
 cat "$rx"
@@ -58,5 +67,9 @@ echo "ICRC errors: node0 $b0 -> $a0, node1 $b1 -> $a1"
 corrupt=${inj##*corrupt=}
 [ "$corrupt" -gt 0 ] || fail "the switch corrupted no frames"
 [ $((a0 - b0 + a1 - b1)) -gt 0 ] || fail "$corrupt corrupted frames, but the ICRC-error counters did not move"
+if [ "$LINK_LAYER" = ib ]; then
+	[ "$vcrc" = 0 ] || fail "the switch dropped $vcrc frames for a bad VCRC: its corruption must pass the link check"
+	echo "IB: $corrupt corrupted frames, $((a0 - b0 + a1 - b1)) ICRC errors at the HCAs, no bad VCRC at the switch"
+fi
 [ "$("$LAB" switch -- --json show | /usr/bin/python3 -c 'import json,sys; s=json.load(sys.stdin); print(s["fault_all"] is None and all(p["fault"] is None for p in s["ports"]))')" = True ] ||
 	fail "faults still set after clearing"

@@ -6,10 +6,11 @@
 # retry_cnt 2), and a receiver that destroys its QP right after taking a
 # SEND still ACKs it (the sender's SEND succeeds, and on cnuas without a
 # retransmission: completer_retry_err stays); fresh QPs work
-# afterwards, the guests and the switch too.
+# afterwards, the guests and the switch too. Over native IB (test 84,
+# CNUAS_VERBS_OVER_IB=1) the same, the QPs addressed by LID.
 . "$(dirname "$0")/lib.sh"
 need_cnuas_nodes 2
-need_eth
+need_eth_or_verbs_over_ib
 # VERBS_DEV / VERBS_NODES="A B" run it on other devices/nodes (e.g. rxe0 on
 # the rxe nodes, to check the test itself)
 DEV=${VERBS_DEV:-cnuas_0}

@@ -7,9 +7,15 @@
 # pass, and node 0's receive counters account for the frames. The frames
 # come from the eth0 of a virtio/rxe node if the lab has one, else from
 # cnuas0 of node 1. FUZZ_COUNT overrides the number (default 5000).
+# Over native IB (test 84, CNUAS_VERBS_OVER_IB=1) an IB port has no
+# Ethernet netdev to send raw frames from: the frames are native IB ones
+# (LRH, BTH, ..., ICRC, VCRC; tests/lab/ib-fuzz.py: the RoCE classes but
+# the Ethernet/IP envelope ones, plus bad GRHs) from the host, through a
+# port of its own on the lab's switch that the subnet manager sweeps and
+# makes Active like any HCA's, to node 0's LID.
 . "$(dirname "$0")/lib.sh"
 need_cnuas_nodes 2
-need_eth
+need_eth_or_verbs_over_ib
 # VERBS_DEV / VERBS_NODES="A B" run it on other devices/nodes (e.g. rxe0 on
 # the rxe nodes, to check the test itself)
 DEV=${VERBS_DEV:-cnuas_0}
@@ -25,7 +31,7 @@ for n in $(seq "$NODES" $((NODES + VIRTIO_NODES + ${RXE_NODES:-0} - 1))); do
 	[ "$n" != "$N0" ] && [ "$n" != "$N1" ] && { src=$n ifn=eth0; break; }
 done
 wait_ping "$N0" "$(ip_of "$N1")" 30 || fail "node0 cannot reach node1"
-wait_ping "$src" "$(ip_of "$N0")" 30 || fail "node$src cannot reach node0"
+[ "$LINK_LAYER" = ib ] || wait_ping "$src" "$(ip_of "$N0")" 30 || fail "node$src cannot reach node0"
 problems0=$(console_problems)
 
 # xfer SIZE_MIB EXTRA_ARGS: node1 receives, node0 sends; prints both outputs.
@@ -74,10 +80,17 @@ echo "live sender QP on node0: $qpn"
 
 before=$(counters0)
 sw_before=$("$LAB" switch -- --json show)
-mac0=$(lsh -t 30 "$N0" "cat /sys/class/net/$NETDEV/address") || fail "no MAC of node0"
-fz=$(lsh -t 600 "$src" "cnuas-fuzz -i $ifn -M $mac0 -a $(ip_of "$N0") -q $qpn -q 1 -n $COUNT -S 59") ||
-	fail "cnuas-fuzz failed: $fz"
-echo "node$src ($ifn): $fz"
+if [ "$LINK_LAYER" = ib ]; then
+	lid0=$(lsh -t 30 "$N0" "cat /sys/class/infiniband/$DEV/ports/1/lid") || fail "no LID of node0"
+	fz=$(timeout 600 /usr/bin/python3 "$VM_TESTS/../lab/ib-fuzz.py" "$LAB_DIR/switch.sock" "$lid0" \
+		-q "$qpn" -q 1 -n "$COUNT" -S 59 2>&1) || fail "ib-fuzz failed: $fz"
+	echo "host (a port of its own on the switch): $fz"
+else
+	mac0=$(lsh -t 30 "$N0" "cat /sys/class/net/$NETDEV/address") || fail "no MAC of node0"
+	fz=$(lsh -t 600 "$src" "cnuas-fuzz -i $ifn -M $mac0 -a $(ip_of "$N0") -q $qpn -q 1 -n $COUNT -S 59") ||
+		fail "cnuas-fuzz failed: $fz"
+	echo "node$src ($ifn): $fz"
+fi
 sleep 2
 after=$(counters0)
 

@@ -7,10 +7,13 @@
 # the errno / completion status of a real HCA, good resizes keep the CQEs,
 # the SRQ-limit and QP-access-error async events arrive, the responder
 # QP's access flags and max_dest_rd_atomic 0 are enforced;
-# the guest keeps working (a transfer to node 1 afterwards).
+# the guest keeps working (a transfer to node 1 afterwards). Over native
+# IB (test 84, CNUAS_VERBS_OVER_IB=1) the QPs address by LID and the
+# multicast attaches take an MGID with a multicast LID, as ib_core wants
+# on an IB port (a RoCE port takes ::ffff:239.x.y.z and LID 0).
 . "$(dirname "$0")/lib.sh"
 need_cnuas_nodes 2
-need_eth
+need_eth_or_verbs_over_ib
 # VERBS_DEV / VERBS_NODES="A B" run it on other devices/nodes (e.g. rxe0 on
 # the rxe nodes, to check the test itself)
 DEV=${VERBS_DEV:-cnuas_0}

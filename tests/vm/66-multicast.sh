@@ -11,10 +11,17 @@
 # multicast on RoCEv2 (ENOTSUPP, rxe alike), so mckey runs IPv4 groups and
 # IPv6 is perftest's: ib_send_bw -c UD -g over the IPv6 GIDs (its own MGID
 # ff01:0:0:2:c985::, attached with ibv_attach_mcast), node 0 -> node 1.
+# Over native IB (test 84, CNUAS_VERBS_OVER_IB=1): the joins go to the SA
+# (OpenSM answers with an MLID and programs the switch's MFT), mckey's
+# groups are on the IPoIB addresses, perftest joins its MGID by umad and
+# sends to the MLID; RDMA CM takes IPv6 groups on IB, so mckey runs one
+# (ff0e::1:66) too; the switch's PortMulticastXmitPkts (its PMA) moves by
+# at least N per remote receiver: it replicated by the MFT, never back
+# out of the ingress port (the HCA loops a group back to its own QPs).
 # timeout: 600
 . "$(dirname "$0")/lib.sh"
 need_cnuas_nodes 2
-need_eth
+need_eth_or_verbs_over_ib
 N=${MCAST_MSGS:-50}
 for n in 0 1; do
 	lsh -t 30 "$n" "modprobe -q cnuas_ib; modprobe -q ib_uverbs; modprobe -q rdma_ucm; i=0; while [ ! -e /sys/class/infiniband/cnuas_0 ] && [ \$i -lt 50 ]; do sleep 0.2; i=\$((i+1)); done; [ -e /sys/class/infiniband/cnuas_0 ]" ||
@@ -27,14 +34,28 @@ mcast_rcvd() {
 	lsh -t 30 "$1" 'cat /sys/class/infiniband/cnuas_0/ports/1/hw_counters/mcast_rcvd'
 }
 
+# On IB: the multicast packets the switch sent out of all its ports
+# (perfquery of its PMA): it replicates by the MFT OpenSM programmed.
+swlid=""
+if [ "$LINK_LAYER" = ib ]; then
+	swlid=$(lsh -t 60 0 'ibswitches' | sed -n 's/.* base port 0 lid \([0-9]*\) .*/\1/p')
+	[ -n "$swlid" ] || fail "ibswitches found no switch"
+fi
+sw_mcast_xmit() {
+	[ -n "$swlid" ] || { echo 0; return; }
+	lsh -t 60 0 "perfquery -x -a $swlid" | sed -n 's/^PortMulticastXmitPkts:\.*//p'
+}
+
 # mc GROUP TX RX...: the receivers join GROUP, then TX sends N messages.
 mc() {
-	local grp=$1 tx=$2 r pids=() out=() before=() i ok=0
+	local grp=$1 tx=$2 r pids=() out=() before=() i ok=0 ipf=ip_of sw0 sw1 remote=0
 	shift 2
+	case $grp in *:*) ipf=ip6_of ;; esac
+	sw0=$(sw_mcast_xmit) || fail "cannot read the switch's PMA counters"
 	for r in "$@"; do
 		before+=("$(mcast_rcvd "$r")") || fail "cannot read node$r's counters"
 		out+=("$(mktemp)")
-		lsh -t 120 "$r" "stdbuf -oL mckey -m $grp -b $(ip_of "$r") -C $N" >"${out[-1]}" 2>&1 &
+		lsh -t 120 "$r" "stdbuf -oL mckey -m $grp -b $($ipf "$r") -C $N" >"${out[-1]}" 2>&1 &
 		pids+=($!)
 	done
 	for i in $(seq 300); do
@@ -44,7 +65,7 @@ mc() {
 		sleep 0.2
 	done
 	[ $ok = $# ] || { cat "${out[@]}"; fail "$grp: the receivers did not join"; }
-	lsh -t 120 "$tx" "mckey -m $grp -b $(ip_of "$tx") -s -C $N" || fail "$grp: sender on node$tx failed"
+	lsh -t 120 "$tx" "mckey -m $grp -b $($ipf "$tx") -s -C $N" || fail "$grp: sender on node$tx failed"
 	i=0
 	for r in "$@"; do
 		wait "${pids[i]}" || { cat "${out[i]}"; fail "$grp: receiver node$r failed"; }
@@ -55,8 +76,17 @@ mc() {
 		fi
 		echo "PASS $grp node$tx -> node$r ($(rdma_dev "$r")): $N messages, mcast_rcvd +$((a - before[i]))"
 		rm -f "${out[i]}"
+		[ "$r" = "$tx" ] || remote=$((remote + 1))
 		i=$((i + 1))
 	done
+	if [ -n "$swlid" ]; then
+		# The switch never sends a packet back out of its ingress port:
+		# a receiver on the sender's node gets it by the HCA's loopback.
+		sw1=$(sw_mcast_xmit) || fail "cannot read the switch's PMA counters"
+		[ $((sw1 - sw0)) -ge $((remote * N)) ] ||
+			fail "$grp: the switch sent $((sw1 - sw0)) multicast packets, want >= $((remote * N))"
+		echo "PASS $grp: switch (LID $swlid) PortMulticastXmitPkts +$((sw1 - sw0)) for $remote remote receiver(s)"
+	fi
 }
 
 mc 239.1.66.1 0 1
@@ -68,10 +98,19 @@ gid6() {
 		case $(cat gids/$i) in fd00:0198:0018:*) echo $i; exit 0 ;; esac
 	done; exit 1'
 }
-g0=$(gid6 0) && g1=$(gid6 1) || fail "no IPv6 RoCE v2 GID on the cnuas nodes"
+# On IB the port's one GID (index 0): perftest joins its MGID through the
+# SA (MCMemberRecord over umad), OpenSM gives it an MLID and programs the
+# switch's MFT; the switch replicates by that MFT.
+if [ "$LINK_LAYER" = ib ]; then
+	for n in 0 1; do lsh -t 30 "$n" "modprobe -q ib_umad" || fail "node$n: no ib_umad"; done
+	x0="" x1="" what="by MLID from the SA"
+else
+	g0=$(gid6 0) && g1=$(gid6 1) || fail "no IPv6 RoCE v2 GID on the cnuas nodes"
+	x0="-x $g0" x1="-x $g1" what="(IPv6)"
+fi
 b=$(mcast_rcvd 1)
 srv=$(mktemp)
-lsh -t 120 1 "ib_send_bw -d cnuas_0 -c UD -g -x $g1 -p 18766 -n $N" >"$srv" 2>&1 &
+lsh -t 120 1 "ib_send_bw -d cnuas_0 -c UD -g $x1 -p 18766 -n $N" >"$srv" 2>&1 &
 spid=$!
 sleep 2
 # On a failure: the server's end, then the client's (each attempt), then
@@ -90,14 +129,17 @@ ud_failed() {
 	echo
 	fail "$1"
 }
-cli=$(lsh -t 120 0 "for i in 1 2 3; do ib_send_bw -d cnuas_0 -c UD -g -x $g0 -p 18766 -n $N $(ip_of 1) && exit 0; echo \"attempt \$i failed (rc \$?)\"; sleep 1; done; exit 1" 2>&1) ||
-	ud_failed "ib_send_bw -c UD -g (IPv6) client failed"
-wait $spid || ud_failed "ib_send_bw -c UD -g (IPv6) server failed"
+cli=$(lsh -t 120 0 "for i in 1 2 3; do ib_send_bw -d cnuas_0 -c UD -g $x0 -p 18766 -n $N $(ip_of 1) && exit 0; echo \"attempt \$i failed (rc \$?)\"; sleep 1; done; exit 1" 2>&1) ||
+	ud_failed "ib_send_bw -c UD -g $what client failed"
+wait $spid || ud_failed "ib_send_bw -c UD -g $what server failed"
 grep -q 'MGID: 255:01' "$srv" || { cat "$srv"; fail "perftest did not use its IPv6 MGID"; }
 rm -f "$srv"
 a=$(mcast_rcvd 1)
-[ $((a - b)) -ge "$N" ] || fail "IPv6 group: node1's mcast_rcvd moved by $((a - b)), want >= $N"
-echo "PASS ff01:0:0:2:c985:: (IPv6) node0 -> node1: ib_send_bw -c UD -g, mcast_rcvd +$((a - b))"
+[ $((a - b)) -ge "$N" ] || fail "perftest's group: node1's mcast_rcvd moved by $((a - b)), want >= $N"
+echo "PASS ff01:0:0:2:c985:: $what node0 -> node1: ib_send_bw -c UD -g, mcast_rcvd +$((a - b))"
+# RDMA CM refuses IPv6 multicast only on RoCE: over IB mckey joins an IPv6
+# group too.
+[ "$LINK_LAYER" = ib ] && mc ff0e::1:66 0 1
 
 mc 239.1.66.5 0 0 1
 if [ "$RXE_NODES" -ge 1 ]; then

@@ -9,7 +9,7 @@
 # bytes, immediates, atomic results and completion order are checked.
 . "$(dirname "$0")/lib.sh"
 need_cnuas_nodes 1
-need_eth
+need_eth_or_verbs_over_ib
 # VERBS_DEV / VERBS_NODES="A" run it on another device/node
 DEV=${VERBS_DEV:-cnuas_0}
 read -r N0 <<<"${VERBS_NODES:-0}"

@@ -13,10 +13,13 @@
 # of its CQ; SRQ resize with receives posted; the IBA 1.5 ATOMIC WRITE
 # (exactly 8 bytes change) and FLUSH (built with ibv_wr_flush only), or,
 # on kernels before 6.2 (Debian 12), their clean refusal. Bytes and
-# completion statuses are checked.
+# completion statuses are checked. Over native IB (test 84,
+# CNUAS_VERBS_OVER_IB=1) the QPs address by LID and the UD receives carry
+# the packet's IB GRH, the source LID and the SL in place of RoCE's IP
+# header and L3 type.
 . "$(dirname "$0")/lib.sh"
 need_cnuas_nodes 1
-need_eth
+need_eth_or_verbs_over_ib
 # VERBS_DEV / VERBS_NODES="A" run it on another device/node (rxe0: the
 # parent-domain case skips, rxe has none; ud-recv fails there, rxe reports
 # sl 0; reset-cq fails there, rxe keeps a reset QP's completions)

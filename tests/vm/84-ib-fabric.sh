@@ -14,13 +14,29 @@
 #     and a 64 MiB TCP transfer (sha256 compared);
 #   verbs across the switch by LID: ibv_rc/ud/srq_pingpong with -c,
 #     perftest write/read/send/atomic, rping over RDMA CM on IPoIB
-#     addresses with its data checked; then the RoCE lab's tests 46
-#     (pingpongs), 47 (perftest), 48 (rping, IPv4 and IPv6), 64 (NVMe over
-#     RDMA on IPoIB addresses), 72 (UC, also through the switch's drops
-#     and reorders), 74 (UCX), 75 (libfabric), 76 (Open MPI over TCP and
-#     over UCX) and 79 (1000 RC QPs) unchanged;
+#     addresses with its data checked;
+#   RDMA CM on the IPoIB addresses: rdmacm-utils' ucmatose (RC, IPv4 and
+#     IPv6) and udaddy (UD), 4 connections x 100 messages each, and
+#     perftest with -R (ib_send_bw, ib_write_bw, ib_send_bw -c UD,
+#     ib_read_lat), each checked by its exit status, its own completion
+#     line and node1's PMA unicast_rcv_packets;
+#   then the RoCE lab's tests 46 (pingpongs), 47 (perftest), 48 (rping,
+#     IPv4 and IPv6), 64 (NVMe over RDMA on IPoIB addresses), 72 (UC, also
+#     through the switch's drops and reorders), 74 (UCX), 75 (libfabric),
+#     76 (Open MPI over TCP and over UCX), 79 (1000 RC QPs), 61 (bad verbs
+#     arguments, async events, CQ resize, memory windows; multicast
+#     attaches with an MLID), 66 (multicast: mckey on IPoIB addresses,
+#     perftest UD multicast by the MLID from the SA, replicated by the MFT
+#     OpenSM wrote), 67 (extended send API), 73 (verbs as rdma-core's
+#     suite uses them), 58 (RNR, vanished peer, last ACK) and 57 (256 MiB
+#     under the switch's drops, reorders and corruption: the switch flips
+#     the bit after its VCRC check and reseals the VCRC, so the HCAs' ICRC
+#     catches it) and 59 (fuzz: native IB frames from the host through a
+#     switch port of its own that OpenSM activates, tests/lab/ib-fuzz.py,
+#     as an IB port has no Ethernet netdev for raw frames), by LID,
+#     unchanged but for IB's own addressing;
 #   no ICRC error at either HCA and no bad VCRC or LRH at the switch.
-# timeout: 1800
+# timeout: 2700
 . "$(dirname "$0")/lib.sh"
 if [ "$LINK_LAYER" != ib ]; then
 	"$VSWITCHD" --help 2>&1 | grep -q -- '--link-layer' ||
@@ -125,6 +141,66 @@ else
 	lsh 0 "tail -n 5 /tmp/rping.cli"
 	bad+=(rping)
 fi
+
+# More of RDMA CM on the IPoIB addresses, each checked by its exit status,
+# its own "all data" line and node1's PMA unicast_rcv_packets (at least
+# the messages it had to receive).
+pkts() { lsh -t 30 1 "cat $P/counters/unicast_rcv_packets"; }
+cm_port=18520
+cm() { # cm NAME MIN-PKTS PORT SERVER-CMD CLIENT-CMD: server on node1, client on node0
+	# (PORT: the server's RDMA CM port, %P: a fresh one, also in the commands)
+	local name=$1 min=$2 b a try ok=0 srv cli port
+	b=$(pkts)
+	for try in 1 2 3; do
+		cm_port=$((cm_port + 1))
+		port=${3//%P/$cm_port} srv=${4//%P/$cm_port} cli=${5//%P/$cm_port}
+		lsh -t 30 1 "{ timeout 150 $srv & echo \$! >/tmp/$name.pid; wait \$!; echo \"exit \$?\"; } >/tmp/$name.srv 2>&1 &"
+		# the client once the server listens (a TCG guest may take seconds)
+		lsh -t 60 1 "i=0; until rdma res show cm_id 2>/dev/null | grep -qE 'state LISTEN .*:$port( |\$)'; do
+			[ \$i -lt 200 ] || exit 1; sleep 0.2; i=\$((i+1)); done" ||
+			note "$name: no RDMA CM listener on port $port after 40 s"
+		lsh -t 180 0 "timeout 150 $cli >/tmp/$name.cli 2>&1" && { ok=1; break; }
+		lsh -t 30 1 "kill \$(cat /tmp/$name.pid) 2>/dev/null"
+		# perftest -R does not retry a connection its server is not yet
+		# listening for: with -c UD the SIDR REQ, sent as soon as the
+		# control connection is up, can beat the server's UD listen and
+		# get SIDR status 1 "unsupported" (seen under TCG; both sides'
+		# CMs as the IBA has them), as a REQ before the listen gets a
+		# REJ "invalid service ID" (reason 8): a fresh pair again.
+		lsh -t 30 0 "grep -qE 'RDMA_CM_EVENT_(UNREACHABLE; error: 1|REJECTED; error: 8)\.' /tmp/$name.cli" || break
+		note "$name: attempt $try: $(lsh 0 "grep -m1 -o 'RDMA_CM_EVENT_.*' /tmp/$name.cli") (the server not listening yet)"
+	done
+	if [ $ok = 1 ] &&
+		lsh -t 60 1 "i=0; until grep -q '^exit ' /tmp/$name.srv || [ \$i -gt 300 ]; do sleep 0.2; i=\$((i+1)); done
+			grep -q '^exit 0' /tmp/$name.srv" &&
+		lsh -t 30 0 "grep -qE 'data transfers complete|rdma_cm QPs[[:space:]]*: ON' /tmp/$name.cli"; then
+		a=$(pkts)
+		if [ $((a - b)) -ge "$min" ]; then
+			echo "PASS $name over RDMA CM on IPoIB: node1 unicast_rcv_packets +$((a - b)) (>= $min)$(lsh 0 "grep -m1 -E '^ *[0-9]+ +[0-9]+ +[0-9.]+' /tmp/$name.cli" | tr -s ' \t' ' ' | sed 's/^ */; /')"
+		else
+			echo "$name: node1 unicast_rcv_packets +$((a - b)), want >= $min"
+			bad+=("$name")
+		fi
+	else
+		lsh 0 "tail -n 5 /tmp/$name.cli"
+		lsh 1 "tail -n 5 /tmp/$name.srv"
+		bad+=("$name")
+	fi
+}
+# rdmacm-utils: ucmatose (RC, 4 connections x 100 messages each way, on
+# IPv4 and IPv6), udaddy (UD, the same).
+cm ucmatose 400 %P "ucmatose -b $(ip_of 1) -p %P -c 4 -C 100" "ucmatose -s $(ip_of 1) -p %P -c 4 -C 100"
+cm ucmatose6 400 %P "ucmatose -b $(ip6_of 1) -p %P -c 4 -C 100" "ucmatose -s $(ip6_of 1) -p %P -c 4 -C 100"
+# (udaddy's port is fixed: 7174)
+cm udaddy 400 7174 "udaddy -b $(ip_of 1) -c 4 -C 100" "udaddy -s $(ip_of 1) -c 4 -C 100"
+# perftest with -R: its QPs made and connected by RDMA CM (RC SEND and
+# WRITE, 300 x 64 KiB; UD SEND, 300 x MTU; RC READ latency: node1 sends
+# the responses, node0 checks them, so only the requests count here).
+for name in ib_send_bw ib_write_bw ib_send_bw_ud ib_read_lat; do
+	tool=${name%_ud} ud=""
+	[ "$name" = ib_send_bw_ud ] && ud="-c UD"
+	cm "$name-R" 300 %P "$tool -d cnuas_0 -p %P -n 300 -F -R $ud" "$tool -d cnuas_0 -p %P -n 300 -F -R $ud $(ip_of 1)"
+done
 [ "$(icrc 0)" = "$i0" ] && [ "$(icrc 1)" = "$i1" ] || bad+=("icrc-errors")
 
 # The switch saw only good link frames.
@@ -170,6 +246,13 @@ sub 74-ucx CNUAS_PAIR="0 1"
 sub 75-libfabric CNUAS_PAIR="0 1"
 sub 76-openmpi CNUAS_PAIR="0 1"
 sub 79-many-qps CNUAS_PAIR="0 1"
+sub 61-bad-verbs
+sub 66-multicast
+sub 67-wr-api
+sub 73-verbs-api
+sub 58-rnr
+sub 57-xfer-faults
+sub 59-fuzz
 
 # An OpenSM restart keeps every LID (OpenSM's guid2lid cache).
 lsh -t 60 0 'pkill -x opensm; i=0; while pgrep -x opensm >/dev/null && [ $i -lt 50 ]; do sleep 0.2; i=$((i+1)); done

@@ -44,6 +44,12 @@ need_virtio_node() {
 	[ $((VIRTIO_NODES + RXE_NODES)) -ge 1 ] || skip "needs a virtio-net node (--virtio-nodes 1 or --rxe-nodes 1)"
 }
 need_eth() { [ "$LINK_LAYER" = eth ] || skip "needs an Ethernet lab, this one is $LINK_LAYER"; }
+# A verbs test that runs over RoCE and, on an IB lab, over IB by LID (test
+# 84 runs it there with CNUAS_VERBS_OVER_IB=1, as rdma_pair asks).
+need_eth_or_verbs_over_ib() {
+	[ "$LINK_LAYER" = eth ] || [ "${CNUAS_VERBS_OVER_IB:-0}" = 1 ] ||
+		skip "needs an Ethernet lab, or CNUAS_VERBS_OVER_IB=1 on this $LINK_LAYER one"
+}
 
 # wait_for SECONDS CMD...: retry CMD (on the host) every 0.5 s.
 wait_for() {

@@ -536,11 +536,14 @@ static void ingress(struct vswitch *sw, struct port *p, struct pkt *rx)
 			return;
 		}
 		if (f->corrupt && rc < f->corrupt) {
-			fault_corrupt_frame(f, data, len);
+			if (sw->ib)
+				ib_fault_corrupt(sw, f, data, len);
+			else
+				fault_corrupt_frame(f, data, len);
 			p->c.fault_corrupt++;
 		}
 		if (f->reorder && rr < f->reorder && !p->reorder) {
-			/* goes out right after the next frame from this port to the same MAC */
+			/* goes out right after the next frame from this port to the same MAC/DLID */
 			p->reorder = pkt_keep(rx);
 			p->reorder_due = sw->now + VS_REORDER_NS;
 			p->c.fault_reorder++;
@@ -552,7 +555,9 @@ static void ingress(struct vswitch *sw, struct port *p, struct pkt *rx)
 			p->c.fault_delay++;
 		}
 	}
-	bool release = p->reorder && !memcmp(p->reorder->data, data, 6);
+	/* to the same MAC, or in IB mode the same DLID (LRH bytes 2-3) */
+	bool release = p->reorder && (sw->ib ? !memcmp(p->reorder->data + 2, data + 2, 2) :
+				       !memcmp(p->reorder->data, data, 6));
 
 	pass(sw, p, data, len, rx, due);
 	if (release) {

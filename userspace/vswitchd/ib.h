@@ -25,6 +25,7 @@
 struct vswitch;
 struct port;
 struct pkt;
+struct fault;
 
 #define IB_DEFAULT_PORTS	32
 #define IB_MAX_PORTS		254
@@ -82,6 +83,7 @@ int ib_port_attach(struct vswitch *sw, struct port *p);
 void ib_port_detach(struct vswitch *sw, struct port *p);
 /* One frame from p; false: p must pause (unicast destination full). */
 bool ib_forward(struct vswitch *sw, struct port *p, uint8_t *data, uint32_t len, struct pkt *k);
+void ib_fault_corrupt(struct vswitch *sw, struct fault *f, uint8_t *data, uint32_t len);
 /* Send a frame the switch built (LRH..ICRC then room for the VCRC) out of IB port @out. */
 void ib_send_built(struct vswitch *sw, unsigned out, uint8_t *frame, uint32_t len);
 unsigned ib_lft_port(const struct ib_switch *ib, unsigned dlid);

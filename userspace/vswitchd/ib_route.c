@@ -178,6 +178,38 @@ static void reseal(const struct ib_switch *ib, uint8_t *f, uint32_t len)
 	cnuas_vcrc_put(ib->vcrc_table, f, len - CNUAS_VCRC_LEN);
 }
 
+/*
+ * The fault stage's corruption in IB mode: one bit after the BTH (LRH,
+ * GRH and BTH stay valid, the ICRC may be the one hit), then a fresh
+ * VCRC: as if the bit flipped inside the switch, after the ingress
+ * link's VCRC check and before the egress one is computed.  The per-hop
+ * VCRC cannot see such a fault; the destination HCA's end-to-end ICRC
+ * must.  (A flip on the wire would be dropped by the next VCRC check,
+ * which the drop fault already models.)  A frame with no payload after
+ * its BTH, or no BTH, has one bit after its LRH flipped and no new VCRC.
+ */
+void ib_fault_corrupt(struct vswitch *sw, struct fault *f, uint8_t *data, uint32_t len)
+{
+	uint32_t start = CNUAS_LRH_LEN, end = len, hl;
+	bool reseal_vcrc = false;
+
+	if (len <= CNUAS_LRH_LEN)
+		return;
+	if (cnuas_lrh_lnh(data) >= CNUAS_LNH_IBA_LOCAL) {
+		hl = CNUAS_LRH_LEN + (cnuas_lrh_lnh(data) == CNUAS_LNH_IBA_GLOBAL ? CNUAS_GRH_LEN : 0);
+		if (cnuas_lrh_pktlen(data) * 4 == len - CNUAS_VCRC_LEN &&
+		    hl + CNUAS_BTH_LEN < len - CNUAS_VCRC_LEN &&
+		    cnuas_vcrc_ok(sw->ib->vcrc_table, data, len)) {
+			start = hl + CNUAS_BTH_LEN;
+			end = len - CNUAS_VCRC_LEN;
+			reseal_vcrc = true;
+		}
+	}
+	data[start + fault_rand(f) % (end - start)] ^= (uint8_t)(1u << (fault_rand(f) & 7));
+	if (reseal_vcrc)
+		cnuas_vcrc_put(sw->ib->vcrc_table, data, len - CNUAS_VCRC_LEN);
+}
+
 static void count_xmit(struct ib_switch *ib, unsigned out, uint32_t len, bool mcast)
 {
 	struct ib_pcnt *c = &ib->port[out].pc;

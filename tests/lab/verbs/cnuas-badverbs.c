@@ -28,7 +28,10 @@
  *                EINVAL (ib_attach_mcast's checks; rxe agrees); attaching a UD
  *                QP twice is no error (uverbs dedups), detaching a group
  *                it is not in -> EINVAL; destroying an attached QP ->
- *                EBUSY (uverbs), after the detach it goes
+ *                EBUSY (uverbs), after the detach it goes; on an IB port
+ *                the group is an MGID (ff12:401b:ffff::ef01:23d, 0xff
+ *                first) with a multicast LID (0xc161), the unicast GID the
+ *                port's own: on IB ib_attach_mcast wants a multicast LID
  *  async         affiliated asynchronous events: SRQ_LIMIT_REACHED once
  *                an SRQ falls below its armed limit (not before; then the
  *                limit reads 0, disarmed, IBA 10.2.9.4), QP_ACCESS_ERR on
@@ -549,9 +552,24 @@ static void case_mcast(void)
 	struct ibv_qp *ud;
 	struct pair p;
 	int r;
+	uint16_t mlid = 0;
+	const char *gname = "239.1.2.61", *uname = "::ffff:198.18.0.1";
 
 	mcast_gid(&grp, 239, 1, 2, 61);
 	mcast_gid(&uni, 198, 18, 0, 1);
+	if (C.port_attr.link_layer == IBV_LINK_LAYER_INFINIBAND) {
+		/* an IB group: an MGID (0xff first) and a multicast LID */
+		grp.raw[0] = 0xff;
+		grp.raw[1] = 0x12;
+		grp.raw[2] = 0x40;
+		grp.raw[3] = 0x1b;
+		grp.raw[4] = 0xff;
+		grp.raw[5] = 0xff;
+		mlid = 0xc161;
+		uni = C.gid;
+		gname = "ff12:401b:ffff::ef01:23d (MLID 0xc161)";
+		uname = "the port GID";
+	}
 	pair_new(&p);
 	ud = ud_qp(p.cq);
 	if (!ud) {
@@ -559,26 +577,27 @@ static void case_mcast(void)
 		pair_free(&p);
 		return;
 	}
-	r = ibv_attach_mcast(ud, &uni, 0);
-	REPORT(r == EINVAL, "mcast", "attach UD QP to unicast ::ffff:198.18.0.1 -> %s", r ? strerror(r) : "attached");
+	r = ibv_attach_mcast(ud, &uni, mlid);
+	REPORT(r == EINVAL, "mcast", "attach UD QP to unicast %s -> %s", uname,
+	       r ? strerror(r) : "attached");
 	if (!r)
-		ibv_detach_mcast(ud, &uni, 0);
-	r = ibv_attach_mcast(p.a, &grp, 0);
+		ibv_detach_mcast(ud, &uni, mlid);
+	r = ibv_attach_mcast(p.a, &grp, mlid);
 	REPORT(r == EINVAL, "mcast", "attach RC QP -> %s", r ? strerror(r) : "attached");
 	if (!r)
-		ibv_detach_mcast(p.a, &grp, 0);
-	r = ibv_detach_mcast(ud, &grp, 0);
+		ibv_detach_mcast(p.a, &grp, mlid);
+	r = ibv_detach_mcast(ud, &grp, mlid);
 	REPORT(r == EINVAL, "mcast", "detach from a group not joined -> %s", r ? strerror(r) : "detached");
-	r = ibv_attach_mcast(ud, &grp, 0);
-	REPORT(!r, "mcast", "attach UD QP to 239.1.2.61 -> %s", r ? strerror(r) : "ok");
-	r = ibv_attach_mcast(ud, &grp, 0);
+	r = ibv_attach_mcast(ud, &grp, mlid);
+	REPORT(!r, "mcast", "attach UD QP to %s -> %s", gname, r ? strerror(r) : "ok");
+	r = ibv_attach_mcast(ud, &grp, mlid);
 	REPORT(!r, "mcast", "the same attach again -> %s", r ? strerror(r) : "ok");
 	r = ibv_destroy_qp(ud);
 	REPORT(r == EBUSY, "mcast", "destroy while attached -> %s (uverbs wants a detach first)",
 	       r ? strerror(r) : "destroyed");
 	if (!r)
 		ud = ud_qp(p.cq);
-	r = ud ? ibv_detach_mcast(ud, &grp, 0) : errno;
+	r = ud ? ibv_detach_mcast(ud, &grp, mlid) : errno;
 	REPORT(!r, "mcast", "detach -> %s", r ? strerror(r) : "ok");
 	r = ud ? ibv_destroy_qp(ud) : errno;
 	REPORT(!r, "mcast", "then destroy -> %s", r ? strerror(r) : "ok");

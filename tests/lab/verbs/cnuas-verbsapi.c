@@ -54,7 +54,10 @@
  *             as ConnectX reports it (0xa IPv4, 0x9 IPv6: RoCE has no
  *             SL; UCX reads the area by it). rdma_rxe reports sl 0 and,
  *             on loopback only, leaves the IPv4 header checksum 0: those
- *             checks FAIL on rxe0
+ *             checks FAIL on rxe0.
+ *             On an InfiniBand port: from the port GID to itself by LID,
+ *             the GRH area the packet's IB GRH (IPVer 6, PayLen, NxtHdr
+ *             0x1B, both GIDs), slid the port's LID and sl the AH's SL 5
  *  reset-cq   a QP moved to RESET leaves none of its completions in its
  *             CQ, another QP's stay (test_mr.py's restate_qps: the flush
  *             completions of the trip through ERR must not reach the next
@@ -616,6 +619,18 @@ static const char *grh_check(const uint8_t *g, int v4, const union ibv_gid *gid,
 	/* UDP 8 + BTH 12 + DETH 8 + payload + ICRC 4 */
 	uint32_t l4 = 8 + 12 + 8 + len + 4;
 
+	if (v4 < 0) {
+		/* the IB GRH: PayLen from the BTH to the ICRC (len a multiple of 4: no pad) */
+		if (g[0] >> 4 != 6)
+			return "IPVer not 6";
+		if ((uint32_t)(g[4] << 8 | g[5]) != l4 - 8)
+			return "PayLen wrong";
+		if (g[6] != 0x1b)
+			return "NxtHdr not 0x1B (BTH)";
+		if (memcmp(g + 8, gid->raw, 16) || memcmp(g + 24, gid->raw, 16))
+			return "SGID or DGID is not the port GID";
+		return NULL;
+	}
 	if (v4) {
 		g += 20;
 		if (g[0] != 0x45)
@@ -649,7 +664,7 @@ static const char *grh_check(const uint8_t *g, int v4, const union ibv_gid *gid,
  */
 static void ud_recv_one(int v4, int nsge)
 {
-	const char *fam = v4 ? "IPv4" : "IPv6";
+	const char *fam = v4 < 0 ? "IB" : v4 ? "IPv4" : "IPv6";
 	struct ibv_cq *scq = ibv_create_cq(C.ctx, 8, NULL, NULL, 0);
 	struct ibv_cq *rcq = ibv_create_cq(C.ctx, 8, NULL, NULL, 0);
 	struct ibv_qp_init_attr ia = { .qp_type = IBV_QPT_UD,
@@ -669,7 +684,15 @@ static void ud_recv_one(int v4, int nsge)
 	const char *why;
 	int idx, r, l3;
 
-	idx = roce2_gid(v4, &gid);
+	if (v4 < 0) {
+		/* IB: the port GID, to our own LID */
+		idx = C.gid_idx;
+		gid = C.gid;
+		aa.dlid = vt_lid(&C);
+		aa.sl = 5;
+	} else {
+		idx = roce2_gid(v4, &gid);
+	}
 	if (idx < 0) {
 		printf("SKIP %-13s no RoCE v2 %s GID on the port\n", "ud-recv", fam);
 		free(mem);
@@ -720,7 +743,7 @@ static void ud_recv_one(int v4, int nsge)
 	memcpy(grh, rbuf, GRH);
 	report(wc.wr_id == 2 && wc.opcode == IBV_WC_RECV && wc.qp_num == d->qp_num &&
 	       wc.byte_len == GRH + UDR_LEN && (wc.wc_flags & IBV_WC_GRH) && wc.src_qp == s->qp_num &&
-	       !wc.pkey_index && !wc.slid && !wc.dlid_path_bits && !memcmp(data, mem, UDR_LEN) &&
+	       !wc.pkey_index && wc.slid == vt_lid(&C) && !wc.dlid_path_bits && !memcmp(data, mem, UDR_LEN) &&
 	       data[UDR_LEN] == 0xee, "ud-recv",
 	       "%s, %d SGE: byte_len %u (GRH + %d), wc_flags %#x, src_qp %u (%u), pkey_index %u, "
 	       "slid %u, dlid_path_bits %u, bytes %s", fam, nsge, wc.byte_len, UDR_LEN, wc.wc_flags,
@@ -734,6 +757,11 @@ static void ud_recv_one(int v4, int nsge)
 	 * Consumers read the GRH area by it (UCX's UD checks the
 	 * destination address there); rdma_rxe reports sl 0.
 	 */
+	if (v4 < 0) {
+		/* IB: the SL of the LRH, the AH's */
+		report(wc.sl == 5, "ud-recv", "%s, %d SGE: sl %u, the AH's (want 5)", fam, nsge, wc.sl);
+		goto out;
+	}
 	l3 = v4 ? 2 : 1;
 	report(wc.sl == (0x8 | l3), "ud-recv", "%s, %d SGE: sl %#x, the L3 header type (want %#x)", fam, nsge,
 	       wc.sl, 0x8 | l3);
@@ -749,6 +777,11 @@ out:
 
 static void case_ud_recv(void)
 {
+	if (C.port_attr.link_layer == IBV_LINK_LAYER_INFINIBAND) {
+		ud_recv_one(-1, 1);
+		ud_recv_one(-1, 3);
+		return;
+	}
 	ud_recv_one(1, 1);
 	ud_recv_one(1, 3);
 	ud_recv_one(0, 1);

@@ -358,6 +358,33 @@ def test_ib_lft_unicast_between_active_ports():
         assert {p["port"]: p["neighbor_lid"] for p in ibs["ports"]}[2] == 3
 
 
+def test_ib_fault_corrupt_after_bth_vcrc_resealed():
+    """set-fault corrupt=100 in IB mode: one bit after the BTH flips and
+    the switch writes a fresh VCRC (a fault inside the switch): the frame
+    passes every link check and only the ICRC is wrong."""
+    with _ib_switch() as sw:
+        sm = SM(sw.port())
+        b = sw.port()
+        _wait_ib(sw, 2)
+        _configure(sm, {2: 1, 3: 2}, active=(1, 2))
+        sw.vsctl("set-fault", "corrupt=100", "seed=7")
+        for n in range(20):
+            sent = _data(3, 2, bytes([n]) * 64)
+            sm.send(sent)
+            f = b.recv(65536)
+            assert len(f) == len(sent), (len(f), len(sent))
+            assert vcrc(f[:-2]) == struct.unpack("<H", f[-2:])[0], "VCRC not resealed"
+            diff = [i for i in range(len(f) - 2) if f[i] != sent[i]]
+            assert len(diff) == 1 and bin(f[diff[0]] ^ sent[diff[0]]).count("1") == 1, diff
+            assert 8 + 12 <= diff[0] < len(f) - 2, "corrupted before the end of the BTH: %d" % diff[0]
+            if diff[0] < len(f) - 6:
+                assert icrc(f[:-6]) != struct.unpack("<I", f[-6:-2])[0], "ICRC still good"
+        sw.vsctl("set-fault", "clear")
+        ids = sw.port_ids()
+        cnt = sw.counters(ids[0])
+        assert cnt["fault_corrupt"] == 20 and cnt["ib_drop_vcrc"] == 0, cnt
+
+
 def test_ib_mft_replication():
     with _ib_switch() as sw:
         sm = SM(sw.port())
