@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later OR MIT
-# timeout: 1500
+# timeout: 2400
 # Live migration with RDMA in flight: node 1 moves into a fresh QEMU
 # (`scripts/lab migrate 1`, same switch) in the middle of
 #   1. a verified RC transfer (cnuas-xfer, every byte checked; node 1
@@ -57,8 +57,8 @@ side_lab migrate --nodes 2 --rxe-nodes 1 --mtu "$MTU" $gpu
 echo "# own lab of 2 cnuas guests${gpu:+ with cnuasgpus} and a Soft-RoCE guest up in ${SIDE_BOOT} s"
 N0=0 N1=1
 MIB=${MIG_XFER_MIB:-8192}	# at most; the sender stops after XSECS
-XSECS=${MIG_XFER_SECONDS:-60}
-SECS=${MIG_BW_SECONDS:-60}
+XSECS=${MIG_XFER_SECONDS:-30}
+SECS=${MIG_BW_SECONDS:-30}
 OUT=$LAB_DIR/pair-out/82-migrate
 mkdir -p "$OUT"
 rdma_prep $N0 $N1
@@ -385,6 +385,15 @@ nvme_across() {
 			done >/tmp/mig-nvme.log 2>&1; echo \$rc >/tmp/mig-nvme.rc' </dev/null >/dev/null 2>&1 &)" ||
 		fail "$tag: node$H: cannot start the NVMe I/O"
 	wait_for 60 lsh -t 10 $H "grep -qs 'pass 1 ok' /tmp/mig-nvme.log" || fail "$tag: node$H: the first NVMe pass did not finish"
+	# The driver's reasons (dynamic debug, into the kernel log only) for
+	# anything that fails a QP, should the host need its error recovery.
+	for n in $H $N1; do
+		[ "$(node_kind "$n")" = cnuas ] || continue
+		lsh -t 30 "$n" "c=/sys/kernel/debug/dynamic_debug/control
+			[ -w \$c ] || mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
+			[ -w \$c ] || c=/proc/dynamic_debug/control
+			echo 'module cnuas_ib +p' >\$c" >/dev/null 2>&1 || true
+	done
 	migrate_now "$tag" "$mv" "$peer"
 	lsh -t 10 $H "touch /tmp/mig-nvme.stop"
 	wait_for 120 lsh -t 10 $H "[ -s /tmp/mig-nvme.rc ]" || fail "$tag: node$H: the NVMe I/O never finished"
@@ -392,13 +401,18 @@ nvme_across() {
 	rc=$?
 	echo "$res" | tail -n 3
 	klog=$(lsh -t 20 $H "dmesg | grep -i -E 'nvme.*(error|timeout|reconnect|reset|failed)'")
+	for n in $H $N1; do
+		[ "$(node_kind "$n")" = cnuas ] || continue
+		lsh -t 30 "$n" "for c in /sys/kernel/debug/dynamic_debug/control /proc/dynamic_debug/control; do
+			[ -w \$c ] && echo 'module cnuas_ib -p' >\$c && break; done" >/dev/null 2>&1 || true
+	done
 	lsh -t 60 $H "for c in /sys/class/nvme/nvme*; do grep -qx $NQN \$c/subsysnqn 2>/dev/null && echo 1 >\$c/delete_controller; done; true" >/dev/null 2>&1
 	[ $rc = 0 ] || fail "$tag: NVMe over RDMA across the migration of node$mv: $(echo "$res" | tail -n 1)"
 	[ -z "$klog" ] || {
 		echo "$klog"
 		for n in $H $N1; do
 			echo "---- node$n: $(rdma_dev "$n") counters that are not 0, and its last kernel lines"
-			lsh -t 20 $n "cd /sys/class/infiniband/$(rdma_dev "$n")/ports/1/hw_counters && grep -H -v '^0\$' * | tr '\\n' ' '; echo; dmesg | tail -n 12"
+			lsh -t 20 $n "cd /sys/class/infiniband/$(rdma_dev "$n")/ports/1/hw_counters && grep -H -v '^0\$' * | tr '\\n' ' '; echo; dmesg | grep -i -E 'cnuas.*(fail|nak|err|invalid|fatal|refus|no longer|malformed)' | tail -n 30; dmesg | tail -n 6"
 		done
 		fail "$tag: node$H's NVMe host needed its error recovery across the migration of node$mv"
 	}
