@@ -33,6 +33,7 @@ enum {
 struct cnuas_ib_res {
 	u8 kind;
 	bool active;			/* responses still to send */
+	bool replay;			/* READ: answering a duplicate */
 	u32 psn;
 	u32 last_psn;
 	u32 next_psn;			/* READ: next response to send */
@@ -298,6 +299,31 @@ static void cnuas_resp_recv_done(struct cnuas_ib_qp *qp,
 }
 
 /*
+ * The peer released @rkey with a SEND with Invalidate, which it sends once
+ * it has what it read through the key (nvmet, after the READ it needed):
+ * a replay of an earlier READ through the key, answering a retransmission
+ * that crossed the original responses, is stale. It ends unanswered; met
+ * with the key gone it would NAK and fail a connection that lost nothing.
+ * A duplicate that comes after the invalidation is still refused.
+ */
+static void cnuas_resp_end_stale_replays(struct cnuas_ib_qp *qp, u32 rkey)
+{
+	struct cnuas_ib_tqp *t = &qp->t;
+	u32 i;
+
+	for (i = 0; t->res && i < t->res_num; i++) {
+		struct cnuas_ib_res *r = &t->res[i];
+
+		if (!r->active || !r->replay || r->kind != CNUAS_RES_READ ||
+		    r->rkey != rkey)
+			continue;
+		cnuas_dbg_qp(qp, "READ replay PSN %u: rkey 0x%x released: replay ends\n",
+			     r->next_psn, rkey);
+		r->active = false;
+	}
+}
+
+/*
  * Take the next receive WQE into t.rwqe. A malformed one (-EINVAL) was
  * consumed: it completes in error and the QP fails. false: none to use.
  */
@@ -375,8 +401,12 @@ static void cnuas_resp_send(struct cnuas_ib_qp *qp, struct cnuas_ib_rxp *p)
 				IB_EVENT_QP_REQ_ERR);
 		return;
 	}
-	if ((flags & CNUAS_OPF_INV) && (flags & CNUAS_OPF_LAST))
+	if ((flags & CNUAS_OPF_INV) && (flags & CNUAS_OPF_LAST)) {
 		cnuas_ib_stat_inc(qp->cdev, CNUAS_STAT_REMOTE_INV);
+		cnuas_resp_end_stale_replays(qp,
+					     cnuas_ieth_rkey(cnuas_eh_ptr(p->op, p->bth,
+									  CNUAS_EH_IETH)));
+	}
 	t->epsn = cnuas_psn_add(t->epsn, 1);
 	if (flags & CNUAS_OPF_LAST) {
 		cnuas_resp_recv_done(qp, p, IB_WC_SUCCESS, IB_WC_RECV,
@@ -552,6 +582,7 @@ static void cnuas_resp_read(struct cnuas_ib_qp *qp, struct cnuas_ib_rxp *p)
 		return;
 	npkts = max_t(u32, 1, DIV_ROUND_UP(len, t->mtu));
 	r->kind = CNUAS_RES_READ;
+	r->replay = false;
 	r->psn = p->psn;
 	r->last_psn = cnuas_psn_add(p->psn, npkts - 1);
 	r->next_psn = p->psn;
@@ -628,6 +659,7 @@ static void cnuas_resp_atomic(struct cnuas_ib_qp *qp, struct cnuas_ib_rxp *p)
 		return;
 	}
 	r->kind = CNUAS_RES_ATOMIC;
+	r->replay = false;
 	r->psn = p->psn;
 	r->last_psn = p->psn;
 	r->orig = orig;
@@ -772,6 +804,7 @@ static void cnuas_resp_flush(struct cnuas_ib_qp *qp, struct cnuas_ib_rxp *p)
 	/* Every store placed before is visible to every CPU and device. */
 	mb();
 	r->kind = CNUAS_RES_FLUSH;
+	r->replay = false;
 	r->psn = p->psn;
 	r->last_psn = p->psn;
 	r->next_psn = p->psn;
@@ -809,6 +842,8 @@ static void cnuas_resp_dup(struct cnuas_ib_qp *qp, struct cnuas_ib_rxp *p)
 		    (r->kind == CNUAS_RES_FLUSH &&
 		     p->opcode == CNUAS_OP_RC_FLUSH)) {
 			/* Resend from the PSN the requester asks for. */
+			if (!r->active)
+				r->replay = true;
 			if (!r->active ||
 			    cnuas_psn_diff(p->psn, r->next_psn) < 0)
 				r->next_psn = p->psn;
