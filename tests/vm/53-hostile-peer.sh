@@ -9,7 +9,10 @@
 # or shorter than its RETH length -> NAK invalid request; zero-length WRITE
 # with a bogus rkey -> ACK; a READ through an invalidated window, and a
 # duplicate READ replayed after the window was invalidated -> no data, NAK
-# remote access error; SEND with Invalidate of another PD's rkey -> NAK invalid request and a failed receive; WRITE with
+# remote access error; a duplicate READ with, right behind it, the SEND with
+# Invalidate that releases its window (a retransmission that crossed its
+# answer, as nvmet's after a migration) -> the replay goes out or ends,
+# the SEND is ACKed, no NAK, the QP stays RTS; SEND with Invalidate of another PD's rkey -> NAK invalid request and a failed receive; WRITE with
 # immediate and no receive -> RNR NAK, then ACK once a receive is posted.
 # The victim reports its completion, async event, QP state and memory.
 # Node 0 runs with panic_on_warn=1 meanwhile; its console stays clean and it
@@ -59,7 +62,7 @@ restore
 trap - EXIT
 
 for c in read-noright atomic-noright write-long write-short write-zero addr-overflow \
-	read-after-inv dup-read-revoked send-inv-foreign write-imm-norecv; do
+	read-after-inv dup-read-revoked send-inv-foreign write-imm-norecv dup-read-inv; do
 	echo "$aout" | grep -q "^CASE $c: PASS" || fail "case $c did not pass"
 done
 [ "$arc" = 0 ] || fail "cnuas-hostile (attacker) exited $arc"

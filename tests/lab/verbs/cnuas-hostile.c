@@ -30,6 +30,11 @@
  *   dup-read-revoked READ through a type 2 window, answered; the owner
  *                    invalidates the window; the same READ (same PSN) again:
  *                    no data, NAK remote access error
+ *   dup-read-inv     READ through a type 2 window, answered; the same READ
+ *                    again (a retransmission that crossed its answer) and,
+ *                    right behind it, a SEND with Invalidate of the window:
+ *                    the replay may go out or end, never a NAK; the SEND
+ *                    is ACKed and completes, the QP stays RTS
  *   send-inv-foreign SEND with Invalidate naming an MR of another PD:
  *                    NAK invalid request, the receive completes in error
  *   write-imm-norecv WRITE with immediate, no receive posted: RNR NAK with
@@ -81,11 +86,11 @@ enum {
 
 enum hcase { H_READ_NORIGHT = 1, H_ATOMIC_NORIGHT, H_WRITE_LONG, H_WRITE_SHORT, H_WRITE_ZERO,
 	     H_ADDR_OVERFLOW, H_READ_AFTER_INV, H_DUP_READ_REVOKED, H_SEND_INV_FOREIGN, H_WRITE_IMM_NORECV,
-	     H_N };
+	     H_DUP_READ_INV, H_N };
 static const char *hname[H_N] = { NULL, "read-noright", "atomic-noright", "write-long", "write-short",
 				  "write-zero", "addr-overflow", "read-after-inv", "dup-read-revoked",
 				  "send-inv-foreign",
-				  "write-imm-norecv" };
+				  "write-imm-norecv", "dup-read-inv" };
 
 /* side-channel commands, attacker -> victim, inside a case */
 enum { CMD_REPORT = 1, CMD_INVALIDATE, CMD_POST_RECV };
@@ -175,7 +180,7 @@ static void victim_case(int fd, unsigned int k)
 		vt_die("reg_mr (second PD): %s", strerror(errno));
 	if (vt_connect_rc(&C, v.qp, &O, 0, &a, access))
 		vt_die("connect the QP: %s", strerror(errno));
-	if (k == H_DUP_READ_REVOKED || k == H_READ_AFTER_INV) {
+	if (k == H_DUP_READ_REVOKED || k == H_READ_AFTER_INV || k == H_DUP_READ_INV) {
 		struct ibv_send_wr wr = { .wr_id = 12, .opcode = IBV_WR_BIND_MW };
 		int s;
 
@@ -194,7 +199,7 @@ static void victim_case(int fd, unsigned int k)
 		me.arg[2] = wr.bind_mw.rkey;
 		me.arg[3] = (uintptr_t)v.mwbuf;
 	}
-	if (k == H_SEND_INV_FOREIGN)
+	if (k == H_SEND_INV_FOREIGN || k == H_DUP_READ_INV)
 		post_recv(&v);
 	me.qpn = v.qp->qp_num;
 	me.rkey = v.mr->rkey;
@@ -660,6 +665,47 @@ static void attack_case(struct atk *t, int fd, unsigned int k)
 			      r.op, syn_name(r.syn), r.psn, r.paylen, p0);
 		get_report(fd, &rp);
 		CHECK(rp.qp_state == IBV_QPS_ERR, "victim QP %s, want ERR", qps_name(rp.qp_state));
+		break;
+	}
+	case H_DUP_READ_INV: {
+		uint8_t want[64], full[4096], ieth[4];
+		uint32_t p1 = (p0 + 1) & 0xffffff;
+		int resp = 0, acked = 0, other = 0;
+		double end;
+
+		vt_fill(full, 4096, PATTERN_SEED, 100 + k);
+		memcpy(want, full, 64);
+		reth(ext, v.arg[3], (uint32_t)v.arg[2], 64);
+		tx(t, OP_READ_REQ, p0, ext, 16, NULL, 0);
+		if (wait_ack(t, &r, 5))
+			CHECK(0, "READ through the window: no response");
+		else
+			CHECK(r.op == OP_READ_RESP_ONLY && r.psn == p0 && r.paylen == 64 && !memcmp(r.pay, want, 64),
+			      "READ through the window: opcode 0x%02x %s PSN %u, %u bytes", r.op,
+			      syn_name(r.syn), r.psn, r.paylen);
+		/* the READ again and, in the same burst, the SEND that releases the window */
+		rr_put32(ieth, (uint32_t)v.arg[2]);
+		tx(t, OP_READ_REQ, p0, ext, 16, NULL, 0);
+		tx(t, OP_SEND_ONLY_INV, p1, ieth, 4, pay, 16);
+		end = vt_now() + 5;
+		while (!acked && vt_now() < end) {
+			if (rx(t, &r, end - vt_now()))
+				continue;
+			if (r.op == OP_READ_RESP_ONLY && r.psn == p0 && r.paylen == 64 && !memcmp(r.pay, want, 64))
+				resp++;
+			else if (r.op == OP_ACK && (r.syn >> 5) == 0 && r.psn == p1)
+				acked = 1;
+			else if (r.op == OP_ACK || r.op == OP_READ_RESP_ONLY)
+				other++;
+		}
+		CHECK(acked && !other, "READ replay and SEND with Invalidate: %s, %d other answers (want the SEND ACKed, no NAK)",
+		      acked ? "SEND ACKed" : "no ACK of the SEND", other);
+		CHECK(resp <= 1, "the READ replayed %d times", resp);
+		get_report(fd, &rp);
+		CHECK(rp.have_wc && rp.wc_status == IBV_WC_SUCCESS && rp.byte_len == 16,
+		      "victim receive: %s, %u bytes", rp.have_wc ? ibv_wc_status_str(rp.wc_status) : "none",
+		      rp.byte_len);
+		CHECK(rp.qp_state == IBV_QPS_RTS, "victim QP %s, want RTS", qps_name(rp.qp_state));
 		break;
 	}
 	case H_SEND_INV_FOREIGN:
