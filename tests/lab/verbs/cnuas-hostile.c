@@ -519,6 +519,29 @@ static void reth(uint8_t *e, uint64_t va, uint32_t rkey, uint32_t len)
 	rr_put32(e + 12, len);
 }
 
+/*
+ * READ 64 bytes through the victim's type 2 window (its rkey and address
+ * in arg[2], arg[3]) at @psn: answered with the window's pattern. Leaves
+ * the RETH in @ext for a duplicate of the request.
+ */
+static void read_window(struct atk *t, const struct vt_peer *v, unsigned int k, uint32_t psn,
+			uint8_t *ext)
+{
+	uint8_t full[4096];
+	struct rx r;
+
+	vt_fill(full, 4096, PATTERN_SEED, 100 + k);
+	reth(ext, v->arg[3], (uint32_t)v->arg[2], 64);
+	tx(t, OP_READ_REQ, psn, ext, 16, NULL, 0);
+	if (wait_ack(t, &r, 5))
+		CHECK(0, "READ through the window: no response");
+	else
+		CHECK(r.op == OP_READ_RESP_ONLY && r.psn == psn && r.paylen == 64 && !memcmp(r.pay, full, 64),
+		      "READ through the window: opcode 0x%02x %s PSN %u, %u bytes%s", r.op,
+		      syn_name(r.syn), r.psn, r.paylen,
+		      r.paylen == 64 && memcmp(r.pay, full, 64) ? " (wrong data)" : "");
+}
+
 static void attack_case(struct atk *t, int fd, unsigned int k)
 {
 	struct vt_peer me = { 0 }, v;
@@ -636,21 +659,9 @@ static void attack_case(struct atk *t, int fd, unsigned int k)
 		break;
 	}
 	case H_DUP_READ_REVOKED: {
-		uint8_t want[64];
-		uint8_t full[4096];
 		uint64_t st;
 
-		vt_fill(full, 4096, PATTERN_SEED, 100 + k);
-		memcpy(want, full, 64);
-		reth(ext, v.arg[3], (uint32_t)v.arg[2], 64);
-		tx(t, OP_READ_REQ, p0, ext, 16, NULL, 0);
-		if (wait_ack(t, &r, 5))
-			CHECK(0, "READ through the window: no response");
-		else
-			CHECK(r.op == OP_READ_RESP_ONLY && r.psn == p0 && r.paylen == 64 && !memcmp(r.pay, want, 64),
-			      "READ through the window: opcode 0x%02x %s PSN %u, %u bytes%s", r.op,
-			      syn_name(r.syn), r.psn, r.paylen,
-			      r.paylen == 64 && memcmp(r.pay, want, 64) ? " (wrong data)" : "");
+		read_window(t, &v, k, p0, ext);
 		vt_send_word(fd, CMD_INVALIDATE);
 		if (vt_recv_word(fd, &st, 30))
 			vt_die("no answer to the invalidation");
@@ -675,14 +686,7 @@ static void attack_case(struct atk *t, int fd, unsigned int k)
 
 		vt_fill(full, 4096, PATTERN_SEED, 100 + k);
 		memcpy(want, full, 64);
-		reth(ext, v.arg[3], (uint32_t)v.arg[2], 64);
-		tx(t, OP_READ_REQ, p0, ext, 16, NULL, 0);
-		if (wait_ack(t, &r, 5))
-			CHECK(0, "READ through the window: no response");
-		else
-			CHECK(r.op == OP_READ_RESP_ONLY && r.psn == p0 && r.paylen == 64 && !memcmp(r.pay, want, 64),
-			      "READ through the window: opcode 0x%02x %s PSN %u, %u bytes", r.op,
-			      syn_name(r.syn), r.psn, r.paylen);
+		read_window(t, &v, k, p0, ext);
 		/* the READ again and, in the same burst, the SEND that releases the window */
 		rr_put32(ieth, (uint32_t)v.arg[2]);
 		tx(t, OP_READ_REQ, p0, ext, 16, NULL, 0);
