@@ -620,6 +620,14 @@ static inline u16 cnuas_ib_pkey_tbl_len(const struct cnuas_ib_dev *cdev)
 				       CNUAS_IB_PKEY_TBL_LEN_IB;
 }
 
+/* P_Key table entry @index: the SM's in IB mode, the default on RoCE. */
+static inline u16 cnuas_ib_pkey(const struct cnuas_ib_dev *cdev, u16 index)
+{
+	if (cnuas_ib_is_eth(cdev))
+		return index < CNUAS_IB_PKEY_TBL_LEN ? CNUAS_IB_DEFAULT_PKEY : 0;
+	return cnuas_ib_port_pkey(&cdev->port, index);
+}
+
 static inline struct cnuas_ib_pd *to_cpd(struct ib_pd *ibpd)
 {
 	return container_of(ibpd, struct cnuas_ib_pd, ibpd);

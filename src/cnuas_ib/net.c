@@ -542,13 +542,6 @@ int cnuas_ib_parse_bth(struct cnuas_ib_dev *cdev, struct cnuas_ib_rxp *p,
 				     "opcode 0x%02x: payload of %d bytes with pad %u\n",
 				     cnuas_bth_opcode(bth), plen,
 				     cnuas_bth_pad(bth));
-	/* The default P_Key, full or limited member. */
-	if ((cnuas_bth_pkey(bth) & 0x7fff) != 0x7fff)
-		return cnuas_rx_drop(cdev, CNUAS_STAT_DROP_PKEY,
-				     "QP%u PSN %u: P_Key 0x%04x is not the default\n",
-				     cnuas_bth_qpn(bth), cnuas_bth_psn(bth),
-				     cnuas_bth_pkey(bth));
-
 	p->op = op;
 	p->bth = bth;
 	p->opcode = cnuas_bth_opcode(bth);

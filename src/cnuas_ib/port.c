@@ -60,6 +60,18 @@ void cnuas_ib_port_event(struct cnuas_ib_dev *cdev, enum ib_event_type type)
 	ib_dispatch_event(&ev);
 }
 
+void cnuas_ib_port_key_violation(struct cnuas_ib_dev *cdev, bool pkey)
+{
+	struct cnuas_ib_port *p = &cdev->port;
+	unsigned long flags;
+	u16 *c = pkey ? &p->pkey_violations : &p->qkey_violations;
+
+	spin_lock_irqsave(&p->lock, flags);
+	if (*c != U16_MAX)	/* PortInfo's counters stop at all ones */
+		(*c)++;
+	spin_unlock_irqrestore(&p->lock, flags);
+}
+
 /*
  * The node description real HCAs carry ("host mlx5_0", as rdma-ndd sets
  * it): the host name and the device's name. Only in IB mode, where the

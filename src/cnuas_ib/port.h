@@ -102,6 +102,8 @@ u32 cnuas_ib_port_cap_mask(struct cnuas_ib_dev *cdev);
 /* The port GUID (network order): NodeGUID = PortGUID = SysImageGUID. */
 __be64 cnuas_ib_port_guid(struct cnuas_ib_dev *cdev);
 void cnuas_ib_port_event(struct cnuas_ib_dev *cdev, enum ib_event_type type);
+/* A packet refused for its P_Key or Q_Key: PortInfo's counters (IBA 14.2.5.6). */
+void cnuas_ib_port_key_violation(struct cnuas_ib_dev *cdev, bool pkey);
 
 /* mad.c */
 int cnuas_ib_process_mad(struct ib_device *ibdev, int mad_flags, u32 port,
@@ -159,6 +161,16 @@ static inline u16 cnuas_ib_port_pkey(const struct cnuas_ib_port *p,
 {
 	return index < CNUAS_IB_PKEY_TBL_LEN_IB ? READ_ONCE(p->pkeys[index]) :
 						  0;
+}
+
+/*
+ * IBA 10.9.3: two P_Keys match when their low 15 bits are equal and not
+ * 0 (an invalid P_Key matches nothing), and one of them at least is a
+ * full member's (two limited members may not talk).
+ */
+static inline bool cnuas_ib_pkey_match(u16 a, u16 b)
+{
+	return (a & 0x7fff) && !((a ^ b) & 0x7fff) && ((a | b) & 0x8000);
 }
 
 /* The VL of a packet: VL15 for QP0, else SLtoVL[@sl]. */

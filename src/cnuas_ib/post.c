@@ -139,6 +139,12 @@ static int cnuas_ib_send_wqe_fill(struct cnuas_ib_qp *qp,
 		wqe->wr.ud.ah_num = to_cah(ud_wr(wr)->ah)->ah_num;
 		wqe->wr.ud.remote_qpn = ud_wr(wr)->remote_qpn;
 		wqe->wr.ud.remote_qkey = ud_wr(wr)->remote_qkey;
+		if (qp->type == IB_QPT_GSI) {
+			if (ud_wr(wr)->pkey_index >=
+			    cnuas_ib_pkey_tbl_len(qp->cdev))
+				return -EINVAL;
+			wqe->wr.ud.pkey_index = ud_wr(wr)->pkey_index;
+		}
 	}
 
 	if (wr->send_flags & IB_SEND_INLINE) {

@@ -10,13 +10,49 @@
 #include "cnuas_ib.h"
 #include "wire.h"
 
+/*
+ * IBA 10.9.3: QP0 takes any P_Key, QP1 one that matches an entry of the
+ * P_Key table (the receive completion names it), every other QP only
+ * one that matches its own. A refusal counts as a P_Key violation.
+ */
+static int cnuas_rx_pkey(struct cnuas_ib_qp *qp, struct cnuas_ib_rxp *p)
+{
+	struct cnuas_ib_dev *cdev = qp->cdev;
+	u16 pkey = cnuas_bth_pkey(p->bth);
+	u16 i, idx = qp->t.pkey_index;
+
+	p->pkey_index = 0;
+	if (qp->type == IB_QPT_SMI)
+		return 0;
+	if (qp->type == IB_QPT_GSI) {
+		for (i = 0; i < cnuas_ib_pkey_tbl_len(cdev); i++) {
+			if (cnuas_ib_pkey_match(pkey, cnuas_ib_pkey(cdev, i))) {
+				p->pkey_index = i;
+				return 0;
+			}
+		}
+	} else if (cnuas_ib_pkey_match(pkey, cnuas_ib_pkey(cdev, idx))) {
+		p->pkey_index = idx;
+		return 0;
+	}
+	cnuas_ib_port_key_violation(cdev, true);
+	return cnuas_rx_drop_qp(qp, CNUAS_STAT_DROP_PKEY,
+				"PSN %u: P_Key 0x%04x does not match %s\n",
+				p->psn, pkey, qp->type == IB_QPT_GSI ?
+				"the P_Key table" : "the QP's");
+}
+
 /* The packet's transport and the QP's type agree; the QP takes it now. */
 static int cnuas_rx_check(struct cnuas_ib_qp *qp, struct cnuas_ib_rxp *p)
 {
 	u16 flags = p->op->flags;
 	enum ib_qp_state s = qp->t.state;
 	bool gsi, to_gsi;
+	int why;
 
+	why = cnuas_rx_pkey(qp, p);
+	if (why)
+		return why;
 	if (cnuas_ib_qp_connected(qp)) {
 		bool rc = qp->type == IB_QPT_RC;
 

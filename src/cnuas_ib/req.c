@@ -439,7 +439,7 @@ static int cnuas_req_packet(struct cnuas_ib_qp *qp, struct cnuas_ib_swqe *sw)
 	t->since_ackreq = ackreq ? 0 : t->since_ackreq + 1;
 	se = last && (w->send_flags & CNUAS_SEND_SOLICITED) &&
 	     (op->flags & (CNUAS_OPF_SEND | CNUAS_OPF_IMM));
-	cnuas_bth_build(bth, opc, se, cnuas_ib_pad(plen), CNUAS_IB_DEFAULT_PKEY,
+	cnuas_bth_build(bth, opc, se, cnuas_ib_pad(plen), cnuas_ib_tx_pkey(qp, w),
 			conn ? t->dest_qpn : w->wr.ud.remote_qpn, ackreq, psn);
 	cnuas_req_ehs(qp, sw, op, bth, off);
 	cnuas_ib_pkt_seal(qp->cdev, skb);

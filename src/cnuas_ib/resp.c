@@ -130,8 +130,8 @@ static int cnuas_resp_ack_pkt(struct cnuas_ib_qp *qp, u8 opc, u8 syn,
 				 &qp->attr.av, op->hdr_len, 0, &bth, &payload);
 	if (!skb)
 		return -EAGAIN;
-	cnuas_bth_build(bth, opc, false, 0, CNUAS_IB_DEFAULT_PKEY, t->dest_qpn,
-			false, psn);
+	cnuas_bth_build(bth, opc, false, 0, cnuas_ib_tx_pkey(qp, NULL),
+			t->dest_qpn, false, psn);
 	cnuas_aeth_build(cnuas_eh_ptr(op, bth, CNUAS_EH_AETH), syn, t->msn);
 	ack = cnuas_eh_ptr(op, bth, CNUAS_EH_ATOMIC_ACK);
 	if (ack)
@@ -902,6 +902,7 @@ static void cnuas_resp_ud(struct cnuas_ib_qp *qp, struct cnuas_ib_rxp *p)
 	int err;
 
 	if (cnuas_deth_qkey(deth) != qkey) {
+		cnuas_ib_port_key_violation(qp->cdev, false);
 		cnuas_stat_dbg_qp(qp, CNUAS_STAT_DROP_QKEY,
 				  "drop: datagram from QP%u with Q_Key 0x%x, the QP's is 0x%x\n",
 				  cnuas_deth_sqpn(deth), cnuas_deth_qkey(deth),
@@ -957,6 +958,7 @@ static void cnuas_resp_ud(struct cnuas_ib_qp *qp, struct cnuas_ib_rxp *p)
 	cqe.byte_len = sizeof(grh) + p->paylen;
 	cqe.qp_num = qp->ibqp.qp_num;
 	cqe.src_qp = cnuas_deth_sqpn(deth);
+	cqe.pkey_index = p->pkey_index;
 	cqe.wc_flags = p->iph ? CNUAS_CQE_GRH : 0;
 	if (imm) {
 		cqe.wc_flags |= CNUAS_CQE_WITH_IMM;
@@ -1147,7 +1149,8 @@ static int cnuas_resp_read_pkt(struct cnuas_ib_qp *qp, struct cnuas_ib_res *r)
 		return -EAGAIN;
 	}
 	cnuas_bth_build(bth, opc, false, cnuas_ib_pad(plen),
-			CNUAS_IB_DEFAULT_PKEY, t->dest_qpn, false, r->next_psn);
+			cnuas_ib_tx_pkey(qp, NULL), t->dest_qpn, false,
+			r->next_psn);
 	aeth = cnuas_eh_ptr(op, bth, CNUAS_EH_AETH);
 	if (aeth)
 		cnuas_aeth_build(aeth, CNUAS_ACK_SYNDROME, t->msn);

@@ -357,6 +357,7 @@ int cnuas_ib_transport_qp_init(struct cnuas_ib_qp *qp)
 	/* UD: the port's MTU (qp.c sets it); RC, UC: set at RTR. */
 	t->mtu = qp->attr.mtu ? clamp_t(u32, qp->attr.mtu, 256, 4096) : 4096;
 	t->qkey = qp->attr.qkey;
+	t->pkey_index = qp->attr.pkey_index;
 
 	err = cnuas_ib_req_init(qp);
 	if (err)
@@ -365,6 +366,14 @@ int cnuas_ib_transport_qp_init(struct cnuas_ib_qp *qp)
 	if (err)
 		cnuas_ib_req_cleanup(qp);
 	return err;
+}
+
+u16 cnuas_ib_tx_pkey(struct cnuas_ib_qp *qp, const struct cnuas_send_wqe *w)
+{
+	if (qp->type == IB_QPT_SMI)
+		return CNUAS_IB_DEFAULT_PKEY;
+	return cnuas_ib_pkey(qp->cdev, qp->type == IB_QPT_GSI && w ?
+			     w->wr.ud.pkey_index : qp->t.pkey_index);
 }
 
 /* 4.096 us * 2^timeout, never below a floor TCG guests can meet. */
@@ -394,6 +403,8 @@ void cnuas_ib_transport_qp_modify_locked(struct cnuas_ib_qp *qp, int mask)
 		t->dest_qpn = a->dest_qpn & CNUAS_QPN_MASK;
 	if (mask & IB_QP_QKEY)
 		t->qkey = a->qkey;
+	if (mask & IB_QP_PKEY_INDEX)
+		t->pkey_index = a->pkey_index;
 	if (mask & IB_QP_MAX_QP_RD_ATOMIC)
 		t->max_rd_atomic = a->max_rd_atomic;
 	if (mask & IB_QP_MAX_DEST_RD_ATOMIC)

@@ -208,6 +208,7 @@ struct cnuas_ib_tqp {
 	u32 mtu;
 	u32 dest_qpn;
 	u32 qkey;
+	u16 pkey_index;			/* its entry is the QP's P_Key */
 	u8 max_rd_atomic;
 	u8 max_dest_rd_atomic;
 	u8 min_rnr_timer;
@@ -326,6 +327,14 @@ static inline u32 cnuas_psn_add(u32 psn, u32 n)
 }
 
 /* net.c: a received packet, validated up to and with the ICRC. */
+/*
+ * The P_Key a packet of @qp carries (IBA 10.9.2): the QP's entry of the
+ * P_Key table; a GSI QP's send @w names its own (the MAD layer answers
+ * with the index the request came in on); QP0's is never checked.
+ */
+struct cnuas_send_wqe;
+u16 cnuas_ib_tx_pkey(struct cnuas_ib_qp *qp, const struct cnuas_send_wqe *w);
+
 struct cnuas_ib_rxp {
 	struct sk_buff *skb;
 	const struct cnuas_opcode *op;
@@ -345,6 +354,7 @@ struct cnuas_ib_rxp {
 	u16 dlid;
 	u8 sl;
 	u8 path_bits;			/* DLID's bits under the LMC */
+	u16 pkey_index;			/* the entry the BTH's P_Key matched */
 };
 
 /*

@@ -162,6 +162,7 @@ int remap_vmalloc_range(struct vm_area_struct *vma, void *addr,
 void cnuas_net_aux_flush(struct cnuas_net_aux_dev *adev) {}
 void cnuas_ib_loop_init(struct cnuas_ib_dev *cdev) {}
 void cnuas_ib_loop_cleanup(struct cnuas_ib_dev *cdev) {}
+void cnuas_ib_port_key_violation(struct cnuas_ib_dev *cdev, bool pkey) {}
 
 void cnuas_ib_stat_inc(struct cnuas_ib_dev *cdev, enum cnuas_ib_stat s)
 {
@@ -444,8 +445,6 @@ int cnuas_ib_parse(struct cnuas_ib_dev *cdev, struct sk_buff *skb, u32 flags,
 	if ((!(op->flags & CNUAS_OPF_PAYLOAD) && (plen || cnuas_bth_pad(bth))) ||
 	    ((plen + cnuas_bth_pad(bth)) & 3))
 		return CNUAS_STAT_DROP_HDR;
-	if ((cnuas_bth_pkey(bth) & 0x7fff) != 0x7fff)
-		return CNUAS_STAT_DROP_PKEY;
 	memset(&p->saddr, 0, sizeof(p->saddr));
 	p->saddr.s6_addr[10] = 0xff;
 	p->saddr.s6_addr[11] = 0xff;

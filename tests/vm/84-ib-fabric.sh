@@ -34,7 +34,9 @@
 #     catches it) and 59 (fuzz: native IB frames from the host through a
 #     switch port of its own that OpenSM activates, tests/lab/ib-fuzz.py,
 #     as an IB port has no Ethernet netdev for raw frames), by LID,
-#     unchanged but for IB's own addressing;
+#     unchanged but for IB's own addressing; and 88 (partitions: OpenSM
+#     with a partitions.conf, P_Key tables, IPoIB on a partition, full,
+#     limited and non-members);
 #   no ICRC error at either HCA and no bad VCRC or LRH at the switch.
 # timeout: 2700
 . "$(dirname "$0")/lib.sh"
@@ -254,6 +256,7 @@ sub 73-verbs-api
 sub 58-rnr
 sub 57-xfer-faults
 sub 59-fuzz
+sub 88-ib-pkey
 
 # An OpenSM restart keeps every LID (OpenSM's guid2lid cache).
 lsh -t 60 0 'pkill -x opensm; i=0; while pgrep -x opensm >/dev/null && [ $i -lt 50 ]; do sleep 0.2; i=$((i+1)); done

@@ -114,7 +114,9 @@ struct cnuas_send_wqe {
 			__u32 ah_num;	/* from cnuas_create_ah_resp */
 			__u32 remote_qpn;
 			__u32 remote_qkey;
-			__u32 reserved;
+			/* the GSI QP (kernel) only; others send their QP's */
+			__u16 pkey_index;
+			__u16 reserved;
 		} ud;
 		/*
 		 * IBV_WR_FLUSH: type IBV_FLUSH_GLOBAL/PERSISTENT bits,

@@ -393,6 +393,7 @@ enum ib_qp_state {
 enum ib_qp_attr_mask {
 	IB_QP_STATE = 1,
 	IB_QP_ACCESS_FLAGS = 1 << 3,
+	IB_QP_PKEY_INDEX = 1 << 4,
 	IB_QP_QKEY = 1 << 6,
 	IB_QP_PATH_MTU = 1 << 8,
 	IB_QP_TIMEOUT = 1 << 9,

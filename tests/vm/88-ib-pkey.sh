@@ -1,0 +1,138 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later OR MIT
+# Partitions on the IB lab (test 84 runs it there, after its own checks):
+# OpenSM restarted with a partitions.conf of four partitions beside the
+# Default one, then, with stock tools:
+#   P_Key tables: each HCA's table (sysfs) holds the P_Keys OpenSM gave
+#     it, with the membership it was given, and no other;
+#   IPoIB: a child interface of partition 0x8001 on both nodes (the
+#     broadcast group OpenSM made for it), IPv4 ping across;
+#   full and limited member (0x0002: node0 full, node1 limited): RC
+#     ib_write_bw and UD ib_send_bw with --pkey_index pass, so the
+#     requester sends the P_Key of its QP's index and the responder
+#     checks it against its own (the default P_Key would not match);
+#   two limited members (0x0003) and a non-member (0x0004: node0 only):
+#     every UD datagram is dropped by node1, whose rx_drop_bad_pkey and
+#     PortInfo P_KeyViolations (smpquery) count them (IBA 10.9.3);
+#   at the end OpenSM restarts without the file; the tables are back to
+#     the default P_Key alone.
+# Soft-RoCE has no P_Key table to speak of (one entry); this is IB only.
+# timeout: 900
+. "$(dirname "$0")/lib.sh"
+[ "$LINK_LAYER" = ib ] || skip "needs an IB lab (test 84 runs this one in its own)"
+need_cnuas_nodes 2
+lsh -t 30 0 'command -v opensm >/dev/null && command -v smpquery >/dev/null && command -v ib_send_bw >/dev/null' ||
+	skip "the guest image has no opensm, infiniband-diags or perftest"
+P=/sys/class/infiniband/cnuas_0/ports/1
+PORT=18515
+ITERS=200
+
+guid() { lsh -t 30 "$1" "cat $P/gids/0" | awk -F: '{ printf "0x%s%s%s%s\n", $5, $6, $7, $8 }'; }
+g0=$(guid 0) && g1=$(guid 1) || fail "cannot read the port GUIDs"
+lid1=$(($(lsh 1 "cat $P/lid")))
+# The P_Keys in a node's table, sorted, without the empty entries.
+pkeys() { lsh -t 30 "$1" "cat $P/pkeys/* | grep -vx 0x0000 | sort | tr '\\n' ' '"; }
+# index_of NODE PKEY: the table index holding PKEY.
+index_of() {
+	lsh -t 30 "$1" "cd $P/pkeys && for i in *; do [ \"\$(cat \$i)\" = $2 ] && echo \$i; done | head -n 1"
+}
+restart_sm() { # restart_sm [OPENSM-ARGS]
+	lsh -t 60 0 "pkill -x opensm; i=0; while pgrep -x opensm >/dev/null && [ \$i -lt 50 ]; do sleep 0.2; i=\$((i+1)); done
+		opensm -B $* -f /tmp/opensm-pkey.log >/dev/null 2>&1" || fail "opensm did not restart"
+}
+# OpenSM writes the tables on its first heavy sweep: wait for them.
+tables_are() { [ "$(pkeys 0)" = "$1" ] && [ "$(pkeys 1)" = "$2" ]; }
+want0="0x0003 0x8001 0x8002 0x8004 0xffff "
+want1="0x0002 0x0003 0x8001 0xffff "
+cleanup() {
+	lsh -t 30 0 'echo 0x8001 >/sys/class/net/ib0/delete_child' 2>/dev/null
+	lsh -t 30 1 'echo 0x8001 >/sys/class/net/ib0/delete_child' 2>/dev/null
+	restart_sm
+}
+trap cleanup EXIT
+
+lsh -t 30 0 "cat >/tmp/partitions.conf" <<EOF
+Default=0x7fff, ipoib : ALL=full ;
+ipoib1=0x8001, ipoib : $g0=full, $g1=full ;
+fulllim=0x0002 : $g0=full, $g1=limited ;
+bothlim=0x0003 : $g0=limited, $g1=limited ;
+only0=0x0004 : $g0=full ;
+EOF
+[ "$(lsh 0 'wc -l </tmp/partitions.conf')" = 5 ] || fail "cannot write node0:/tmp/partitions.conf"
+restart_sm -P /tmp/partitions.conf
+wait_for 180 tables_are "$want0" "$want1" ||
+	fail "P_Key tables: node0 [$(pkeys 0)] node1 [$(pkeys 1)], want [$want0] and [$want1] (node0:/tmp/opensm-pkey.log)"
+echo "PASS P_Key tables: node0 [$want0] node1 [$want1]"
+
+# IPoIB on partition 0x8001.
+for n in 0 1; do
+	lsh -t 60 $n "[ -d /sys/class/net/ib0.8001 ] || echo 0x8001 >/sys/class/net/ib0/create_child
+		ip link set ib0.8001 up && ip addr replace 10.81.0.$((n + 1))/24 dev ib0.8001" ||
+		fail "node$n: no IPoIB child of partition 0x8001"
+done
+lsh -t 30 0 'cat /sys/class/net/ib0.8001/pkey' | grep -qx 0x8001 || fail "ib0.8001 is not on P_Key 0x8001"
+wait_ping 0 10.81.0.2 90 || fail "no ping over IPoIB partition 0x8001"
+pg=$(lsh -t 60 0 'ping -c 5 -W 5 10.81.0.2') || { echo "$pg"; fail "ping on ib0.8001 lost packets"; }
+echo "PASS IPoIB partition 0x8001: $(echo "$pg" | grep -m1 'packets transmitted')"
+
+# perf NAME SERVER-INDEX CLIENT-INDEX SECONDS TOOL ARGS: server on node0,
+# client on node1, each with its own P_Key index; both exit codes in
+# /tmp/NAME.rc on node1.
+perf() {
+	local name=$1 si=$2 ci=$3 t=$4
+	shift 4
+	lsh -t 30 0 "timeout $((t + 10)) $* -p $PORT --pkey_index=$si >/tmp/$name.srv 2>&1 & echo \$! >/tmp/$name.pid"
+	wait_for 30 lsh -t 10 0 "$(listening $PORT)" || fail "$name: the server does not listen"
+	lsh -t $((t + 30)) 1 "timeout $t $* -p $PORT --pkey_index=$ci $(ip_of 0) >/tmp/$name.cli 2>&1; echo \$? >/tmp/$name.rc"
+	lsh -t $((t + 30)) 0 "while kill -0 \$(cat /tmp/$name.pid) 2>/dev/null; do sleep 0.2; done"
+}
+counter() { lsh -t 30 "$1" "cat $P/hw_counters/rx_drop_bad_pkey"; }
+violations() { lsh -t 60 0 "smpquery portinfo $lid1" | sed -n 's/^PkeyViolations:\.*\([0-9]*\)$/\1/p'; }
+
+# Full member and limited member talk.
+s=$(index_of 0 0x8002) && c=$(index_of 1 0x0002) && [ -n "$s" ] && [ -n "$c" ] ||
+	fail "no index of 0x8002 on node0 or 0x0002 on node1"
+for tool in "ib_write_bw -d cnuas_0 -s 65536 -n 500" "ib_send_bw -d cnuas_0 -c UD -n $ITERS"; do
+	name=${tool%% *}
+	perf "$name" "$s" "$c" 90 "$tool"
+	[ "$(lsh 1 "cat /tmp/$name.rc")" = 0 ] || {
+		lsh 1 "tail -n 5 /tmp/$name.cli"
+		lsh 0 "tail -n 5 /tmp/$name.srv"
+		fail "$tool between a full member (index $s) and a limited one (index $c) failed"
+	}
+	echo "PASS full and limited member of 0x0002: $tool: $(lsh 1 "grep -m1 -E '^ *[0-9]+ +[0-9]+ ' /tmp/$name.cli")"
+done
+
+# Two limited members, then a non-member: node1 drops every datagram.
+drops() { # drops WHAT SERVER-PKEY CLIENT-PKEY: the server is node1 here
+	local what=$1 name=drop$2 si ci d0 v0 d1 v1 rc
+	si=$(index_of 1 "$2") && ci=$(index_of 0 "$3") && [ -n "$si" ] && [ -n "$ci" ] ||
+		fail "$what: no index of $2 on node1 or $3 on node0"
+	d0=$(counter 1) v0=$(violations)
+	lsh -t 90 1 "timeout 40 ib_send_bw -d cnuas_0 -c UD -n $ITERS -p $PORT --pkey_index=$si >/tmp/$name.srv 2>&1; echo \$? >/tmp/$name.rc" &
+	wait_for 30 lsh -t 10 1 "$(listening $PORT)" || fail "$what: the server does not listen"
+	lsh -t 60 0 "timeout 20 ib_send_bw -d cnuas_0 -c UD -n $ITERS -p $PORT --pkey_index=$ci $(ip_of 1) >/tmp/$name.cli 2>&1"
+	wait
+	d1=$(counter 1) v1=$(violations)
+	rc=$(lsh 1 "cat /tmp/$name.rc")
+	[ -n "$rc" ] || fail "$what: the server's exit status is lost"
+	[ "$rc" != 0 ] ||
+		fail "$what: node1's server received the datagrams of P_Key $3 on its QP of $2"
+	[ $((d1 - d0)) -ge "$ITERS" ] ||
+		fail "$what: rx_drop_bad_pkey rose by $((d1 - d0)), want >= $ITERS"
+	# PortInfo's counter stops at 0xffff (IBA 14.2.5.6).
+	[ $((v1 - v0)) -ge "$ITERS" ] || [ "$v1" = 65535 ] ||
+		fail "$what: PkeyViolations $v0 -> $v1, want >= $ITERS more"
+	echo "PASS $what: node1 dropped $((d1 - d0)) datagrams of P_Key $3 for its QP of $2, PkeyViolations $v0 -> $v1; its server timed out (rc $rc)"
+}
+drops "two limited members" 0x0003 0x0003
+drops "a non-member" 0xffff 0x8004
+
+trap - EXIT
+for n in 0 1; do
+	lsh -t 30 $n 'echo 0x8001 >/sys/class/net/ib0/delete_child' || fail "node$n: cannot delete ib0.8001"
+done
+restart_sm
+wait_for 180 tables_are "0xffff " "0xffff " ||
+	fail "after OpenSM without partitions: node0 [$(pkeys 0)] node1 [$(pkeys 1)]"
+echo "PASS partitions: tables, IPoIB, full/limited, limited/limited and non-member checked; back to the default P_Key"
