@@ -43,6 +43,8 @@ static const struct rdma_stat_desc cnuas_ib_stat_descs[CNUAS_STAT_NUM] = {
 	[CNUAS_STAT_ACK_HOLD_EXPIRED]	= { .name = "ack_hold_expired" },
 	[CNUAS_STAT_MW_BIND]		= { .name = "mw_bind" },
 	[CNUAS_STAT_UC_MSG_DROPPED]	= { .name = "uc_msg_dropped" },
+	[CNUAS_STAT_TRAPS_SENT]		= { .name = "sma_traps_sent" },
+	[CNUAS_STAT_TRAPS_REPRESSED]	= { .name = "sma_traps_repressed" },
 };
 
 const char *cnuas_ib_stat_name(enum cnuas_ib_stat s)

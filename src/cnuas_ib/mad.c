@@ -6,7 +6,8 @@
  * 0: the subnet manager on this port sweeping it) and the PMA queries of
  * sysfs (no work completion then) here first:
  *   - subnet management (classes 0x01 and 0x81): the SMA (sma.c), after
- *     the M_Key check below (IBA 14.2.4);
+ *     the M_Key check below (IBA 14.2.4; a failure raises Trap 256,
+ *     trap.c, whose TrapRepress goes on to trap.c's agent);
  *   - performance management (class 0x04): the PMA (pma.c);
  *   - everything else, and responses, traps and reports of the SM
  *     classes, go on to ib_core's agents (umad: OpenSM, infiniband-diags).
@@ -59,7 +60,7 @@ static bool cnuas_mad_mkey_check(struct cnuas_ib_dev *cdev,
 }
 
 static int cnuas_mad_subn(struct cnuas_ib_dev *cdev, struct ib_smp *smp,
-			  u32 port, int mad_flags)
+			  u32 port, int mad_flags, const struct ib_wc *in_wc)
 {
 	bool match;
 	u32 caps;
@@ -69,8 +70,10 @@ static int cnuas_mad_subn(struct cnuas_ib_dev *cdev, struct ib_smp *smp,
 	case IB_MGMT_METHOD_SET:
 		break;
 	case IB_MGMT_METHOD_TRAP_REPRESS:
-		/* This port sends no traps: nothing to repress. */
-		return IB_MAD_RESULT_SUCCESS | IB_MAD_RESULT_CONSUMED;
+		/* With the M_Key: for the agent whose trap it represses (trap.c). */
+		if (!cnuas_mad_mkey_check(cdev, smp, mad_flags, &match))
+			return IB_MAD_RESULT_SUCCESS | IB_MAD_RESULT_CONSUMED;
+		return IB_MAD_RESULT_SUCCESS;
 	case IB_MGMT_METHOD_GET_RESP:
 	case IB_MGMT_METHOD_TRAP:
 	case IB_MGMT_METHOD_REPORT:
@@ -85,8 +88,10 @@ static int cnuas_mad_subn(struct cnuas_ib_dev *cdev, struct ib_smp *smp,
 		smp->status |= cpu_to_be16(IB_MGMT_MAD_STATUS_BAD_VERSION);
 		return cnuas_ib_mad_reply(smp);
 	}
-	if (!cnuas_mad_mkey_check(cdev, smp, mad_flags, &match))
+	if (!cnuas_mad_mkey_check(cdev, smp, mad_flags, &match)) {
+		cnuas_ib_trap_mkey(cdev, smp, in_wc);
 		return IB_MAD_RESULT_SUCCESS | IB_MAD_RESULT_CONSUMED;
+	}
 
 	if (smp->attr_id == IB_SMP_ATTR_SM_INFO) {
 		/*
@@ -133,7 +138,7 @@ int cnuas_ib_process_mad(struct ib_device *ibdev, int mad_flags, u32 port,
 			return IB_MAD_RESULT_SUCCESS;
 		memcpy(out, in, sizeof(*out));
 		ret = cnuas_mad_subn(cdev, (struct ib_smp *)out, port,
-				     mad_flags);
+				     mad_flags, in_wc);
 		break;
 	case IB_MGMT_CLASS_PERF_MGMT:
 		memcpy(out, in, sizeof(*out));

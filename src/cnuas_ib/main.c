@@ -227,6 +227,9 @@ static int cnuas_ib_probe(struct auxiliary_device *aux,
 	if (err)
 		goto err_dealloc;
 	cnuas_ib_port_registered(cdev);
+	err = cnuas_ib_trap_start(cdev);
+	if (err)
+		goto err_unregister;
 
 	err = cnuas_net_aux_attach(adev, &cnuas_ib_aux_ops);
 	if (err)
@@ -240,7 +243,9 @@ static int cnuas_ib_probe(struct auxiliary_device *aux,
 	return 0;
 
 err_unregister:
+	cnuas_ib_trap_stop(cdev);
 	ib_unregister_device(ibdev);
+	cnuas_ib_trap_cleanup(cdev);
 err_dealloc:
 	cnuas_ib_transport_dev_cleanup(cdev);
 err_free:
@@ -256,8 +261,10 @@ static void cnuas_ib_remove(struct auxiliary_device *aux)
 
 	/* No frame or link callback runs after this returns. */
 	cnuas_net_aux_detach(cdev->adev);
+	cnuas_ib_trap_stop(cdev);
 	/* Waits for every user (uverbs contexts get disassociated). */
 	ib_unregister_device(&cdev->ibdev);
+	cnuas_ib_trap_cleanup(cdev);
 	cnuas_ib_transport_dev_cleanup(cdev);
 	/* Every object is gone: the tables are empty. */
 	WARN_ON(!xa_empty(&cdev->qp_xa) || !xa_empty(&cdev->mr_xa) ||

@@ -15,7 +15,8 @@
 #define CNUAS_IB_DEFAULT_GID_PREFIX	0xfe80000000000000ULL
 /* Capabilities every IB-mode port has; modify_port adds IB_PORT_SM etc. */
 #define CNUAS_IB_PORT_BASE_CAPS		(IB_PORT_SYS_IMAGE_GUID_SUP | \
-					 IB_PORT_CLIENT_REG_SUP)
+					 IB_PORT_CLIENT_REG_SUP | \
+					 IB_PORT_TRAP_SUP)
 /* What modify_port may set or clear: the bits ib_core's users own. */
 #define CNUAS_IB_PORT_MODIFY_CAPS	(IB_PORT_SM | IB_PORT_SM_DISABLED | \
 					 IB_PORT_CM_SUP | \
@@ -30,6 +31,7 @@ void cnuas_ib_port_init(struct cnuas_ib_dev *cdev)
 
 	memset(p, 0, sizeof(*p));
 	spin_lock_init(&p->lock);
+	cnuas_ib_trap_init(cdev);
 	p->state = IB_PORT_DOWN;
 	p->phys_state = IB_PORT_PHYS_STATE_POLLING;
 	p->link_down_default = IB_PORT_PHYS_STATE_POLLING;

@@ -15,6 +15,8 @@
 #include <linux/atomic.h>
 #include <linux/spinlock.h>
 #include <linux/types.h>
+#include <linux/workqueue.h>
+#include <rdma/ib_mad.h>
 #include <rdma/ib_verbs.h>
 
 #include "cnuas_ib_link.h"
@@ -31,6 +33,12 @@ struct ib_mad;
 #define CNUAS_IB_VLARB_CAP		8
 /* PortInfo.VLCap and the largest OperationalVLs: VL0 (and VL15). */
 #define CNUAS_IB_VL_CAP			1
+/* The SMA's traps (trap.c): 256 Bad M_Key, 257 Bad P_Key, 258 Bad Q_Key. */
+#define CNUAS_TRAP_FIRST		256
+#define CNUAS_TRAP_BAD_MKEY		256
+#define CNUAS_TRAP_BAD_PKEY		257
+#define CNUAS_TRAP_BAD_QKEY		258
+#define CNUAS_TRAP_KINDS		3
 /* ClassPortInfo.RespTimeValue and PortInfo.RespTimeValue: 4.096 us * 2^18, ~1 s */
 #define CNUAS_IB_RESP_TIME		18
 
@@ -78,6 +86,14 @@ struct cnuas_ib_port {
 	u64 base_tx_bytes, base_rx_bytes, base_tx_pkts, base_rx_pkts;
 	u64 base_mc_rx_pkts, base_rcv_err, base_xmit_discards;
 	u8 base_link_downed;
+
+	/* Traps (trap.c); the bits under @lock, one per trap number */
+	struct ib_mad_agent *trap_agent;	/* QP0 sender; NULL: none */
+	struct work_struct trap_work;
+	unsigned long trap_pending;	/* notices the work item is to send */
+	unsigned long trap_busy;	/* pending, or sent and not repressed */
+	struct ib_mad_notice_attr trap_notice[CNUAS_TRAP_KINDS];
+	atomic_t trap_tid;
 };
 
 struct ib_device_modify;
@@ -104,6 +120,21 @@ __be64 cnuas_ib_port_guid(struct cnuas_ib_dev *cdev);
 void cnuas_ib_port_event(struct cnuas_ib_dev *cdev, enum ib_event_type type);
 /* A packet refused for its P_Key or Q_Key: PortInfo's counters (IBA 14.2.5.6). */
 void cnuas_ib_port_key_violation(struct cnuas_ib_dev *cdev, bool pkey);
+
+/* trap.c */
+struct cnuas_ib_rxp;
+void cnuas_ib_trap_init(struct cnuas_ib_dev *cdev);
+/* After ib_register_device() (the MAD layer's QP0 exists), and before unregistering. */
+int cnuas_ib_trap_start(struct cnuas_ib_dev *cdev);
+void cnuas_ib_trap_stop(struct cnuas_ib_dev *cdev);
+/* After ib_unregister_device(). */
+void cnuas_ib_trap_cleanup(struct cnuas_ib_dev *cdev);
+/* Trap 257 (@pkey) or 258 for a packet refused for @key; @src_qp: its sender's QP. */
+void cnuas_ib_trap_key(struct cnuas_ib_dev *cdev, bool pkey,
+		       const struct cnuas_ib_rxp *p, u32 key, u32 src_qp);
+/* Trap 256: @smp failed the M_Key check. */
+void cnuas_ib_trap_mkey(struct cnuas_ib_dev *cdev, const struct ib_smp *smp,
+			const struct ib_wc *in_wc);
 
 /* mad.c */
 int cnuas_ib_process_mad(struct ib_device *ibdev, int mad_flags, u32 port,

@@ -36,6 +36,11 @@ static int cnuas_rx_pkey(struct cnuas_ib_qp *qp, struct cnuas_ib_rxp *p)
 		return 0;
 	}
 	cnuas_ib_port_key_violation(cdev, true);
+	cnuas_ib_trap_key(cdev, true, p, pkey,
+			  p->op->flags & CNUAS_OPF_UD ?
+			  cnuas_deth_sqpn(cnuas_eh_ptr(p->op, p->bth,
+						       CNUAS_EH_DETH)) :
+			  qp->t.dest_qpn);
 	return cnuas_rx_drop_qp(qp, CNUAS_STAT_DROP_PKEY,
 				"PSN %u: P_Key 0x%04x does not match %s\n",
 				p->psn, pkey, qp->type == IB_QPT_GSI ?

@@ -903,6 +903,8 @@ static void cnuas_resp_ud(struct cnuas_ib_qp *qp, struct cnuas_ib_rxp *p)
 
 	if (cnuas_deth_qkey(deth) != qkey) {
 		cnuas_ib_port_key_violation(qp->cdev, false);
+		cnuas_ib_trap_key(qp->cdev, false, p, cnuas_deth_qkey(deth),
+				  cnuas_deth_sqpn(deth));
 		cnuas_stat_dbg_qp(qp, CNUAS_STAT_DROP_QKEY,
 				  "drop: datagram from QP%u with Q_Key 0x%x, the QP's is 0x%x\n",
 				  cnuas_deth_sqpn(deth), cnuas_deth_qkey(deth),

@@ -110,6 +110,8 @@ enum cnuas_ib_stat {
 	CNUAS_STAT_ACK_HOLD_EXPIRED,	/* a held ACK waited in vain */
 	CNUAS_STAT_MW_BIND,		/* memory windows bound */
 	CNUAS_STAT_UC_MSG_DROPPED,	/* UC messages lost in part or whole */
+	CNUAS_STAT_TRAPS_SENT,		/* SMA traps to the SM (trap.c) */
+	CNUAS_STAT_TRAPS_REPRESSED,	/* ... that the SM repressed */
 	CNUAS_STAT_NUM
 };
 

@@ -163,6 +163,8 @@ void cnuas_net_aux_flush(struct cnuas_net_aux_dev *adev) {}
 void cnuas_ib_loop_init(struct cnuas_ib_dev *cdev) {}
 void cnuas_ib_loop_cleanup(struct cnuas_ib_dev *cdev) {}
 void cnuas_ib_port_key_violation(struct cnuas_ib_dev *cdev, bool pkey) {}
+void cnuas_ib_trap_key(struct cnuas_ib_dev *cdev, bool pkey,
+		       const struct cnuas_ib_rxp *p, u32 key, u32 src_qp) {}
 
 void cnuas_ib_stat_inc(struct cnuas_ib_dev *cdev, enum cnuas_ib_stat s)
 {

@@ -13,7 +13,9 @@
 #     checks it against its own (the default P_Key would not match);
 #   two limited members (0x0003) and a non-member (0x0004: node0 only):
 #     every UD datagram is dropped by node1, whose rx_drop_bad_pkey and
-#     PortInfo P_KeyViolations (smpquery) count them (IBA 10.9.3);
+#     PortInfo P_KeyViolations (smpquery) count them (IBA 10.9.3), and
+#     its SMA sends Trap 257 to the SM: OpenSM logs "Bad P_Key" with the
+#     sender's LID and represses it (sma_traps_sent/_repressed);
 #   at the end OpenSM restarts without the file; the tables are back to
 #     the default P_Key alone.
 # Soft-RoCE has no P_Key table to speak of (one entry); this is IB only.
@@ -29,7 +31,7 @@ ITERS=200
 
 guid() { lsh -t 30 "$1" "cat $P/gids/0" | awk -F: '{ printf "0x%s%s%s%s\n", $5, $6, $7, $8 }'; }
 g0=$(guid 0) && g1=$(guid 1) || fail "cannot read the port GUIDs"
-lid1=$(($(lsh 1 "cat $P/lid")))
+lid0=$(($(lsh 0 "cat $P/lid"))) lid1=$(($(lsh 1 "cat $P/lid")))
 # The P_Keys in a node's table, sorted, without the empty entries.
 pkeys() { lsh -t 30 "$1" "cat $P/pkeys/* | grep -vx 0x0000 | sort | tr '\\n' ' '"; }
 # index_of NODE PKEY: the table index holding PKEY.
@@ -123,10 +125,23 @@ drops() { # drops WHAT SERVER-PKEY CLIENT-PKEY: the server is node1 here
 	# PortInfo's counter stops at 0xffff (IBA 14.2.5.6).
 	[ $((v1 - v0)) -ge "$ITERS" ] || [ "$v1" = 65535 ] ||
 		fail "$what: PkeyViolations $v0 -> $v1, want >= $ITERS more"
+	# and told the SM: Trap 257, which OpenSM logs and represses.
+	key=$(printf '0x%x' "$3")
+	wait_for 30 lsh -t 10 0 "grep -q 'Bad P_Key:$key on SL:[0-9]* from LID1:$lid0 ' /tmp/opensm-pkey.log" || {
+		lsh 0 "grep -i -A1 'notice' /tmp/opensm-pkey.log | tail -n 6"
+		fail "$what: OpenSM logged no Trap 257 (Bad P_Key $key from LID $lid0)"
+	}
 	echo "PASS $what: node1 dropped $((d1 - d0)) datagrams of P_Key $3 for its QP of $2, PkeyViolations $v0 -> $v1; its server timed out (rc $rc)"
 }
 drops "two limited members" 0x0003 0x0003
 drops "a non-member" 0xffff 0x8004
+
+# Every trap ended with the SM's TrapRepress (one in flight per number).
+tr=$(lsh -t 30 1 "cat $P/hw_counters/sma_traps_sent $P/hw_counters/sma_traps_repressed" | tr '\n' ' ')
+read -r sent repressed <<<"$tr"
+[ "${sent:-0}" -ge 2 ] && [ "$repressed" = "$sent" ] ||
+	fail "node1: sma_traps_sent ${sent:-?}, sma_traps_repressed ${repressed:-?} (want >= 2, all repressed)"
+echo "PASS traps: node1 sent $sent, OpenSM repressed $repressed"
 
 trap - EXIT
 for n in 0 1; do
