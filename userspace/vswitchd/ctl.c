@@ -758,6 +758,33 @@ static int cmd_add_dgram(struct vswitch *sw, struct req *r)
 	return 0;
 }
 
+static int cmd_add_stream(struct vswitch *sw, struct req *r)
+{
+	int li;
+
+	if (r->argc != 2)
+		return fail(r, "usage: add-stream PATH");
+	if (sw->ib)
+		return fail(r, "add-stream: stream ports carry Ethernet; not in InfiniBand mode");
+	if (r->argv[1][0] != '/')
+		return fail(r, "add-stream path must be absolute");
+	/* A control client must not make the switch bind or unlink anywhere. */
+	if (!same_dir(r->argv[1], sw->cfg.socket_path))
+		return fail(r, "add-stream: %s must be in the directory of %s", r->argv[1],
+			    sw->cfg.socket_path);
+	li = stream_listen_add(sw, r->argv[1], r->err, sizeof(r->err));
+	if (li < 0)
+		return -1;
+	if (r->json) {
+		sb_printf(&r->out, "{\"stream\": ");
+		sb_json_str(&r->out, sw->stream_path[li]);
+		sb_printf(&r->out, "}\n");
+	} else {
+		sb_printf(&r->out, "listening for -netdev stream on %s\n", sw->stream_path[li]);
+	}
+	return 0;
+}
+
 static int cmd_add_tap(struct vswitch *sw, struct req *r)
 {
 	struct port *p;
@@ -831,7 +858,7 @@ static const struct {
 	const char *name;
 	int (*fn)(struct vswitch *, struct req *);
 } commands[] = {
-	{ "add-dgram", cmd_add_dgram }, { "add-tap", cmd_add_tap },
+	{ "add-dgram", cmd_add_dgram }, { "add-tap", cmd_add_tap }, { "add-stream", cmd_add_stream },
 	{ "capture", cmd_capture }, { "counters", cmd_counters }, { "del-port", cmd_del_port },
 	{ "fault", cmd_fault },		{ "fdb", cmd_fdb },	      { "set-fault", cmd_set_fault },
 	{ "set-port-security", cmd_set_port_security },

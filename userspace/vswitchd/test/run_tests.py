@@ -1132,6 +1132,18 @@ def test_stream_options():
             assert s1.recv(10) == b""
             sw.wait_ports(1)
             s1.close()
+            # at run time, only beside the switch's socket, never twice
+            p3 = os.path.join(sw.dir, "c.stream")
+            r = sw.vsctl("add-stream", p3, json_out=True)
+            assert r["stream"] == p3, r
+            sw.vsctl("add-stream", p3, expect=1)
+            r = sw.vsctl("add-stream", os.path.join(d, "elsewhere.stream"), expect=1)
+            assert "must be in the directory of" in r.stderr, r.stderr
+            s3 = _stream_conn(p3)
+            sw.wait_ports(2)
+            s3.sendall(_lp(frame(BCAST, mac(3), b"three")))
+            assert _stream_frame(s2) == frame(BCAST, mac(3), b"three")
+            s3.close()
             s2.close()
         assert not os.path.exists(p1) and not os.path.exists(p2)
     finally:
