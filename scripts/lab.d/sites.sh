@@ -180,8 +180,11 @@ site_attach_tap() { # site_attach_tap SITE
 	ip -n "$ns" link set "$tap" mtu "$MTU"
 	if [ "$(site_bridge "$1")" = ovs ]; then
 		ip -n "$ns" link set "$tap" up
-		# the switch's TAP is new after a restart: replace the old record
-		site_ovs_vsctl "$1" --if-exists del-port br-int "$tap" -- add-port br-int "$tap" ||
+		# The switch's TAP is new after a restart: drop the old port first,
+		# in a transaction of its own (in one with add-port, ovs-vswitchd
+		# sees the same name and keeps reading the interface that is gone).
+		site_ovs_vsctl "$1" --if-exists del-port br-int "$tap" &&
+			site_ovs_vsctl "$1" add-port br-int "$tap" ||
 			die "site $1: cannot add TAP $tap to OVS bridge br-int"
 		return
 	fi
