@@ -1034,6 +1034,27 @@ def test_stream_port():
             c = sw.counters(st)
             assert c["tx_frames"] == n + 2 and c["drop_port_closed"] == 0, c
             assert c["stream_bad_length"] == 0 and sw.show()["stream_framing_errors"] == 0
+            # the other way: the stream port is paused by a slow reader; its
+            # frames wait in the socket and come out whole and in order
+            sent[0] = 0
+
+            def stream_sender():
+                for i in range(n):
+                    s.sendall(_lp(frame(mac(1), mac(9), struct.pack("!I", i) + b"s" * (1000 + i % 700))))
+                    sent[0] += 1
+
+            t = threading.Thread(target=stream_sender)
+            t.start()
+            time.sleep(1.0)
+            c = sw.counters(st)
+            assert sent[0] < n and c["bp_paused"] >= 1, (sent[0], c)
+            seqs = []
+            for i in range(n):
+                g = a.recv(65536)
+                seqs.append(struct.unpack("!I", g[14:18])[0])
+                assert len(g) == 18 + 1000 + seqs[-1] % 700
+            t.join(30)
+            assert seqs == list(range(n))
             # and after that both ways still work
             s.sendall(_lp(frame(mac(1), mac(9), b"after")))
             assert a.recv(65536) == frame(mac(1), mac(9), b"after")
