@@ -122,8 +122,13 @@ start_guest() {
 		args+=(-device "cnuas-vnic,id=nic0,bus=rp1,socket_path=$(site_sock "$(site_of "$n")"),mac=$(mac_of "$n"),link_layer=$LINK_LAYER")
 	else
 		ifname=eth0
-		args+=(-netdev "dgram,id=net0,local.type=unix,local.path=$LAB_DIR/vport$n.qemu,remote.type=unix,remote.path=$LAB_DIR/vport$n.sw"
-			-device "virtio-net-pci,id=nic0,bus=rp1,netdev=net0,mac=$(mac_of "$n"),romfile=")
+		if [ "$VIRTIO_NETDEV" = stream ]; then
+			# one connection to the switch's stream socket (QEMU 7.2 does not reconnect)
+			args+=(-netdev "stream,id=net0,server=off,addr.type=unix,addr.path=$(site_stream "$(site_of "$n")")")
+		else
+			args+=(-netdev "dgram,id=net0,local.type=unix,local.path=$LAB_DIR/vport$n.qemu,remote.type=unix,remote.path=$LAB_DIR/vport$n.sw")
+		fi
+		args+=(-device "virtio-net-pci,id=nic0,bus=rp1,netdev=net0,mac=$(mac_of "$n"),romfile=")
 	fi
 	if [ "$GPU" = 1 ]; then
 		# CnuasLink pairs: node 2k listens, node 2k+1 connects.
@@ -277,7 +282,7 @@ wait_ready() {
 
 lab_up() {
 	local nodes=2 virtio=0 rxe=0 mtu=9000 ll=eth dev=0 mem=1024 gpu=0 psec=1 n total sw_args=()
-	local sites=1 s site_args
+	local sites=1 s site_args vnetdev=dgram sbridges=linux b
 	local init=shell distros=bookworm d img
 	local -A images=()
 	while [ $# -gt 0 ]; do
@@ -294,6 +299,8 @@ lab_up() {
 		--init) init=$2; shift 2 ;;
 		--distro) distros=$2; shift 2 ;;
 		--sites) sites=$2; shift 2 ;;
+		--virtio-netdev) vnetdev=$2; shift 2 ;;
+		--site-bridge) sbridges=$2; shift 2 ;;
 		*) die "up: unknown argument $1" ;;
 		esac
 	done
@@ -306,6 +313,14 @@ lab_up() {
 	fi
 	case $ll in eth | ib) ;; *) die "up: --link-layer eth|ib" ;; esac
 	case $init in shell | systemd) ;; *) die "up: --init shell|systemd" ;; esac
+	case $vnetdev in dgram | stream) ;; *) die "up: --virtio-netdev dgram|stream" ;; esac
+	for b in ${sbridges//,/ }; do
+		case $b in linux | ovs) ;; *) die "up: --site-bridge linux|ovs[,...], not '$b'" ;; esac
+	done
+	if [[ " ${sbridges//,/ } " = *" ovs "* ]] && [ "$sites" -gt 1 ]; then
+		command -v ovs-vswitchd >/dev/null || die "up: --site-bridge ovs needs Open vSwitch (apt-get install openvswitch-switch)"
+		command -v ethtool >/dev/null || die "up: --site-bridge ovs needs ethtool"
+	fi
 	for d in ${distros//,/ }; do
 		case $d in bookworm | trixie) ;; *) die "up: --distro bookworm|trixie[,...], not '$d'" ;; esac
 	done
@@ -347,6 +362,7 @@ lab_up() {
 	(cd "$LAB_DIR" && rm -rf node* switch.* site* vport* gpulink* kvm-probe.log lab.env)
 	ACCEL=$(probe_accel)
 	NODES=$nodes VIRTIO_NODES=$virtio RXE_NODES=$rxe LINK_LAYER=$ll MEM=$mem MTU=$mtu GPU=$gpu INIT=$init SITES=$sites
+	VIRTIO_NETDEV=$vnetdev SITE_BRIDGES=${sbridges//,/ }
 	GPU_MEM=${CNUAS_LAB_GPU_MEM:-256M}
 	if [ "$gpu" = 1 ]; then
 		"$QEMU" -device help 2>/dev/null | grep -q '"cnuasgpu"' || die "$QEMU has no cnuasgpu device"
@@ -364,18 +380,27 @@ lab_up() {
 		site_args=("$VSWITCHD" --socket "$LAB_DIR/site$s.sock" --ctl "$LAB_DIR/site$s.ctl" --foreground
 			--tap "$(site_tap "$s")")
 		[ "$psec" = 0 ] || site_args+=(--port-security)
-		for n in $(seq "$nodes" $((total - 1))); do
-			[ "$(site_of "$n")" = "$s" ] && site_args+=(--dgram "$LAB_DIR/vport$n.sw=$LAB_DIR/vport$n.qemu")
-		done
+		if [ "$vnetdev" = stream ]; then
+			site_args+=(--stream "$(site_stream "$s")")
+		else
+			for n in $(seq "$nodes" $((total - 1))); do
+				[ "$(site_of "$n")" = "$s" ] && site_args+=(--dgram "$LAB_DIR/vport$n.sw=$LAB_DIR/vport$n.qemu")
+			done
+		fi
 		printf '%s\n' "${site_args[@]}" >"$LAB_DIR/site$s.cmd"
 	done
 	[ "$sites" = 1 ] || sw_args+=(--tap "$(site_tap 0)")
-	for n in $(seq "$nodes" $((total - 1))); do
-		[ "$(site_of "$n")" = 0 ] && sw_args+=(--dgram "$LAB_DIR/vport$n.sw=$LAB_DIR/vport$n.qemu")
-	done
+	if [ "$vnetdev" = stream ]; then
+		[ $((virtio + rxe)) = 0 ] || sw_args+=(--stream "$(site_stream 0)")
+	else
+		for n in $(seq "$nodes" $((total - 1))); do
+			[ "$(site_of "$n")" = 0 ] && sw_args+=(--dgram "$LAB_DIR/vport$n.sw=$LAB_DIR/vport$n.qemu")
+		done
+	fi
 	printf '%s\n' "${sw_args[@]}" >"$LAB_DIR/switch.cmd"
 	{
-		echo "NODES=$NODES VIRTIO_NODES=$VIRTIO_NODES RXE_NODES=$RXE_NODES LINK_LAYER=$LINK_LAYER MEM=$MEM MTU=$MTU ACCEL=$ACCEL DEV=$dev GPU=$GPU INIT=$INIT SITES=$SITES"
+		echo "NODES=$NODES VIRTIO_NODES=$VIRTIO_NODES RXE_NODES=$RXE_NODES LINK_LAYER=$LINK_LAYER MEM=$MEM MTU=$MTU ACCEL=$ACCEL DEV=$dev GPU=$GPU INIT=$INIT SITES=$SITES VIRTIO_NETDEV=$VIRTIO_NETDEV"
+		printf 'SITE_BRIDGES=%q\n' "$SITE_BRIDGES"
 		printf 'DISTROS=%q\nQEMU=%q\nVSWITCHD=%q\nVSCTL=%q\n' "$DISTROS" "$QEMU" "$VSWITCHD" "$VSCTL"
 		for n in $(seq 0 $((total - 1))); do
 			img=IMAGE_$n

@@ -112,6 +112,7 @@ static const char *kind_name(const struct port *p)
 {
 	static const char *const name[] = {
 		[PORT_SEQPACKET] = "seqpacket", [PORT_DGRAM] = "dgram", [PORT_TAP] = "tap",
+		[PORT_STREAM] = "stream",
 	};
 
 	return name[p->kind];
@@ -243,8 +244,9 @@ static int cmd_show(struct vswitch *sw, struct req *r)
 		sb_printf(b, "{\"socket\": ");
 		sb_json_str(b, sw->cfg.socket_path);
 		sb_printf(b, ", \"link_layer\": \"%s\", \"aging_s\": %u, \"queue_frames\": %u, "
-			     "\"fdb_entries\": %u, \"capture\": ",
-			  sw->ib ? "ib" : "eth", sw->cfg.aging_s, sw->cfg.queue_frames, sw->fdb->n);
+			     "\"fdb_entries\": %u, \"stream_framing_errors\": %llu, \"capture\": ",
+			  sw->ib ? "ib" : "eth", sw->cfg.aging_s, sw->cfg.queue_frames, sw->fdb->n,
+			  (unsigned long long)sw->stream_framing_errors);
 		if (sw->cap) {
 			sb_printf(b, "{\"file\": ");
 			sb_json_str(b, capture_path(sw->cap));
@@ -266,6 +268,9 @@ static int cmd_show(struct vswitch *sw, struct req *r)
 			sb_printf(b, "%s (all ports)\n", capture_path(sw->cap));
 		else
 			sb_printf(b, "off\n");
+		if (sw->nstream)
+			sb_printf(b, "stream connections dropped for a bad frame length: %llu\n",
+				  (unsigned long long)sw->stream_framing_errors);
 		sb_printf(b, "%-5s %-9s %-8s %12s %12s %12s %12s %8s %6s %-5s %-20s  %s\n", "PORT",
 			  "KIND", "STATE", "RX_FRAMES", "RX_BYTES", "TX_FRAMES", "TX_BYTES", "DROPS",
 			  "QUEUE", "FAULT", "INJECTED(D/R/C/DLY)", "PEER");
@@ -753,6 +758,33 @@ static int cmd_add_dgram(struct vswitch *sw, struct req *r)
 	return 0;
 }
 
+static int cmd_add_stream(struct vswitch *sw, struct req *r)
+{
+	int li;
+
+	if (r->argc != 2)
+		return fail(r, "usage: add-stream PATH");
+	if (sw->ib)
+		return fail(r, "add-stream: stream ports carry Ethernet; not in InfiniBand mode");
+	if (r->argv[1][0] != '/')
+		return fail(r, "add-stream path must be absolute");
+	/* A control client must not make the switch bind or unlink anywhere. */
+	if (!same_dir(r->argv[1], sw->cfg.socket_path))
+		return fail(r, "add-stream: %s must be in the directory of %s", r->argv[1],
+			    sw->cfg.socket_path);
+	li = stream_listen_add(sw, r->argv[1], r->err, sizeof(r->err));
+	if (li < 0)
+		return -1;
+	if (r->json) {
+		sb_printf(&r->out, "{\"stream\": ");
+		sb_json_str(&r->out, sw->stream_path[li]);
+		sb_printf(&r->out, "}\n");
+	} else {
+		sb_printf(&r->out, "listening for -netdev stream on %s\n", sw->stream_path[li]);
+	}
+	return 0;
+}
+
 static int cmd_add_tap(struct vswitch *sw, struct req *r)
 {
 	struct port *p;
@@ -799,7 +831,7 @@ static int cmd_del_port(struct vswitch *sw, struct req *r)
 		return fail(r, "usage: del-port PORT");
 	if (parse_port(sw, r, r->argv[1], &p) < 0)
 		return -1;
-	if (p->kind != PORT_SEQPACKET)
+	if (p->kind != PORT_SEQPACKET && p->kind != PORT_STREAM)
 		return fail(r, "port %u is a %s port: only guest ports can be removed", p->id,
 			    kind_name(p));
 	vs_log(VS_LOG_INFO, "port %u (%s) removed over the control socket", p->id, p->peer);
@@ -826,7 +858,7 @@ static const struct {
 	const char *name;
 	int (*fn)(struct vswitch *, struct req *);
 } commands[] = {
-	{ "add-dgram", cmd_add_dgram }, { "add-tap", cmd_add_tap },
+	{ "add-dgram", cmd_add_dgram }, { "add-tap", cmd_add_tap }, { "add-stream", cmd_add_stream },
 	{ "capture", cmd_capture }, { "counters", cmd_counters }, { "del-port", cmd_del_port },
 	{ "fault", cmd_fault },		{ "fdb", cmd_fdb },	      { "set-fault", cmd_set_fault },
 	{ "set-port-security", cmd_set_port_security },

@@ -161,6 +161,8 @@ static int port_send(struct port *d, struct mmsghdr *m, unsigned int n)
 {
 	if (d->kind == PORT_TAP)
 		return tap_send(d->fd, m, n);
+	if (d->kind == PORT_STREAM)
+		return stream_send(d, m, n);
 	return sendmmsg(d->fd, m, n, MSG_DONTWAIT | MSG_NOSIGNAL);
 }
 
@@ -204,8 +206,8 @@ static void flush_port(struct vswitch *sw, struct port *d)
 	}
 	d->npend = 0;
 	memset(d->pend_n, 0, sizeof(d->pend_n));
-	if (done < n) {
-		if (d->kind == PORT_DGRAM && !d->retry_due) {
+	if (done < n || d->stx_len) {
+		if (done < n && d->kind == PORT_DGRAM && !d->retry_due) {
 			d->retry_due = sw->now + VS_DGRAM_RETRY_NS;
 			sw->timers = true;
 		}
@@ -242,6 +244,18 @@ static void tx_drain(struct vswitch *sw, struct port *d)
 	struct iovec iov[VS_BATCH];
 	uint8_t pick[VS_BATCH];
 
+	/* a stream port finishes the frame it sent part of first */
+	if (d->stx_len && stream_flush_rest(d) < 0) {
+		int err = errno;
+
+		if (send_error(sw, d, err) == SEND_DROP_ALL) {
+			d->stx_len = d->stx_off = 0;
+			drop_all_queued(d);
+		}
+		port_update_events(sw, d);
+		maybe_wake(sw, d);
+		return;
+	}
 	while (d->qlen) {
 		uint32_t n = d->qlen < VS_BATCH ? d->qlen : VS_BATCH;
 		uint32_t taken[VS_NUM_TC] = { 0 };
@@ -591,6 +605,7 @@ static void port_rx(struct vswitch *sw, struct port *p)
 			h->msg_namelen = p->kind == PORT_DGRAM ? sizeof(sw->rx_addr[i]) : 0;
 		}
 		int n = p->kind == PORT_TAP ? tap_recv(p->fd, sw->rx_msg, VS_BATCH) :
+			p->kind == PORT_STREAM ? stream_recv(sw, p, VS_BATCH) :
 			recvmmsg(p->fd, sw->rx_msg, VS_BATCH, MSG_DONTWAIT, NULL);
 
 		if (n < 0) {

@@ -41,6 +41,8 @@ static void usage(FILE *f)
 		"  --ctl PATH          control socket (default SOCKET_PATH.ctl)\n"
 		"  --dgram SW=QEMU     add a QEMU -netdev dgram port: bind SW, send to QEMU\n"
 		"                      (repeatable)\n"
+		"  --stream PATH       listen on unix stream socket PATH for QEMU -netdev stream\n"
+		"                      (server=off) peers, one connection = one port\n"
 		"  --tap IFNAME        add a TAP port: create (or attach) interface IFNAME\n"
 		"                      and set it up (repeatable)\n"
 		"  --link-layer eth|ib link layer: eth (default, Ethernet learning bridge) or\n"
@@ -204,6 +206,7 @@ static void vswitch_fini(struct vswitch *sw)
 		sw->cap = NULL;
 	}
 	ctl_close_all(sw);
+	stream_close_listeners(sw);
 	if (sw->listen_fd >= 0) {
 		close(sw->listen_fd);
 		unlink(sw->cfg.socket_path);
@@ -256,6 +259,9 @@ static void run(struct vswitch *sw)
 			switch (kind) {
 			case EV_LISTEN:
 				accept_ports(sw);
+				break;
+			case EV_STREAM_LISTEN:
+				stream_accept(sw, idx);
 				break;
 			case EV_CTL_LISTEN:
 				ctl_accept(sw);
@@ -315,6 +321,7 @@ int main(int argc, char **argv)
 		{ "ctl", required_argument, NULL, 'c' },
 		{ "dgram", required_argument, NULL, 'd' },
 		{ "tap", required_argument, NULL, 't' },
+		{ "stream", required_argument, NULL, 'T' },
 		{ "link-layer", required_argument, NULL, 'l' },
 		{ "ib-ports", required_argument, NULL, 'I' },
 		{ "guid", required_argument, NULL, 'G' },
@@ -335,8 +342,8 @@ int main(int argc, char **argv)
 	struct dgram_opt dg[64];
 	bool port_security = false, port_macs_set = false;
 	unsigned port_macs = 0;
-	unsigned ndg = 0, ntap = 0;
-	char *tap[64];
+	unsigned ndg = 0, ntap = 0, nstream = 0;
+	char *tap[64], *stream[VS_MAX_STREAM_LISTEN];
 	char *ctl_alloc = NULL;
 	int opt, ready_fd = -1, rc = 0;
 
@@ -378,6 +385,14 @@ int main(int argc, char **argv)
 				return 2;
 			}
 			tap[ntap++] = optarg;
+			break;
+		case 'T':
+			if (nstream == VS_MAX_STREAM_LISTEN) {
+				fprintf(stderr, "cnuas-vswitchd: too many --stream options (max %d)\n",
+					VS_MAX_STREAM_LISTEN);
+				return 2;
+			}
+			stream[nstream++] = optarg;
 			break;
 		case 'l':
 			if (!strcmp(optarg, "ib")) {
@@ -448,8 +463,8 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (sw->cfg.link_layer == LINK_IB && (ndg || ntap)) {
-		fprintf(stderr, "cnuas-vswitchd: --dgram and --tap ports are Ethernet only "
+	if (sw->cfg.link_layer == LINK_IB && (ndg || ntap || nstream)) {
+		fprintf(stderr, "cnuas-vswitchd: --dgram, --stream and --tap ports are Ethernet only "
 				"(not with --link-layer ib)\n");
 		return 2;
 	}
@@ -504,6 +519,16 @@ int main(int argc, char **argv)
 
 		if (!dgram_add(sw, dg[i].local, dg[i].remote, err, sizeof(err))) {
 			vs_log(VS_LOG_ERR, "--dgram %s=%s: %s", dg[i].local, dg[i].remote, err);
+			vswitch_fini(sw);
+			free(ctl_alloc);
+			return 1;
+		}
+	}
+	for (unsigned i = 0; i < nstream; i++) {
+		char err[256];
+
+		if (stream_listen_add(sw, stream[i], err, sizeof(err)) < 0) {
+			vs_log(VS_LOG_ERR, "--stream %s: %s", stream[i], err);
 			vswitch_fini(sw);
 			free(ctl_alloc);
 			return 1;

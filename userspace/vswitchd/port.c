@@ -88,7 +88,7 @@ void port_update_events(struct vswitch *sw, struct port *p)
 	if (port_can_read(p))
 		want |= EPOLLIN;
 	/* a dgram socket cannot tell us when its peer drains: retry timer */
-	if (p->qlen && !p->closing && p->kind != PORT_DGRAM)
+	if ((p->qlen || p->stx_len) && !p->closing && p->kind != PORT_DGRAM)
 		want |= EPOLLOUT;
 	if (p->closing) {
 		/* the peer is gone; EPOLLHUP would fire forever while we cannot read */
@@ -101,7 +101,7 @@ void port_update_events(struct vswitch *sw, struct port *p)
 	}
 	if (p->in_epoll && want == p->ev_mask)
 		return;
-	ev.events = want | (p->kind == PORT_SEQPACKET ? EPOLLRDHUP : 0);
+	ev.events = want | (p->kind == PORT_SEQPACKET || p->kind == PORT_STREAM ? EPOLLRDHUP : 0);
 	ev.data.u64 = ev_tag(EV_PORT, (uint32_t)p->idx);
 	if (epoll_ctl(sw->epfd, p->in_epoll ? EPOLL_CTL_MOD : EPOLL_CTL_ADD, p->fd, &ev) < 0)
 		vs_log(VS_LOG_ERR, "port %u: epoll_ctl failed", p->id);
@@ -177,6 +177,9 @@ void port_destroy(struct vswitch *sw, struct port *p)
 	if (p->reorder)
 		pkt_put(p->reorder);
 	free(p->tq[0].q);
+	if (p->srx)
+		pkt_put(p->srx);
+	free(p->stx);
 	fdb_del_port(sw->fdb, (uint32_t)p->idx);
 	if (sw->cap && capture_port(sw->cap) == p->id) {
 		vs_log(VS_LOG_INFO, "capture of port %u stopped: port removed", p->id);

@@ -29,6 +29,7 @@
 #define VS_NUM_TC 8		/* traffic classes, as many as 802.1p priorities */
 #define VS_DWRR_UNIT 1024	/* DWRR quantum in bytes per unit of weight */
 #define VS_WEIGHT_MAX 1000	/* largest DWRR weight of a class */
+#define VS_MAX_STREAM_LISTEN 16	/* --stream sockets */
 
 /* Every per-port counter, once; drives the struct and all output. */
 #define VS_COUNTERS(X)                                                         \
@@ -40,7 +41,7 @@
 	X(drop_mac_limit) X(drop_link_down)                                    \
 	X(ib_drop_vcrc) X(ib_drop_lrh) X(ib_drop_no_route)                    \
 	X(ib_drop_not_active) X(ib_drop_smp) X(ib_drop_mkey) X(ib_smp_local)  \
-	X(drop_tc_full)
+	X(drop_tc_full) X(stream_bad_length)
 
 struct counters {
 #define VS_X(n) uint64_t n;
@@ -126,7 +127,7 @@ void fault_start(struct fault *f, uint32_t port_id);
 uint32_t fault_rand(struct fault *f);
 void fault_corrupt_frame(struct fault *f, uint8_t *data, uint32_t len);
 
-enum port_kind { PORT_SEQPACKET, PORT_DGRAM, PORT_TAP };
+enum port_kind { PORT_SEQPACKET, PORT_DGRAM, PORT_TAP, PORT_STREAM };
 
 struct port {
 	bool used;
@@ -148,6 +149,14 @@ struct port {
 	char local_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	bool peer_present;
 	uint64_t retry_due;	/* dgram peer queue full: retry time, 0 = none */
+
+	/* stream kind (stream.c): the frame being read, the rest of one sent */
+	struct pkt *srx;	/* receive buffer of the frame being read */
+	uint8_t srx_hdr[4];	/* its big-endian length */
+	uint32_t srx_hdr_got;	/* bytes of srx_hdr read, 4 = in the frame */
+	uint32_t srx_len, srx_got;
+	uint8_t *stx;		/* length + frame that the socket took part of */
+	uint32_t stx_len, stx_off;
 
 	/* egress queues, one per class: packets waiting for the peer to read */
 	struct tc_queue tq[VS_NUM_TC];
@@ -237,6 +246,12 @@ struct vswitch {
 	bool timers;		/* some port has delayed/reordered/retry work */
 	bool need_reap;		/* some closing port may be finished */
 
+	/* -netdev stream listening sockets (--stream) */
+	int stream_fd[VS_MAX_STREAM_LISTEN];
+	char stream_path[VS_MAX_STREAM_LISTEN][sizeof(((struct sockaddr_un *)0)->sun_path)];
+	unsigned nstream;
+	uint64_t stream_framing_errors;	/* connections dropped for a bad length */
+
 	struct fault fault_all;	/* set-fault --port all: also for ports added later */
 	struct fdb_policy psec_all; /* port security of ports added later */
 	struct qos qos_all;	/* traffic classes of ports added later */
@@ -254,7 +269,7 @@ struct vswitch {
 };
 
 /* epoll tags */
-enum { EV_LISTEN = 1, EV_CTL_LISTEN, EV_CTL_CONN, EV_SIGNAL, EV_PORT };
+enum { EV_LISTEN = 1, EV_CTL_LISTEN, EV_CTL_CONN, EV_SIGNAL, EV_PORT, EV_STREAM_LISTEN };
 static inline uint64_t ev_tag(uint32_t kind, uint32_t idx) { return ((uint64_t)kind << 32) | idx; }
 
 /* log.c */
@@ -303,6 +318,14 @@ int tap_send(int fd, struct mmsghdr *m, unsigned int n);
 struct port *dgram_add(struct vswitch *sw, const char *local, const char *remote,
 		       char *err, size_t errlen);
 bool dgram_from_peer(const struct port *p, const struct sockaddr_un *a, socklen_t alen);
+
+/* stream.c */
+int stream_listen_add(struct vswitch *sw, const char *path, char *err, size_t errlen);
+void stream_accept(struct vswitch *sw, unsigned li);
+void stream_close_listeners(struct vswitch *sw);
+int stream_recv(struct vswitch *sw, struct port *p, unsigned int n);
+int stream_send(struct port *p, struct mmsghdr *m, unsigned int n);
+int stream_flush_rest(struct port *p);
 
 /* ctl.c */
 int ctl_listen(struct vswitch *sw);

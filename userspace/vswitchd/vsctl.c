@@ -45,6 +45,7 @@ static void usage(FILE *f)
 		   "  capture start FILE [PORT]     pcap of all ports or one\n"
 		   "  capture stop\n"
 		   "  add-dgram SWITCH_PATH QEMU_PATH\n"
+		   "  add-stream PATH               listen for QEMU -netdev stream peers on PATH\n"
 		   "  add-tap IFNAME                create (or attach) TAP interface IFNAME\n"
 		   "  del-port PORT                 hang up a guest's port (its MACs are free)\n"
 		   "  shutdown\n"
@@ -57,7 +58,7 @@ static const struct {
 	int min, max;
 } cmds[] = {
 	{ "show", 0, 0 },  { "fdb", 0, 0 },	  { "counters", 0, 1 },	 { "fault", 2, 6 },
-	{ "capture", 1, 3 }, { "add-dgram", 2, 2 }, { "add-tap", 1, 1 }, { "shutdown", 0, 0 }, { "set-fault", 1, 8 },
+	{ "capture", 1, 3 }, { "add-dgram", 2, 2 }, { "add-tap", 1, 1 }, { "add-stream", 1, 1 }, { "shutdown", 0, 0 }, { "set-fault", 1, 8 },
 	{ "set-port-security", 1, 4 }, { "lft", 0, 0 }, { "mft", 0, 0 },
 	{ "del-port", 1, 1 }, { "set-qos", 1, CTL_MAX_ARGS - 1 }, { "show-qos", 0, 1 },
 };
@@ -136,6 +137,8 @@ int main(int argc, char **argv)
 
 	if (!strcmp(args[0], "capture") && nargs >= 3 && !strcmp(args[1], "start"))
 		args[2] = absolute(args[2], abs2, sizeof(abs2));
+	if (!strcmp(args[0], "add-stream"))
+		args[1] = absolute(args[1], abs1, sizeof(abs1));
 	if (!strcmp(args[0], "add-dgram")) {
 		args[1] = absolute(args[1], abs1, sizeof(abs1));
 		args[2] = absolute(args[2], abs2, sizeof(abs2));

@@ -926,6 +926,295 @@ def test_dgram_real_qemu():
         shutil.rmtree(d, ignore_errors=True)
 
 
+def _stream_conn(path, timeout=5.0):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.connect(path)
+    s.settimeout(timeout)
+    return s
+
+
+def _recv_exact(s, n):
+    buf = b""
+    while len(buf) < n:
+        chunk = s.recv(n - len(buf))
+        if not chunk:
+            raise AssertionError("stream closed after %d of %d bytes" % (len(buf), n))
+        buf += chunk
+    return buf
+
+
+def _stream_frame(s):
+    """One length-prefixed frame from the switch."""
+    (n,) = struct.unpack("!I", _recv_exact(s, 4))
+    assert 14 <= n <= 9216, n
+    return _recv_exact(s, n)
+
+
+def _lp(f):
+    return struct.pack("!I", len(f)) + f
+
+
+def _stream_switch(d, *extra):
+    path = os.path.join(d, "sw.stream")
+    return path, Switch("--stream", path, *extra)
+
+
+def _stream_port_id(sw):
+    return [p["id"] for p in sw.show()["ports"] if p["kind"] == "stream"][0]
+
+
+def test_stream_port():
+    """QEMU's -netdev stream framing: good frames, frames split anywhere,
+    several in one write, the largest, and a slow reader that fills the
+    socket (partial writes) losing nothing and keeping order."""
+    d = tempfile.mkdtemp(prefix="cnuas-vs-st-")
+    try:
+        path, sw = _stream_switch(d)
+        with sw:
+            a = sw.port()
+            s = _stream_conn(path)
+            ids = sw.wait_ports(2)
+            st = _stream_port_id(sw)
+            assert [p["state"] for p in sw.show()["ports"] if p["id"] == st] == ["up"]
+            # one frame in one write, both ways
+            s.sendall(_lp(frame(BCAST, mac(9), b"from-stream")))
+            assert a.recv(65536) == frame(BCAST, mac(9), b"from-stream")
+            a.send(frame(mac(9), mac(1), b"to-stream"))
+            assert _stream_frame(s) == frame(mac(9), mac(1), b"to-stream")
+            # split at every point: length bytes one by one, the frame in pieces
+            f = frame(mac(1), mac(9), b"split-%d" % 7 + bytes(range(200)))
+            w = _lp(f)
+            for i in range(len(w)):
+                s.send(w[i:i + 1])
+                if i in (0, 1, 2, 3, 4, 20, 100):
+                    time.sleep(0.05)   # really separate reads in the switch
+            assert a.recv(65536) == f
+            # three frames and the start of a fourth in one write, then the rest
+            fs = [frame(mac(1), mac(9), b"multi-%d" % i * (i + 1)) for i in range(4)]
+            w = b"".join(_lp(x) for x in fs)
+            s.sendall(w[:-7])
+            for x in fs[:3]:
+                assert a.recv(65536) == x
+            expect_none(a, "a frame before all its bytes came")
+            s.sendall(w[-7:])
+            assert a.recv(65536) == fs[3]
+            # the largest frame both ways
+            big = frame(mac(1), mac(9), b"j" * (9216 - 14))
+            s.sendall(_lp(big))
+            assert a.recv(65536) == big
+            big2 = frame(mac(9), mac(1), b"k" * (9216 - 14))
+            a.send(big2)
+            assert _stream_frame(s) == big2
+            # a runt is dropped as on any port, the connection stays
+            s.sendall(_lp(b"\x01\x02\x03"))
+            time.sleep(0.2)
+            assert sw.counters(st)["drop_runt"] == 1
+            # a reader that does not read: the socket fills, frames wait in the
+            # queue (partial writes) and the sender is paused, never dropped
+            n = 3000
+            sent = [0]
+
+            def sender():
+                for i in range(n):
+                    a.send(frame(mac(9), mac(1), struct.pack("!I", i) + b"p" * (1000 + i % 700)))
+                    sent[0] += 1
+
+            t = threading.Thread(target=sender)
+            t.start()
+            time.sleep(1.0)
+            c = sw.counters(ids[0])
+            assert sent[0] < n and c["bp_paused"] >= 1, (sent[0], c)
+            seqs = []
+            for i in range(n):
+                g = _stream_frame(s)
+                seqs.append(struct.unpack("!I", g[14:18])[0])
+                assert len(g) == 18 + 1000 + seqs[-1] % 700
+            t.join(30)
+            assert seqs == list(range(n))
+            c = sw.counters(st)
+            assert c["tx_frames"] == n + 2 and c["drop_port_closed"] == 0, c
+            assert c["stream_bad_length"] == 0 and sw.show()["stream_framing_errors"] == 0
+            # the other way: the stream port is paused by a slow reader; its
+            # frames wait in the socket and come out whole and in order
+            sent[0] = 0
+
+            def stream_sender():
+                for i in range(n):
+                    s.sendall(_lp(frame(mac(1), mac(9), struct.pack("!I", i) + b"s" * (1000 + i % 700))))
+                    sent[0] += 1
+
+            t = threading.Thread(target=stream_sender)
+            t.start()
+            time.sleep(1.0)
+            c = sw.counters(st)
+            assert sent[0] < n and c["bp_paused"] >= 1, (sent[0], c)
+            seqs = []
+            for i in range(n):
+                g = a.recv(65536)
+                seqs.append(struct.unpack("!I", g[14:18])[0])
+                assert len(g) == 18 + 1000 + seqs[-1] % 700
+            t.join(30)
+            assert seqs == list(range(n))
+            # and after that both ways still work
+            s.sendall(_lp(frame(mac(1), mac(9), b"after")))
+            assert a.recv(65536) == frame(mac(1), mac(9), b"after")
+            s.close()
+            sw.wait_ports(1)
+        assert not os.path.exists(path), "stream socket not unlinked"
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def test_stream_bad_lengths():
+    """A length of 0 or above 9216 drops that connection with a clear log
+    line and a count; the frames before it still go, the other ports and
+    later connections are untouched; a peer gone mid-frame leaves nothing
+    half-forwarded."""
+    d = tempfile.mkdtemp(prefix="cnuas-vs-st-")
+    try:
+        path, sw = _stream_switch(d)
+        with sw:
+            a = sw.port()
+            good = _stream_conn(path)
+            sw.wait_ports(2)
+            bad_cases = [struct.pack("!I", 0), struct.pack("!I", 9217),
+                         struct.pack("!I", 0xffffffff), struct.pack("!I", 70000) + b"x" * 100]
+            for i, bad in enumerate(bad_cases):
+                s = _stream_conn(path)
+                sw.wait_ports(3)
+                before = frame(BCAST, mac(0x40 + i), b"before-bad")
+                s.sendall(_lp(before) + bad)
+                assert a.recv(65536) == before
+                assert good.recv(65536 + 4)[4:] == before   # a stream port got the flood too
+                s.settimeout(5)
+                try:
+                    assert s.recv(100) == b"", "switch kept a connection with a bad length"
+                except ConnectionResetError:
+                    pass
+                s.close()
+                sw.wait_ports(2)
+                assert sw.show()["stream_framing_errors"] == i + 1
+            assert "frame length 0 is not in 1..9216: connection dropped" in sw.logtext()
+            assert "frame length 9217 is not in 1..9216" in sw.logtext()
+            assert "frame length 4294967295 is not in 1..9216" in sw.logtext()
+            # gone in the middle of a frame (and of a length): nothing forwarded
+            for cut in (2, 4 + 10):
+                s = _stream_conn(path)
+                sw.wait_ports(3)
+                s.sendall(_lp(frame(BCAST, mac(0x50), b"half" * 10))[:cut])
+                time.sleep(0.1)
+                s.close()
+                sw.wait_ports(2)
+                expect_none(a, "part of a frame forwarded")
+            assert sw.show()["stream_framing_errors"] == 4
+            # a peer that resets with frames queued to it
+            s = _stream_conn(path)
+            sw.wait_ports(3)
+            s.sendall(_lp(frame(BCAST, mac(0x60), b"hello")))
+            a.recv(65536)
+            good.recv(65536)
+            for i in range(200):
+                a.send(frame(mac(0x60), mac(1), b"q" * 8000))
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            s.close()
+            sw.wait_ports(2)
+            # the survivors still talk both ways
+            a.send(frame(mac(0x77), mac(1), b"still-here"))   # unknown: flooded
+            assert _stream_frame(good) == frame(mac(0x77), mac(1), b"still-here")
+            good.sendall(_lp(frame(mac(1), mac(0x77), b"me-too")))
+            assert a.recv(65536) == frame(mac(1), mac(0x77), b"me-too")
+            assert [p["state"] for p in sw.show()["ports"]] == ["up", "up"]
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def test_stream_options():
+    d = tempfile.mkdtemp(prefix="cnuas-vs-st-")
+    try:
+        sock = os.path.join(d, "s.sock")
+        r = subprocess.run([ARGS.switch, "--socket", sock, "--stream", sock, "--foreground"],
+                           capture_output=True, text=True, timeout=20)
+        assert r.returncode != 0 and "is the switch's or control socket" in r.stderr, r.stderr
+        r = subprocess.run([ARGS.switch, "--link-layer", "ib", "--socket", sock, "--stream",
+                            os.path.join(d, "x"), "--foreground"],
+                           capture_output=True, text=True, timeout=20)
+        assert r.returncode == 2 and "--stream" in r.stderr, r.stderr
+        # two stream sockets, a connection on each
+        p1, p2 = os.path.join(d, "a.stream"), os.path.join(d, "b.stream")
+        with Switch("--stream", p1, "--stream", p2) as sw:
+            s1, s2 = _stream_conn(p1), _stream_conn(p2)
+            sw.wait_ports(2)
+            s1.sendall(_lp(frame(BCAST, mac(1), b"one")))
+            assert _stream_frame(s2) == frame(BCAST, mac(1), b"one")
+            st = [p for p in sw.show()["ports"] if p["kind"] == "stream"]
+            assert len(st) == 2 and st[0]["peer"].startswith(p1), st
+            # del-port hangs a stream peer up like a guest's
+            sw.vsctl("del-port", str(st[0]["id"]))
+            assert s1.recv(10) == b""
+            sw.wait_ports(1)
+            s1.close()
+            # at run time, only beside the switch's socket, never twice
+            p3 = os.path.join(sw.dir, "c.stream")
+            r = sw.vsctl("add-stream", p3, json_out=True)
+            assert r["stream"] == p3, r
+            sw.vsctl("add-stream", p3, expect=1)
+            r = sw.vsctl("add-stream", os.path.join(d, "elsewhere.stream"), expect=1)
+            assert "must be in the directory of" in r.stderr, r.stderr
+            s3 = _stream_conn(p3)
+            sw.wait_ports(2)
+            s3.sendall(_lp(frame(BCAST, mac(3), b"three")))
+            assert _stream_frame(s2) == frame(BCAST, mac(3), b"three")
+            s3.close()
+            s2.close()
+        assert not os.path.exists(p1) and not os.path.exists(p2)
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def test_stream_real_qemu():
+    """A stock QEMU -netdev stream (client) on the switch's --stream socket:
+    frames the switch sends reach QEMU (its filter-dump is the witness), and
+    QEMU quitting removes the port."""
+    if not shutil.which("qemu-system-x86_64") or not shutil.which("tshark"):
+        return "SKIP: qemu-system-x86_64 or tshark not installed"
+    d = tempfile.mkdtemp(prefix="cnuas-vs-qemu-")
+    try:
+        path = os.path.join(d, "sw.stream")
+        pcap = os.path.join(d, "qemu.pcap")
+        with Switch("--stream", path) as sw:
+            a = sw.port()
+            sw.wait_ports(1)
+            q = subprocess.Popen(
+                ["qemu-system-x86_64", "-S", "-nodefaults", "-display", "none", "-M", "pc",
+                 "-m", "32", "-accel", "tcg", "-netdev",
+                 "stream,id=n0,server=off,addr.type=unix,addr.path=%s" % path,
+                 "-device", "virtio-net-pci,netdev=n0,romfile=",
+                 "-object", "filter-dump,id=f0,netdev=n0,file=%s" % pcap],
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            try:
+                deadline = time.time() + 30
+                while len(sw.show()["ports"]) < 2:
+                    assert q.poll() is None, "QEMU failed to start"
+                    assert time.time() < deadline, "QEMU did not connect"
+                    time.sleep(0.1)
+                st = _stream_port_id(sw)
+                for i in range(3):
+                    a.send(frame(BCAST, mac(0x77), b"hello-qemu-%d" % i))
+                deadline = time.time() + 10
+                while sw.counters(st)["tx_frames"] < 3:
+                    assert time.time() < deadline, sw.counters(st)
+                    time.sleep(0.1)
+                time.sleep(0.5)
+            finally:
+                q.terminate()
+                q.wait(10)
+            sw.wait_ports(1)
+        rows = _tshark(pcap, "eth.src", "eth.dst")
+        assert rows.count(["02:00:00:00:00:77", "ff:ff:ff:ff:ff:ff"]) == 3, rows
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
 def test_bad_frames():
     with Switch() as sw:
         a, b = sw.port(), sw.port()
