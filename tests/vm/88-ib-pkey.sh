@@ -16,6 +16,8 @@
 #     PortInfo P_KeyViolations (smpquery) count them (IBA 10.9.3), and
 #     its SMA sends Trap 257 to the SM: OpenSM logs "Bad P_Key" with the
 #     sender's LID and represses it (sma_traps_sent/_repressed);
+#   Q_Key: datagrams with a wrong Q_Key (cnuas-verbsapi ud-modify) are
+#     dropped and raise Trap 258, which OpenSM logs;
 #   at the end OpenSM restarts without the file; the tables are back to
 #     the default P_Key alone.
 # Soft-RoCE has no P_Key table to speak of (one entry); this is IB only.
@@ -135,6 +137,19 @@ drops() { # drops WHAT SERVER-PKEY CLIENT-PKEY: the server is node1 here
 }
 drops "two limited members" 0x0003 0x0003
 drops "a non-member" 0xffff 0x8004
+
+# Datagrams with a wrong Q_Key (cnuas-verbsapi's ud-modify sends some
+# on loopback, node0 to node0): dropped, and Trap 258.
+q0=$(lsh 0 "cat $P/hw_counters/rx_drop_bad_qkey")
+out=$(lsh -t 180 0 "cnuas-verbsapi -d cnuas_0 ud-modify" 2>&1) ||
+	{ echo "$out" | grep -v '^PASS' | tail -n 5; fail "cnuas-verbsapi ud-modify failed"; }
+q1=$(lsh 0 "cat $P/hw_counters/rx_drop_bad_qkey")
+[ $((q1 - q0)) -ge 1 ] || fail "node0: rx_drop_bad_qkey $q0 -> $q1 after SENDs with a wrong Q_Key"
+wait_for 30 lsh -t 10 0 "grep -q 'Bad Q_Key:0x123 on SL:[0-9]* from LID1:$lid0 ' /tmp/opensm-pkey.log" || {
+	lsh 0 "grep -i 'num:258\|Q_Key' /tmp/opensm-pkey.log | tail -n 4"
+	fail "OpenSM logged no Trap 258 (Bad Q_Key 0x123 from LID $lid0)"
+}
+echo "PASS Q_Key: node0 dropped $((q1 - q0)) datagrams of a wrong Q_Key; OpenSM logged Trap 258"
 
 # Every trap ended with the SM's TrapRepress (one in flight per number).
 tr=$(lsh -t 30 1 "cat $P/hw_counters/sma_traps_sent $P/hw_counters/sma_traps_repressed" | tr '\n' ' ')
