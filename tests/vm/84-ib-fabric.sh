@@ -36,7 +36,9 @@
 #     as an IB port has no Ethernet netdev for raw frames), by LID,
 #     unchanged but for IB's own addressing; and 88 (partitions: OpenSM
 #     with a partitions.conf, P_Key tables, IPoIB on a partition, full,
-#     limited and non-members);
+#     limited and non-members, Traps 257 and 258) and 89 (M_Key: set
+#     by ibportstate, a Get without it unanswered and Trap 256, the
+#     lease, cleared);
 #   no ICRC error at either HCA and no bad VCRC or LRH at the switch.
 # timeout: 2700
 . "$(dirname "$0")/lib.sh"
@@ -257,6 +259,7 @@ sub 58-rnr
 sub 57-xfer-faults
 sub 59-fuzz
 sub 88-ib-pkey
+sub 89-ib-mkey
 
 # An OpenSM restart keeps every LID (OpenSM's guid2lid cache).
 lsh -t 60 0 'pkill -x opensm; i=0; while pgrep -x opensm >/dev/null && [ $i -lt 50 ]; do sleep 0.2; i=$((i+1)); done
