@@ -23,7 +23,7 @@
 # GPU_RDMA_DEVDEL=0 leaves out the (disruptive) part 5.
 . "$(dirname "$0")/lib.sh"
 need_cnuas_nodes 2
-need_eth
+need_eth_or_verbs_over_ib
 N0=0 N1=1
 KIB=${GPU_RDMA_KIB:-256}
 ITERS=${GPU_BW_ITERS:-16}

@@ -23,7 +23,9 @@
 #   then the RoCE lab's tests 46 (pingpongs), 47 (perftest), 48 (rping,
 #     IPv4 and IPv6), 64 (NVMe over RDMA on IPoIB addresses), 72 (UC, also
 #     through the switch's drops and reorders), 74 (UCX), 75 (libfabric),
-#     76 (Open MPI over TCP and over UCX), 79 (1000 RC QPs), 61 (bad verbs
+#     76 (Open MPI over TCP and over UCX), 79 (1000 RC QPs), 62 (RDMA
+#     on cnuasgpu memory through DMA-BUF MRs, and the GPU's device_del
+#     under a live MR: the side lab has --gpu), 61 (bad verbs
 #     arguments, async events, CQ resize, memory windows; multicast
 #     attaches with an MLID), 66 (multicast: mckey on IPoIB addresses,
 #     perftest UD multicast by the MLID from the SA, replicated by the MFT
@@ -45,7 +47,7 @@
 if [ "$LINK_LAYER" != ib ]; then
 	"$VSWITCHD" --help 2>&1 | grep -q -- '--link-layer' ||
 		skip "cnuas-vswitchd has no --link-layer (no IB lab)"
-	side_lab ibfab --nodes 2 --link-layer ib --mtu "$MTU"
+	side_lab ibfab --nodes 2 --link-layer ib --gpu --mtu "$MTU"
 	echo "PASS IB lab of two: up in $SIDE_BOOT s (the group's ${#SIDE_PAUSED[@]} guests paused)"
 fi
 lsh -t 30 0 'command -v opensm >/dev/null && command -v ibnetdiscover >/dev/null' ||
@@ -251,6 +253,7 @@ sub 74-ucx CNUAS_PAIR="0 1"
 sub 75-libfabric CNUAS_PAIR="0 1"
 sub 76-openmpi CNUAS_PAIR="0 1"
 sub 79-many-qps CNUAS_PAIR="0 1"
+sub 62-gpu-rdma
 sub 61-bad-verbs
 sub 66-multicast
 sub 67-wr-api

@@ -582,7 +582,7 @@ static int run_lifetime(void)
 	self.qpn = qp->qp_num;
 	self.psn = 0x777;
 	self.mtu = c.port_attr.active_mtu;
-	memcpy(self.gid, c.gid.raw, 16);
+	vt_peer_addr(&c, &self);
 	if (vt_connect_rc(&c, qp, &o, self.psn, &self, ACCESS_ALL))
 		vt_die("loopback connect failed");
 	/* READ what we wrote through mmap before closing; WRITE; READ back. */
