@@ -1,10 +1,36 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later OR MIT
 # rmmod cnuas_net; modprobe cnuas_net on node 0: cnuas0 comes back and
-# ping works again.
+# ping works again. On an IB lab (test 84 runs it there) node 1, as node0
+# runs OpenSM: both modules go and come back, the subnet manager makes the
+# port Active again with the LID it had (OpenSM's guid2lid), IPoIB's ib0
+# comes back and pings node0. The reload does not bounce the link the
+# switch sees (the vNIC keeps its socket), so no PortStateChange tells
+# OpenSM: the test asks it for a heavy sweep (SIGHUP), as an
+# administrator would after re-plugging a cable the switch did not see go.
 . "$(dirname "$0")/lib.sh"
 need_cnuas_nodes 2
-need_eth
+need_eth_or_verbs_over_ib
+if [ "$LINK_LAYER" = ib ]; then
+	P=/sys/class/infiniband/cnuas_0/ports/1
+	lid=$(lsh 1 "cat $P/lid")
+	trap 'lsh -t 60 1 "modprobe cnuas_net; modprobe cnuas_ib" >/dev/null 2>&1' EXIT
+	lsh -t 60 1 'rmmod cnuas_ib && rmmod cnuas_net' || fail "node1: rmmod cnuas_ib cnuas_net failed"
+	lsh 1 '! grep -q "^cnuas_\(net\|ib\) " /proc/modules && [ ! -e /sys/class/infiniband/cnuas_0 ] && [ ! -e /sys/class/net/ib0 ]' ||
+		fail "node1: cnuas_0 or ib0 still there"
+	lsh -t 60 1 'modprobe cnuas_net && modprobe cnuas_ib' || fail "node1: modprobe failed"
+	lsh -t 30 0 'pkill -HUP -x opensm' || fail "node0: no OpenSM to sweep"
+	back() { lsh -t 20 1 "grep -q ACTIVE $P/state && [ \"\$(cat $P/lid)\" = $lid ] && [ -e /sys/class/net/ib0 ]"; }
+	wait_for 180 back || fail "node1: port $(lsh 1 "cat $P/state") LID $(lsh 1 "cat $P/lid") after the reload, want ACTIVE, LID $lid and ib0"
+	trap - EXIT
+	lsh -t 30 1 "ip link set ib0 up && ip addr replace $(ip_of 1)/24 dev ib0 &&
+		ip -6 addr replace $(ip6_of 1)/64 dev ib0 nodad" || fail "node1: cannot address ib0"
+	wait_ping 1 "$(ip_of 0)" 60 || fail "node1 cannot reach node0 over IPoIB after the reload"
+	out=$(lsh -t 60 1 "ping -q -c 50 -i 0.02 -W 5 $(ip_of 0)") || true
+	echo "$out" | grep -q ' 0% packet loss' || fail "lossy after reload: $out"
+	echo "after reload: port ACTIVE with LID $lid again, IPoIB $(echo "$out" | grep 'packet loss')"
+	exit 0
+fi
 trap 'lsh -t 30 0 "modprobe cnuas_net" >/dev/null 2>&1; cnuas_reconfigure 0 >/dev/null 2>&1' EXIT
 # A cnuas_ib on top (if loaded) has to go first and comes back after.
 had_ib=$(lsh 0 'grep -q "^cnuas_ib " /proc/modules && echo 1 || echo 0')

@@ -40,7 +40,9 @@
 #     with a partitions.conf, P_Key tables, IPoIB on a partition, full,
 #     limited and non-members, Traps 257 and 258) and 89 (M_Key: set
 #     by ibportstate, a Get without it unanswered and Trap 256, the
-#     lease, cleared);
+#     lease, cleared) and 80 (cnuas_ib and cnuas_net reloaded on node1:
+#     OpenSM, asked for a sweep, makes the port Active with its LID, IPoIB
+#     pings again);
 #   no ICRC error at either HCA and no bad VCRC or LRH at the switch.
 # timeout: 2700
 . "$(dirname "$0")/lib.sh"
@@ -263,6 +265,7 @@ sub 57-xfer-faults
 sub 59-fuzz
 sub 88-ib-pkey
 sub 89-ib-mkey
+sub 80-module-reload
 
 # An OpenSM restart keeps every LID (OpenSM's guid2lid cache).
 lsh -t 60 0 'pkill -x opensm; i=0; while pgrep -x opensm >/dev/null && [ $i -lt 50 ]; do sleep 0.2; i=$((i+1)); done
