@@ -5,6 +5,12 @@
  * (unix SOCK_SEQPACKET, one frame per message). Both run back to back
  * with the same sender and receiver, a few rounds; medians are reported.
  * Output: bench switch_vs_relay size=N switch_fps=F relay_fps=F ratio=R
+ *
+ * With --ports 2,4,8: how the switch's cost grows with the guests on it.
+ * For each count P, P ports on one switch make P/2 sender -> receiver
+ * pairs (each port its own MAC, all learned), every pair sending at once;
+ * the medians of the total frames/s and of the per-pair share:
+ *   bench switch_ports ports=P size=N total_fps=F per_pair_fps=F
  */
 #include <errno.h>
 #include <getopt.h>
@@ -111,6 +117,7 @@ static void relay(const char *path)
 struct run {
 	int tx, rx;
 	unsigned size;
+	const unsigned char *dst, *src;
 	atomic_int stop_tx, stop_rx;
 	atomic_ullong received;
 };
@@ -118,12 +125,14 @@ struct run {
 static void *sender(void *arg)
 {
 	struct run *r = arg;
-	static char buf[MAXF];
+	char *buf = calloc(1, MAXF);
 	struct mmsghdr msg[BATCH];
 	struct iovec iov = { .iov_base = buf, .iov_len = r->size };
 
-	memcpy(buf, MAC_B, 6);
-	memcpy(buf + 6, MAC_A, 6);
+	if (!buf)
+		return NULL;
+	memcpy(buf, r->dst ? r->dst : MAC_B, 6);
+	memcpy(buf + 6, r->src ? r->src : MAC_A, 6);
 	buf[12] = (char)0x88;
 	buf[13] = (char)0xb5;
 	for (int i = 0; i < BATCH; i++) {
@@ -134,17 +143,20 @@ static void *sender(void *arg)
 	while (!atomic_load(&r->stop_tx))
 		if (sendmmsg(r->tx, msg, BATCH, 0) < 0)
 			break;
+	free(buf);
 	return NULL;
 }
 
 static void *receiver(void *arg)
 {
 	struct run *r = arg;
-	static char buf[BATCH][MAXF];
+	char (*buf)[MAXF] = malloc((size_t)BATCH * MAXF);
 	struct mmsghdr msg[BATCH];
 	struct iovec iov[BATCH];
 	struct timeval tv = { .tv_usec = 200000 };
 
+	if (!buf)
+		return NULL;
 	setsockopt(r->rx, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	for (int i = 0; i < BATCH; i++) {
 		iov[i].iov_base = buf[i];
@@ -161,6 +173,7 @@ static void *receiver(void *arg)
 		else if (n < 0 && errno != EAGAIN && errno != EINTR)
 			break;
 	}
+	free(buf);
 	return NULL;
 }
 
@@ -259,6 +272,84 @@ static double run_relay(const char *dir, unsigned size, double secs)
 	return fps;
 }
 
+/* ---- many ports: P/2 pairs through one switch at once ---- */
+
+#define MAXPORTS 64
+
+static void port_mac(unsigned char *mac, int i)
+{
+	static const unsigned char base[6] = { 2, 0, 0, 0, 0xbf, 0 };
+
+	memcpy(mac, base, 6);
+	mac[5] = (unsigned char)i;
+}
+
+/* Each port announces its MAC (a broadcast); the floods are drained. */
+static void learn_all(const int *fd, int n)
+{
+	char f[64] = { 0 }, buf[MAXF];
+
+	memset(f, 0xff, 6);
+	for (int i = 0; i < n; i++) {
+		port_mac((unsigned char *)f + 6, i);
+		if (send(fd[i], f, 60, 0) < 0)
+			die("learn");
+		for (int j = 0; j < n; j++)
+			if (j != i && recv(fd[j], buf, sizeof(buf), 0) < 0)
+				die("learn");
+	}
+}
+
+/* total frames/s of P/2 pairs (port 2k -> port 2k+1), all sending at once */
+static double run_ports(const char *bin, const char *dir, int ports, unsigned size, double secs)
+{
+	static struct run r[MAXPORTS / 2];
+	unsigned char mac[MAXPORTS][6];
+	pthread_t ts[MAXPORTS / 2], tr[MAXPORTS / 2];
+	int fd[MAXPORTS], pairs = ports / 2;
+	char sock[200];
+	pid_t pid = spawn_switch(bin, dir, sock);
+	unsigned long long c0 = 0, c1 = 0;
+	double t0, t1;
+
+	for (int i = 0; i < ports; i++) {
+		fd[i] = connect_seqpacket(sock);
+		port_mac(mac[i], i);
+	}
+	learn_all(fd, ports);
+	for (int k = 0; k < pairs; k++) {
+		memset(&r[k], 0, sizeof(r[k]));
+		r[k].tx = fd[2 * k];
+		r[k].rx = fd[2 * k + 1];
+		r[k].size = size;
+		r[k].src = mac[2 * k];
+		r[k].dst = mac[2 * k + 1];
+		pthread_create(&tr[k], NULL, receiver, &r[k]);
+		pthread_create(&ts[k], NULL, sender, &r[k]);
+	}
+	usleep(200000);
+	for (int k = 0; k < pairs; k++)
+		c0 += atomic_load(&r[k].received);
+	t0 = now_s();
+	usleep((useconds_t)(secs * 1e6));
+	for (int k = 0; k < pairs; k++)
+		c1 += atomic_load(&r[k].received);
+	t1 = now_s();
+	for (int k = 0; k < pairs; k++)
+		atomic_store(&r[k].stop_tx, 1);
+	for (int k = 0; k < pairs; k++)
+		pthread_join(ts[k], NULL);
+	for (int k = 0; k < pairs; k++)
+		atomic_store(&r[k].stop_rx, 1);
+	for (int k = 0; k < pairs; k++)
+		pthread_join(tr[k], NULL);
+	for (int i = 0; i < ports; i++)
+		close(fd[i]);
+	kill(pid, SIGTERM);
+	waitpid(pid, NULL, 0);
+	return (double)(c1 - c0) / (t1 - t0);
+}
+
 static int cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -282,10 +373,11 @@ int main(int argc, char **argv)
 		{ "seconds", required_argument, NULL, 't' },
 		{ "sizes", required_argument, NULL, 'z' },
 		{ "rounds", required_argument, NULL, 'r' },
+		{ "ports", required_argument, NULL, 'p' },
 		{ 0 },
 	};
 	const char *bin = "./cnuas-vswitchd";
-	char sizes[256] = "64,1500,4096";
+	char sizes[256] = "64,1500,4096", ports[256] = "";
 	double secs = 0.6;
 	int rounds = 5, opt;
 	char dir[] = "/tmp/cnuas-bench-XXXXXX";
@@ -304,8 +396,12 @@ int main(int argc, char **argv)
 		case 'r':
 			rounds = atoi(optarg);
 			break;
+		case 'p':
+			snprintf(ports, sizeof(ports), "%s", optarg);
+			break;
 		default:
-			fprintf(stderr, "usage: %s [--switch PATH] [--seconds S] [--sizes 64,1500] [--rounds N]\n",
+			fprintf(stderr,
+				"usage: %s [--switch PATH] [--seconds S] [--sizes 64,1500] [--rounds N] [--ports 2,4,8]\n",
 				argv[0]);
 			return 2;
 		}
@@ -317,6 +413,33 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	if (!mkdtemp(dir))
 		die("mkdtemp");
+	if (ports[0]) {
+		/* --ports: the port-count rows only, at the first size */
+		unsigned size = (unsigned)atoi(sizes);
+		char *save = NULL;
+
+		if (size < 60 || size > MAXF) {
+			fprintf(stderr, "bench: size %u out of range 60..%d\n", size, MAXF);
+			return 2;
+		}
+		for (char *tok = strtok_r(ports, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+			int n = atoi(tok);
+			double tot[20], per[20];
+
+			if (n < 2 || n > MAXPORTS || n % 2) {
+				fprintf(stderr, "bench: --ports wants even counts in 2..%d, not %s\n", MAXPORTS, tok);
+				return 2;
+			}
+			for (int i = 0; i < rounds; i++) {
+				tot[i] = run_ports(bin, dir, n, size, secs);
+				per[i] = tot[i] / (n / 2);
+			}
+			printf("bench switch_ports ports=%d size=%u total_fps=%.0f per_pair_fps=%.0f\n", n, size,
+			       median(tot, rounds), median(per, rounds));
+			fflush(stdout);
+		}
+		goto out;
+	}
 	for (char *tok = strtok(sizes, ","); tok; tok = strtok(NULL, ",")) {
 		unsigned size = (unsigned)atoi(tok);
 		double swv[20], rlv[20], ratio[20];
@@ -343,6 +466,7 @@ int main(int argc, char **argv)
 		       median(swv, rounds), median(rlv, rounds), median(ratio, rounds));
 		fflush(stdout);
 	}
+out:;
 	char p[256];
 
 	snprintf(p, sizeof(p), "%s/switch.log", dir);
