@@ -110,6 +110,7 @@ enum cnuas_ib_stat {
 	CNUAS_STAT_ACK_HOLD_EXPIRED,	/* a held ACK waited in vain */
 	CNUAS_STAT_MW_BIND,		/* memory windows bound */
 	CNUAS_STAT_UC_MSG_DROPPED,	/* UC messages lost in part or whole */
+	CNUAS_STAT_VCRC_ERR,		/* read from cnuas_net: bad VCRC (IB) */
 	CNUAS_STAT_NUM
 };
 

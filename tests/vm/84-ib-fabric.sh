@@ -31,7 +31,8 @@
 #     suite uses them), 58 (RNR, vanished peer, last ACK) and 57 (256 MiB
 #     under the switch's drops, reorders and corruption: the switch flips
 #     the bit after its VCRC check and reseals the VCRC, so the HCAs' ICRC
-#     catches it) and 59 (fuzz: native IB frames from the host through a
+#     catches it; and flips 1% on the links out, after the VCRC, so the
+#     HCAs' rx_vcrc_errors and PortRcvErrors count every one) and 59 (fuzz: native IB frames from the host through a
 #     switch port of its own that OpenSM activates, tests/lab/ib-fuzz.py,
 #     as an IB port has no Ethernet netdev for raw frames), by LID,
 #     unchanged but for IB's own addressing;
