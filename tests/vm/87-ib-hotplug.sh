@@ -20,7 +20,8 @@
 #       port goes Active with a LID, and it is node1's old LID: OpenSM
 #       keeps a port GUID's LID in its guid2lid table after the port
 #       leaves, and gives it back when that GUID comes again;
-#     - the switch's port is Active again, with one more Trap 128;
+#     - node1 is on a switch port again (the lowest free one: the one it
+#       left, unless a lower one was free), Active, with one more Trap 128;
 #     - ibnetdiscover lists both HCAs, the SA has node1's NodeRecord
 #       again, with its NodeDescription;
 #     - traffic: IPoIB (ib0 addressed again) ping, then ibv_rc_pingpong
@@ -120,19 +121,19 @@ nlid1=$(lsh 1 "cat $P/lid")
 [ "$nlid1" = "$lid1" ] || fail "node1 came back with LID $nlid1, not its old $lid1 (OpenSM's guid2lid)"
 echo "PASS device_add: cnuas_net and cnuas_ib bound, port ACTIVE, LID $((nlid1)) as before (OpenSM's guid2lid), SM LID $((lid0))"
 
-s2=$(sw_json)
-[ "$(sw_port_field "$s2" "$swport" state)" = active ] ||
-	{ echo "$s2"; fail "switch IB port $swport not active again (node1 on another port?)"; }
-traps2=$(sw_field "$s2" traps_sent)
-[ "$traps2" -gt "$traps1" ] || fail "no Trap 128 for the port coming up (traps sent $traps1 -> $traps2)"
 wait_for 60 sa_has || fail "the SA has no NodeRecord of node1 60 s after it came back"
 nr=$(lsh -t 60 0 "saquery -N")
 echo "$nr" | grep -q 'NodeDescription\.*node1 cnuas_0$' || { echo "$nr"; fail "SA: no NodeDescription 'node1 cnuas_0'"; }
 topo=$(lsh -t 120 0 ibnetdiscover) || fail "ibnetdiscover failed"
-[ "$(echo "$topo" | grep -c '^Ca')" = 2 ] &&
-	echo "$topo" | grep -qE "^\[$swport\][[:space:]]*\"H-$guid1\".*\"node1 cnuas_0\" lid $((lid1)) " ||
-	{ echo "$topo"; fail "ibnetdiscover: node1 not back on switch port $swport with LID $((lid1))"; }
-echo "PASS OpenSM swept node1 in: switch port $swport active, traps sent $traps1 -> $traps2, NodeRecord 'node1 cnuas_0', ibnetdiscover 2 HCAs"
+nport=$(echo "$topo" | sed -n "s/^\[\([0-9]*\)\][[:space:]]*\"H-$guid1\".*\"node1 cnuas_0\" lid $((lid1)) .*/\1/p")
+[ "$(echo "$topo" | grep -c '^Ca')" = 2 ] && [ -n "$nport" ] ||
+	{ echo "$topo"; fail "ibnetdiscover: node1 not back on a switch port with LID $((lid1))"; }
+[ "$nport" -le "$swport" ] || fail "node1 came back on switch port $nport, above the free port $swport"
+s2=$(sw_json)
+[ "$(sw_port_field "$s2" "$nport" state)" = active ] || { echo "$s2"; fail "switch IB port $nport not active"; }
+traps2=$(sw_field "$s2" traps_sent)
+[ "$traps2" -gt "$traps1" ] || fail "no Trap 128 for the port coming up (traps sent $traps1 -> $traps2)"
+echo "PASS OpenSM swept node1 in: switch port $nport active, traps sent $traps1 -> $traps2, NodeRecord 'node1 cnuas_0', ibnetdiscover 2 HCAs"
 
 # ---- traffic ----
 lsh -t 60 1 "ip link set ib0 up && ip addr replace $(ip_of 1)/24 dev ib0 &&
