@@ -53,6 +53,14 @@ if [ "$LINK_LAYER" = ib ]; then
 		[ -n "$r1" ] || fail "no rx_vcrc_errors in hw_counters or no PMA port_rcv_errors"
 fi
 
+# What the switch injected so far (its counters live as long as the ports).
+injected() {
+	"$LAB" switch -- --json show | /usr/bin/python3 -c '
+import json, sys
+s = json.load(sys.stdin)
+print(" ".join("%s=%d" % (k, sum(p["counters"].get("fault_" + k, 0) for p in s["ports"])) for k in ("drop", "reorder", "vcrc", "corrupt")))'
+}
+inj0=$(injected) || fail "cannot read the switch's counters"
 trap '"$LAB" switch -- set-fault clear >/dev/null 2>&1' EXIT
 "$LAB" switch -- set-fault $faults seed=57 || fail "set-fault refused"
 rx=$(mktemp)
@@ -63,10 +71,7 @@ tx=$(lsh -t 1800 "$N0" "cnuas-xfer -d $DEV -s $MIB $XARGS -T 1700 $(ip_of "$N1")
 txrc=$?
 wait $rpid
 rxrc=$?
-inj=$("$LAB" switch -- --json show | /usr/bin/python3 -c '
-import json, sys
-s = json.load(sys.stdin)
-print(" ".join("%s=%d" % (k, sum(p["counters"].get("fault_" + k, 0) for p in s["ports"])) for k in ("drop", "reorder", "vcrc", "corrupt")))')
+inj=$(injected)
 vcrc=$("$LAB" switch -- --json show | /usr/bin/python3 -c '
 import json, sys
 print(sum(p["counters"].get("ib_drop_vcrc", 0) for p in json.load(sys.stdin)["ports"]))')
@@ -86,8 +91,8 @@ if [ "$LINK_LAYER" = ib ]; then
 	echo "IB: $corrupt corrupted frames, $((a0 - b0 + a1 - b1)) ICRC errors at the HCAs, no bad VCRC at the switch"
 	# Every frame flipped on a link out of the switch reached an HCA (the
 	# fabric is lossless but for the faults) and died at its VCRC check.
-	linkflip=${inj##*vcrc=}
-	linkflip=${linkflip%% *}
+	linkflip=${inj##*vcrc=} linkflip0=${inj0##*vcrc=}
+	linkflip=$((${linkflip%% *} - ${linkflip0%% *}))
 	read -r w0 s0 <<<"$(link_errors "$N0")" && read -r w1 s1 <<<"$(link_errors "$N1")" ||
 		fail "cannot read the link counters"
 	echo "IB: rx_vcrc_errors node0 $v0 -> $w0, node1 $v1 -> $w1; PortRcvErrors node0 $r0 -> $s0, node1 $r1 -> $s1"
