@@ -45,6 +45,7 @@ static const struct rdma_stat_desc cnuas_ib_stat_descs[CNUAS_STAT_NUM] = {
 	[CNUAS_STAT_UC_MSG_DROPPED]	= { .name = "uc_msg_dropped" },
 	[CNUAS_STAT_TRAPS_SENT]		= { .name = "sma_traps_sent" },
 	[CNUAS_STAT_TRAPS_REPRESSED]	= { .name = "sma_traps_repressed" },
+	[CNUAS_STAT_VCRC_ERR]		= { .name = "rx_vcrc_errors" },
 };
 
 const char *cnuas_ib_stat_name(enum cnuas_ib_stat s)
@@ -70,5 +71,9 @@ int cnuas_ib_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
 		return -EINVAL;
 	for (i = 0; i < CNUAS_STAT_NUM && i < stats->num_counters; i++)
 		stats->value[i] = atomic64_read(&cdev->tdev.stats[i]);
+	/* The link layer's own: cnuas_net checks the VCRC, not us. */
+	if (i > CNUAS_STAT_VCRC_ERR)
+		stats->value[CNUAS_STAT_VCRC_ERR] =
+			cnuas_net_aux_rx_vcrc_errors(cdev->adev);
 	return i;
 }

@@ -63,8 +63,16 @@ static void cnuas_ib_loop_work(struct work_struct *work)
 		rcu_read_unlock();
 		local_bh_enable();
 	}
-	/* ACKs the receive path queued with more=true. */
+	/*
+	 * ACKs the receive path queued with more=true. As after a NAPI
+	 * batch, with bottom halves off: the rx_run lock is also taken by
+	 * cnuas_ib_rx_defer() in NAPI, which would spin on this CPU forever
+	 * if it interrupted us holding it (soft lockup seen in VM test 76
+	 * over IB, pml ucx).
+	 */
+	local_bh_disable();
 	cnuas_ib_rx_batch_end(cdev);
+	local_bh_enable();
 	if (test_and_clear_bit(0, &td->loop_full))
 		cnuas_ib_tx_wake(cdev);
 }

@@ -23,6 +23,18 @@ static u64 cnuas_pma_stat(struct cnuas_ib_dev *cdev, enum cnuas_ib_stat s)
 	return atomic64_read(&cdev->tdev.stats[s]);
 }
 
+/*
+ * PortRcvErrors (IBA 16.1.3.5): packets received with an error: a bad
+ * ICRC or a malformed header here, a bad VCRC (or too short for one) in
+ * cnuas_net's link layer.
+ */
+static u64 cnuas_pma_rcv_errors(struct cnuas_ib_dev *cdev)
+{
+	return cnuas_pma_stat(cdev, CNUAS_STAT_ICRC_ERR) +
+	       cnuas_pma_stat(cdev, CNUAS_STAT_DROP_HDR) +
+	       cnuas_net_aux_rx_vcrc_errors(cdev->adev);
+}
+
 /* Port lock held. */
 static void cnuas_pma_read(struct cnuas_ib_dev *cdev, struct cnuas_pma_now *n)
 {
@@ -36,9 +48,7 @@ static void cnuas_pma_read(struct cnuas_ib_dev *cdev, struct cnuas_pma_now *n)
 		     p->base_rx_pkts;
 	n->mc_rx_pkts = cnuas_pma_stat(cdev, CNUAS_STAT_MCAST_RCVD) -
 			p->base_mc_rx_pkts;
-	n->rcv_err = cnuas_pma_stat(cdev, CNUAS_STAT_ICRC_ERR) +
-		     cnuas_pma_stat(cdev, CNUAS_STAT_DROP_HDR) -
-		     p->base_rcv_err;
+	n->rcv_err = cnuas_pma_rcv_errors(cdev) - p->base_rcv_err;
 	n->xmit_discards = cnuas_pma_stat(cdev, CNUAS_STAT_SEND_ERR) -
 			   p->base_xmit_discards;
 	n->link_downed = p->link_downed - p->base_link_downed;
@@ -64,9 +74,7 @@ static void cnuas_pma_clear(struct cnuas_ib_dev *cdev, bool ext, u16 sel)
 		pkts_tx = sel & be16_to_cpu(IB_PMA_SEL_PORT_XMIT_PACKETS);
 		pkts_rx = sel & be16_to_cpu(IB_PMA_SEL_PORT_RCV_PACKETS);
 		if (sel & be16_to_cpu(IB_PMA_SEL_PORT_RCV_ERRORS))
-			p->base_rcv_err =
-				cnuas_pma_stat(cdev, CNUAS_STAT_ICRC_ERR) +
-				cnuas_pma_stat(cdev, CNUAS_STAT_DROP_HDR);
+			p->base_rcv_err = cnuas_pma_rcv_errors(cdev);
 		if (sel & be16_to_cpu(IB_PMA_SEL_PORT_XMIT_DISCARDS))
 			p->base_xmit_discards =
 				cnuas_pma_stat(cdev, CNUAS_STAT_SEND_ERR);

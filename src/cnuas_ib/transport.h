@@ -112,6 +112,7 @@ enum cnuas_ib_stat {
 	CNUAS_STAT_UC_MSG_DROPPED,	/* UC messages lost in part or whole */
 	CNUAS_STAT_TRAPS_SENT,		/* SMA traps to the SM (trap.c) */
 	CNUAS_STAT_TRAPS_REPRESSED,	/* ... that the SM repressed */
+	CNUAS_STAT_VCRC_ERR,		/* read from cnuas_net: bad VCRC (IB) */
 	CNUAS_STAT_NUM
 };
 

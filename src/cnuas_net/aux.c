@@ -233,3 +233,17 @@ u32 cnuas_net_aux_link_speed(struct cnuas_net_aux_dev *adev)
 	return speed == ~0u ? 0 : speed;
 }
 EXPORT_SYMBOL_GPL(cnuas_net_aux_link_speed);
+
+u64 cnuas_net_aux_rx_vcrc_errors(struct cnuas_net_aux_dev *adev)
+{
+	struct cnuas_rx_stats *rs = &adev->cn->rx_stats;
+	unsigned int start;
+	u64 v;
+
+	do {
+		start = u64_stats_fetch_begin(&rs->syncp);
+		v = u64_stats_read(&rs->vcrc_errors);
+	} while (u64_stats_fetch_retry(&rs->syncp, start));
+	return v;
+}
+EXPORT_SYMBOL_GPL(cnuas_net_aux_rx_vcrc_errors);

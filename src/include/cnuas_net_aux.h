@@ -108,5 +108,11 @@ u32 cnuas_net_aux_max_frame(struct cnuas_net_aux_dev *adev);
 bool cnuas_net_aux_link_up(struct cnuas_net_aux_dev *adev);
 /* Link speed in Mb/s as the device reports it (REG_LINK_SPEED). */
 u32 cnuas_net_aux_link_speed(struct cnuas_net_aux_dev *adev);
+/*
+ * Frames the link layer dropped on receive before the client saw them:
+ * in IB mode a bad VCRC, or too short for one (ethtool's rx_vcrc_errors,
+ * which IB mode has no netdev to show). Always 0 in Ethernet mode.
+ */
+u64 cnuas_net_aux_rx_vcrc_errors(struct cnuas_net_aux_dev *adev);
 
 #endif /* CNUAS_NET_AUX_H */

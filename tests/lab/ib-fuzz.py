@@ -20,7 +20,10 @@ forwards it, unless its class breaks exactly that; then:
   bth        bad transport version, P_Key, pad count
   grh        LNH 3 with a GRH of random bytes (a wrong DGID, IPVer, NxtHdr)
 Deterministic for a seed. Prints how many frames of each class it sent.
-Usage: ib-fuzz.py SWITCH_SOCKET DLID -q QPN [-q QPN...] -n COUNT -S SEED"""
+With -V N it then sends N well-formed frames with one bit flipped after
+their VCRC was written, as on the link into the switch: the switch's VCRC
+check must drop every one (its port's ib_drop_vcrc, PMA PortRcvErrors).
+Usage: ib-fuzz.py SWITCH_SOCKET DLID -q QPN [-q QPN...] -n COUNT -S SEED [-V N]"""
 
 import argparse
 import os
@@ -167,6 +170,8 @@ def main():
     p.add_argument("-n", dest="count", type=int, default=5000)
     p.add_argument("-S", dest="seed", type=int, default=59)
     p.add_argument("-P", dest="psn", type=lambda s: int(s, 0), default=0)
+    p.add_argument("-V", dest="bad_vcrc", type=int, default=0,
+                   help="then this many frames with a bit flipped after the VCRC")
     p.add_argument("-T", dest="timeout", type=float, default=180,
                    help="seconds to wait for the SM to make the port Active")
     a = p.parse_args()
@@ -191,11 +196,16 @@ def main():
         sent[c] += 1
         if i % 200 == 199:
             time.sleep(0.05)     # the SMA thread answers the SM between bursts
+    for i in range(a.bad_vcrc):
+        f = bytearray(make("valid", a.dlid, ca.lid, a.qpns or [random.getrandbits(24)], a.psn))
+        f[random.randrange(len(f))] ^= 1 << random.randrange(8)
+        s.send(bytes(f))
     stop.set()
     t.join(1)
     s.close()
-    print("ib-fuzz: sent %d frames from LID %d to LID %d: %s" % (
-        a.count, ca.lid, a.dlid, " ".join("%s=%d" % (c, sent[c]) for c in CLASSES)))
+    print("ib-fuzz: sent %d frames from LID %d to LID %d: %s%s" % (
+        a.count, ca.lid, a.dlid, " ".join("%s=%d" % (c, sent[c]) for c in CLASSES),
+        "; then %d with a bad VCRC" % a.bad_vcrc if a.bad_vcrc else ""))
     return 0
 
 

@@ -9,8 +9,11 @@
 # the switch checks every frame's VCRC (per hop) and flips its bit after
 # that check and writes a fresh VCRC, as a fault inside the switch: only
 # the HCA's end-to-end ICRC can catch it, so the ICRC counters must move
-# and the switch's bad-VCRC drops must not (a flip on the link would be
-# a VCRC drop, which is what the drop fault already is).
+# and the switch's bad-VCRC drops must not. Over IB the switch also
+# flips a bit of 1% of the frames on the link out (vcrc=1, after it
+# wrote the VCRC): the receiving HCA's link layer (cnuas_net) drops each
+# for its bad VCRC, and every one must show in the HCAs' hw_counters
+# rx_vcrc_errors and in their PMA PortRcvErrors (with the ICRC errors).
 . "$(dirname "$0")/lib.sh"
 need_cnuas_nodes 2
 need_eth_or_verbs_over_ib
@@ -38,9 +41,28 @@ icrc_errors() {
 }
 b0=$(icrc_errors "$N0") && b1=$(icrc_errors "$N1") || fail "cannot read hw counters"
 [ "$b0" != none ] || fail "$DEV has no ICRC-error counter in ports/1/hw_counters"
+# IB: the link layer's VCRC errors and the PMA's PortRcvErrors of a node.
+link_errors() {
+	lsh -t 30 "$1" "p=/sys/class/infiniband/$DEV/ports/1
+		echo \$(cat \$p/hw_counters/rx_vcrc_errors) \$(cat \$p/counters/port_rcv_errors)"
+}
+faults="drop=5 reorder=5 corrupt=1"
+if [ "$LINK_LAYER" = ib ]; then
+	faults="$faults vcrc=1"
+	read -r v0 r0 <<<"$(link_errors "$N0")" && read -r v1 r1 <<<"$(link_errors "$N1")" &&
+		[ -n "$r1" ] || fail "no rx_vcrc_errors in hw_counters or no PMA port_rcv_errors"
+fi
 
+# What the switch injected so far (its counters live as long as the ports).
+injected() {
+	"$LAB" switch -- --json show | /usr/bin/python3 -c '
+import json, sys
+s = json.load(sys.stdin)
+print(" ".join("%s=%d" % (k, sum(p["counters"].get("fault_" + k, 0) for p in s["ports"])) for k in ("drop", "reorder", "vcrc", "corrupt")))'
+}
+inj0=$(injected) || fail "cannot read the switch's counters"
 trap '"$LAB" switch -- set-fault clear >/dev/null 2>&1' EXIT
-"$LAB" switch -- set-fault drop=5 reorder=5 corrupt=1 seed=57 || fail "set-fault refused"
+"$LAB" switch -- set-fault $faults seed=57 || fail "set-fault refused"
 rx=$(mktemp)
 lsh -t 1800 "$N1" "cnuas-xfer -d $DEV -s $MIB $XARGS -T 1700" >"$rx" 2>&1 &
 rpid=$!
@@ -49,10 +71,7 @@ tx=$(lsh -t 1800 "$N0" "cnuas-xfer -d $DEV -s $MIB $XARGS -T 1700 $(ip_of "$N1")
 txrc=$?
 wait $rpid
 rxrc=$?
-inj=$("$LAB" switch -- --json show | /usr/bin/python3 -c '
-import json, sys
-s = json.load(sys.stdin)
-print(" ".join("%s=%d" % (k, sum(p["counters"]["fault_" + k] for p in s["ports"])) for k in ("drop", "reorder", "corrupt")))')
+inj=$(injected)
 vcrc=$("$LAB" switch -- --json show | /usr/bin/python3 -c '
 import json, sys
 print(sum(p["counters"].get("ib_drop_vcrc", 0) for p in json.load(sys.stdin)["ports"]))')
@@ -70,6 +89,19 @@ corrupt=${inj##*corrupt=}
 if [ "$LINK_LAYER" = ib ]; then
 	[ "$vcrc" = 0 ] || fail "the switch dropped $vcrc frames for a bad VCRC: its corruption must pass the link check"
 	echo "IB: $corrupt corrupted frames, $((a0 - b0 + a1 - b1)) ICRC errors at the HCAs, no bad VCRC at the switch"
+	# Every frame flipped on a link out of the switch reached an HCA (the
+	# fabric is lossless but for the faults) and died at its VCRC check.
+	linkflip=${inj##*vcrc=} linkflip0=${inj0##*vcrc=}
+	linkflip=$((${linkflip%% *} - ${linkflip0%% *}))
+	read -r w0 s0 <<<"$(link_errors "$N0")" && read -r w1 s1 <<<"$(link_errors "$N1")" ||
+		fail "cannot read the link counters"
+	echo "IB: rx_vcrc_errors node0 $v0 -> $w0, node1 $v1 -> $w1; PortRcvErrors node0 $r0 -> $s0, node1 $r1 -> $s1"
+	[ "$linkflip" -gt 0 ] || fail "the switch flipped no frame on a link (vcrc=1)"
+	[ $((w0 - v0 + w1 - v1)) = "$linkflip" ] ||
+		fail "the switch flipped $linkflip frames on the links out, the HCAs counted $((w0 - v0 + w1 - v1)) VCRC errors"
+	[ $((s0 - r0)) -ge $((w0 - v0 + a0 - b0)) ] && [ $((s1 - r1)) -ge $((w1 - v1 + a1 - b1)) ] ||
+		fail "PortRcvErrors did not count the VCRC and ICRC errors"
+	echo "IB: $linkflip frames flipped on the links, as many VCRC errors at the HCAs, all in PortRcvErrors"
 fi
 [ "$("$LAB" switch -- --json show | /usr/bin/python3 -c 'import json,sys; s=json.load(sys.stdin); print(s["fault_all"] is None and all(p["fault"] is None for p in s["ports"]))')" = True ] ||
 	fail "faults still set after clearing"

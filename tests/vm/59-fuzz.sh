@@ -12,7 +12,10 @@
 # (LRH, BTH, ..., ICRC, VCRC; tests/lab/ib-fuzz.py: the RoCE classes but
 # the Ethernet/IP envelope ones, plus bad GRHs) from the host, through a
 # port of its own on the lab's switch that the subnet manager sweeps and
-# makes Active like any HCA's, to node 0's LID.
+# makes Active like any HCA's, to node 0's LID; then 50 frames with a bit
+# flipped after their VCRC, as on the link into the switch: the switch
+# must drop and count every one as a receive error of that port (its PMA
+# PortRcvErrors, read by perfquery from node 0).
 . "$(dirname "$0")/lib.sh"
 need_cnuas_nodes 2
 need_eth_or_verbs_over_ib
@@ -83,7 +86,7 @@ sw_before=$("$LAB" switch -- --json show)
 if [ "$LINK_LAYER" = ib ]; then
 	lid0=$(lsh -t 30 "$N0" "cat /sys/class/infiniband/$DEV/ports/1/lid") || fail "no LID of node0"
 	fz=$(timeout 600 /usr/bin/python3 "$VM_TESTS/../lab/ib-fuzz.py" "$LAB_DIR/switch.sock" "$lid0" \
-		-q "$qpn" -q 1 -n "$COUNT" -S 59 2>&1) || fail "ib-fuzz failed: $fz"
+		-q "$qpn" -q 1 -n "$COUNT" -S 59 -V 50 2>&1) || fail "ib-fuzz failed: $fz"
 	echo "host (a port of its own on the switch): $fz"
 else
 	mac0=$(lsh -t 30 "$N0" "cat /sys/class/net/$NETDEV/address") || fail "no MAC of node0"
@@ -93,6 +96,29 @@ else
 fi
 sleep 2
 after=$(counters0)
+if [ "$LINK_LAYER" = ib ]; then
+	# The fuzz's switch port: the IB port whose neighbour had its LID.
+	flid=$(printf '%s\n' "$fz" | sed -n 's/.*port Active after .*, LID \([0-9]*\)$/\1/p')
+	read -r fport ferr < <(/usr/bin/python3 - "$sw_before" "$("$LAB" switch -- --json show)" "$flid" <<'PY'
+import json, sys
+b, a, lid = json.loads(sys.argv[1])["ib"], json.loads(sys.argv[2])["ib"], int(sys.argv[3] or 0)
+port = [p for p in a["ports"] if p["neighbor_lid"] == lid]
+if not port:
+    print("none 0")
+    sys.exit()
+n = port[0]["port"]
+old = [p for p in b["ports"] if p["port"] == n]
+print(n, port[0]["rcv_errors"] - (old[0]["rcv_errors"] if old else 0))
+PY
+)
+	[ "$fport" != none ] || fail "no switch port with the fuzz's LID '$flid' behind it"
+	[ "$ferr" = 50 ] || fail "the switch counted $ferr receive errors on the fuzz's port $fport, sent 50 with a bad VCRC"
+	swlid=$("$LAB" switch -- --json show | /usr/bin/python3 -c 'import json, sys; print(json.load(sys.stdin)["ib"]["lid"])')
+	pq=$(lsh -t 60 "$N0" "perfquery $swlid $fport") || fail "perfquery $swlid $fport failed"
+	prcv=$(printf '%s\n' "$pq" | sed -n 's/^PortRcvErrors:\.*//p')
+	[ "${prcv:-0}" -ge 50 ] || { echo "$pq"; fail "the switch's PMA PortRcvErrors of port $fport is ${prcv:-none}, want >= 50"; }
+	echo "switch port $fport (the fuzz's): 50 bad-VCRC frames, +$ferr receive errors, PMA PortRcvErrors $prcv"
+fi
 
 wait $ltx
 trc=$?

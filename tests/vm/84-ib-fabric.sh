@@ -33,7 +33,8 @@
 #     suite uses them), 58 (RNR, vanished peer, last ACK) and 57 (256 MiB
 #     under the switch's drops, reorders and corruption: the switch flips
 #     the bit after its VCRC check and reseals the VCRC, so the HCAs' ICRC
-#     catches it) and 59 (fuzz: native IB frames from the host through a
+#     catches it; and flips 1% on the links out, after the VCRC, so the
+#     HCAs' rx_vcrc_errors and PortRcvErrors count every one) and 59 (fuzz: native IB frames from the host through a
 #     switch port of its own that OpenSM activates, tests/lab/ib-fuzz.py,
 #     as an IB port has no Ethernet netdev for raw frames), by LID,
 #     unchanged but for IB's own addressing; and 88 (partitions: OpenSM
@@ -43,7 +44,10 @@
 #     lease, cleared) and 80 (cnuas_ib and cnuas_net reloaded on node1:
 #     OpenSM, asked for a sweep, makes the port Active with its LID, IPoIB
 #     pings again);
-#   no ICRC error at either HCA and no bad VCRC or LRH at the switch.
+#   no ICRC error at either HCA and no bad VCRC or LRH at the switch;
+#   an OpenSM restart keeps the LIDs; last, test 91: node1's cnuas-vnic
+#   hot removed and hot added (QMP device_del/device_add), swept out and
+#   in by OpenSM, same LID, traffic again.
 # timeout: 2700
 . "$(dirname "$0")/lib.sh"
 if [ "$LINK_LAYER" != ib ]; then
@@ -276,5 +280,8 @@ for n in 0 1; do
 done
 [ "$(lsh 0 "cat $P/lid")" = "$lid0" ] && [ "$(lsh 1 "cat $P/lid")" = "$lid1" ] ||
 	bad+=("lids-after-restart")
+# Last, as it takes node1's HCA away and back: a guest hot removed and
+# hot added is swept out and in by OpenSM (91).
+sub 91-ib-hotplug
 [ ${#bad[@]} -eq 0 ] || fail "${#bad[@]} failed: ${bad[*]}"
-echo "PASS OpenSM restart: LIDs $lid0 and $lid1 kept; all IB fabric checks passed"
+echo "PASS OpenSM restart: LIDs $lid0 and $lid1 kept, hot remove and add swept; all IB fabric checks passed"

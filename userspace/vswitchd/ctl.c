@@ -144,8 +144,10 @@ static void json_fault(struct strbuf *b, const struct fault *f)
 		sb_printf(b, "null");
 		return;
 	}
-	sb_printf(b, "{\"drop\": %g, \"corrupt\": %g, \"reorder\": %g, \"delay_ms\": %u, \"seed\": %llu}",
-		  f->drop_pct, f->corrupt_pct, f->reorder_pct, f->delay_ms, (unsigned long long)f->seed);
+	sb_printf(b, "{\"drop\": %g, \"corrupt\": %g, \"reorder\": %g, \"vcrc\": %g, \"delay_ms\": %u, "
+		     "\"seed\": %llu}",
+		  f->drop_pct, f->corrupt_pct, f->reorder_pct, f->vcrc_pct, f->delay_ms,
+		  (unsigned long long)f->seed);
 }
 
 static void text_fault(struct strbuf *b, const struct fault *f)
@@ -153,8 +155,9 @@ static void text_fault(struct strbuf *b, const struct fault *f)
 	if (!f->active)
 		sb_printf(b, "none");
 	else
-		sb_printf(b, "drop=%g corrupt=%g reorder=%g delay=%u seed=%llu", f->drop_pct,
-			  f->corrupt_pct, f->reorder_pct, f->delay_ms, (unsigned long long)f->seed);
+		sb_printf(b, "drop=%g corrupt=%g reorder=%g vcrc=%g delay=%u seed=%llu", f->drop_pct,
+			  f->corrupt_pct, f->reorder_pct, f->vcrc_pct, f->delay_ms,
+			  (unsigned long long)f->seed);
 }
 
 /* Per-class egress counters and per-priority ingress counters of p. */
@@ -428,11 +431,13 @@ static int cmd_fault(struct vswitch *sw, struct req *r)
 	struct fault f;
 
 	if (r->argc < 3)
-		return fail(r, "usage: fault PORT drop=P corrupt=P reorder=P delay=MS seed=N | fault PORT clear");
+		return fail(r, "usage: fault PORT drop=P corrupt=P reorder=P vcrc=P delay=MS seed=N | fault PORT clear");
 	if (parse_port(sw, r, r->argv[1], &p) < 0)
 		return -1;
 	if (fault_parse(&f, r->argc - 2, r->argv + 2, r->err, sizeof(r->err)) < 0)
 		return -1;
+	if (f.vcrc && !sw->ib)
+		return fail(r, "vcrc= needs --link-layer ib (an Ethernet frame has no VCRC)");
 	p->fault = f;
 	fault_start(&p->fault, p->id);
 	vs_log(VS_LOG_INFO, "port %u: fault %s", p->id, f.active ? "set" : "cleared");
@@ -449,7 +454,7 @@ static int cmd_fault(struct vswitch *sw, struct req *r)
 }
 
 /*
- * set-fault [--port ID|all] drop=P reorder=P corrupt=P [delay=MS] [seed=N]
+ * set-fault [--port ID|all] drop=P reorder=P corrupt=P [vcrc=P] [delay=MS] [seed=N]
  * (or "clear"). Without --port, or with "all": every port, now and ports
  * that connect later. All rates 0 switches faults off.
  */
@@ -497,9 +502,11 @@ static int cmd_set_fault(struct vswitch *sw, struct req *r)
 	if (first < 0)
 		return -1;
 	if (r->argc <= first)
-		return fail(r, "usage: set-fault [--port ID|all] drop=P reorder=P corrupt=P [delay=MS] [seed=N] | set-fault [--port ID|all] clear");
+		return fail(r, "usage: set-fault [--port ID|all] drop=P reorder=P corrupt=P [vcrc=P] [delay=MS] [seed=N] | set-fault [--port ID|all] clear");
 	if (fault_parse(&f, r->argc - first, r->argv + first, r->err, sizeof(r->err)) < 0)
 		return -1;
+	if (f.vcrc && !sw->ib)
+		return fail(r, "vcrc= needs --link-layer ib (an Ethernet frame has no VCRC)");
 	if (one) {
 		one->fault = f;
 		fault_start(&one->fault, one->id);

@@ -111,8 +111,8 @@ static int parse_u64(const char *s, uint64_t max, uint64_t *out)
 }
 
 /*
- * argv: "clear" or key=value words (drop, corrupt, reorder in percent,
- * delay in ms, seed). Unset keys are 0; the seed defaults to 1.
+ * argv: "clear" or key=value words (drop, corrupt, reorder, vcrc in
+ * percent, delay in ms, seed). Unset keys are 0; the seed defaults to 1.
  */
 int fault_parse(struct fault *f, int argc, char **argv, char *err, size_t errlen)
 {
@@ -145,6 +145,8 @@ int fault_parse(struct fault *f, int argc, char **argv, char *err, size_t errlen
 			bad = parse_pct(v, &n.corrupt_pct, &n.corrupt);
 		else if (KEY("reorder"))
 			bad = parse_pct(v, &n.reorder_pct, &n.reorder);
+		else if (KEY("vcrc"))
+			bad = parse_pct(v, &n.vcrc_pct, &n.vcrc);
 		else if (KEY("delay")) {
 			bad = parse_u64(v, 60000, &u);
 			n.delay_ms = (uint32_t)u;
@@ -152,7 +154,7 @@ int fault_parse(struct fault *f, int argc, char **argv, char *err, size_t errlen
 			bad = parse_u64(v, UINT64_MAX, &n.seed);
 		else {
 			snprintf(err, errlen,
-				 "unknown fault key '%.*s' (known: drop corrupt reorder delay seed)",
+				 "unknown fault key '%.*s' (known: drop corrupt reorder vcrc delay seed)",
 				 (int)kl, argv[i]);
 			return -1;
 		}
@@ -164,7 +166,7 @@ int fault_parse(struct fault *f, int argc, char **argv, char *err, size_t errlen
 			return -1;
 		}
 	}
-	n.active = n.drop || n.corrupt || n.reorder || n.delay_ms;
+	n.active = n.drop || n.corrupt || n.reorder || n.vcrc || n.delay_ms;
 	*f = n;
 	return 0;
 }

@@ -595,6 +595,21 @@ static void handle_smp(struct vswitch *sw, struct port *p, struct ibf *x)
 	}
 }
 
+/*
+ * The vcrc fault of the port a unicast data frame came from: one bit of
+ * the frame (its VCRC already written) flipped as if on the link out of
+ * the switch, so the receiving port's VCRC check drops it and counts a
+ * receive error. Returns 0, or the flip: byte offset << 8 | bit mask.
+ */
+static uint32_t link_fault(struct port *p, uint32_t len)
+{
+	struct fault *f = &p->fault;
+
+	if (!f->vcrc || fault_rand(f) >= f->vcrc)
+		return 0;
+	return (fault_rand(f) % len) << 8 | 1u << (fault_rand(f) & 7);
+}
+
 static bool port_active(const struct ib_switch *ib, unsigned n)
 {
 	return n && n <= ib->nports && ib->port[n].slot >= 0 && ib->port[n].state == IB_PS_ACTIVE;
@@ -698,13 +713,21 @@ bool ib_forward(struct vswitch *sw, struct port *p, uint8_t *data, uint32_t len,
 		ib->port[out].pc.xmit_discards++;
 		return true;
 	}
+	uint32_t flip = link_fault(p, len);
+
+	if (flip)
+		data[flip >> 8] ^= (uint8_t)flip;
 	if (!dp_unicast(sw, p, ib_slot(sw, out), data, len, k, 0)) {
-		/* paused: the frame comes here again, count it then */
+		/* paused: the frame comes here again (whole), count it then */
+		if (flip)
+			data[flip >> 8] ^= (uint8_t)flip;
 		ib->port[in].pc.rcv_pkts--;
 		ib->port[in].pc.rcv_bytes -= len;
 		ib->port[in].pc.rcv_ucast--;
 		return false;
 	}
+	if (flip)
+		p->c.fault_vcrc++;
 	count_xmit(ib, out, len, false);
 	return true;
 }

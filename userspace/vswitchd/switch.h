@@ -37,7 +37,7 @@
 	X(drop_bad_size) X(drop_runt) X(drop_bad_src) X(drop_filtered)         \
 	X(drop_flood_overflow) X(drop_port_closed) X(drop_peer_absent)         \
 	X(drop_foreign) X(fault_drop) X(fault_corrupt) X(fault_reorder)        \
-	X(fault_delay) X(bp_paused) X(bp_caused) X(drop_mac_spoof)            \
+	X(fault_delay) X(fault_vcrc) X(bp_paused) X(bp_caused) X(drop_mac_spoof)            \
 	X(drop_mac_limit) X(drop_link_down)                                    \
 	X(ib_drop_vcrc) X(ib_drop_lrh) X(ib_drop_no_route)                    \
 	X(ib_drop_not_active) X(ib_drop_smp) X(ib_drop_mkey) X(ib_smp_local)  \
@@ -118,7 +118,8 @@ void pkt_cache_free(void);
 struct fault {
 	bool active;
 	uint32_t drop, corrupt, reorder;	/* thresholds out of 2^32 */
-	double drop_pct, corrupt_pct, reorder_pct;
+	uint32_t vcrc;				/* IB mode: a flip on the egress link */
+	double drop_pct, corrupt_pct, reorder_pct, vcrc_pct;
 	uint32_t delay_ms;
 	uint64_t seed, rng;
 };

@@ -27,12 +27,15 @@ static void usage(FILE *f)
 		   "  fdb                           learned MAC addresses\n"
 		   "  lft | mft                     IB mode: the linear / multicast forwarding table\n"
 		   "  counters [PORT]               all counters of all ports or one\n"
-		   "  fault PORT drop=P corrupt=P reorder=P delay=MS seed=N\n"
+		   "  fault PORT drop=P corrupt=P reorder=P vcrc=P delay=MS seed=N\n"
 		   "  fault PORT clear              (faults act on frames received from PORT)\n"
-		   "  set-fault [--port ID|all] drop=P reorder=P corrupt=P [delay=MS] [seed=N]\n"
+		   "  set-fault [--port ID|all] drop=P reorder=P corrupt=P [vcrc=P]\n"
+		   "            [delay=MS] [seed=N]\n"
 		   "  set-fault [--port ID|all] clear\n"
 		   "                                P: percent (decimals allowed), 0 = off;\n"
-		   "                                all (default): every port, also later ones\n"
+		   "                                all (default): every port, also later ones;\n"
+		   "                                vcrc (IB mode): one bit flipped on the link\n"
+		   "                                out, after the VCRC (the receiver drops it)\n"
 		   "  set-port-security [--port ID|all] [pin=on|off] [macs=N]\n"
 		   "                                pin MACs to their port, limit MACs per port\n"
 		   "                                (0 = no limit)\n"
@@ -57,8 +60,8 @@ static const struct {
 	const char *name;
 	int min, max;
 } cmds[] = {
-	{ "show", 0, 0 },  { "fdb", 0, 0 },	  { "counters", 0, 1 },	 { "fault", 2, 6 },
-	{ "capture", 1, 3 }, { "add-dgram", 2, 2 }, { "add-tap", 1, 1 }, { "add-stream", 1, 1 }, { "shutdown", 0, 0 }, { "set-fault", 1, 8 },
+	{ "show", 0, 0 },  { "fdb", 0, 0 },	  { "counters", 0, 1 },	 { "fault", 2, 7 },
+	{ "capture", 1, 3 }, { "add-dgram", 2, 2 }, { "add-tap", 1, 1 }, { "add-stream", 1, 1 }, { "shutdown", 0, 0 }, { "set-fault", 1, 9 },
 	{ "set-port-security", 1, 4 }, { "lft", 0, 0 }, { "mft", 0, 0 },
 	{ "del-port", 1, 1 }, { "set-qos", 1, CTL_MAX_ARGS - 1 }, { "show-qos", 0, 1 },
 };

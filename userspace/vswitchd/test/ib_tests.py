@@ -385,6 +385,41 @@ def test_ib_fault_corrupt_after_bth_vcrc_resealed():
         assert cnt["fault_corrupt"] == 20 and cnt["ib_drop_vcrc"] == 0, cnt
 
 
+def test_ib_fault_vcrc_on_the_link_out():
+    """set-fault vcrc=100 in IB mode: one bit of a forwarded unicast frame
+    flips after the switch wrote its VCRC (a flip on the link out): the
+    receiver sees a bad VCRC; the switch's own check never saw it. Refused
+    in Ethernet mode."""
+    with _ib_switch() as sw:
+        sm = SM(sw.port())
+        b = sw.port()
+        _wait_ib(sw, 2)
+        _configure(sm, {2: 1, 3: 2}, active=(1, 2))
+        sw.vsctl("set-fault", "--port", str(sw.port_ids()[0]), "vcrc=100", "seed=3")
+        for n in range(20):
+            sent = _data(3, 2, bytes([n]) * 64)
+            sm.send(sent)
+            f = b.recv(65536)
+            assert len(f) == len(sent), (len(f), len(sent))
+            diff = [i for i in range(len(f)) if f[i] != sent[i]]
+            assert len(diff) == 1 and bin(f[diff[0]] ^ sent[diff[0]]).count("1") == 1, diff
+            assert vcrc(f[:-2]) != struct.unpack("<H", f[-2:])[0], "VCRC still good"
+        # the other way (b's port has no fault) frames arrive intact
+        b.send(_data(2, 3, b"y" * 40))
+        check_link(sm.recv())
+        assert sw.show()["ports"][0]["fault"]["vcrc"] == 100, sw.show()
+        sw.vsctl("set-fault", "clear")
+        ids = sw.port_ids()
+        cnt = sw.counters(ids[0])
+        assert cnt["fault_vcrc"] == 20 and cnt["ib_drop_vcrc"] == 0, cnt
+        assert sw.counters(ids[1])["fault_vcrc"] == 0
+        sm.send(_data(3, 2, b"z" * 64))
+        check_link(b.recv(65536))
+    with Switch() as sw:
+        r = sw.vsctl("set-fault", "vcrc=1", expect=1)
+        assert "needs --link-layer ib" in r.stderr + r.stdout, r
+
+
 def test_ib_mft_replication():
     with _ib_switch() as sw:
         sm = SM(sw.port())
