@@ -272,8 +272,7 @@ sub 89-ib-mkey
 sub 80-module-reload
 
 # An OpenSM restart keeps every LID (OpenSM's guid2lid cache).
-lsh -t 60 0 'pkill -x opensm; i=0; while pgrep -x opensm >/dev/null && [ $i -lt 50 ]; do sleep 0.2; i=$((i+1)); done
-	opensm -B -f /tmp/opensm2.log >/dev/null 2>&1' || fail "opensm did not restart"
+sm_restart /tmp/opensm2.log
 sleep 10
 for n in 0 1; do
 	wait_for 120 active $n || fail "node$n not ACTIVE after the OpenSM restart"

@@ -23,10 +23,7 @@
 # Soft-RoCE has no P_Key table to speak of (one entry); this is IB only.
 # timeout: 900
 . "$(dirname "$0")/lib.sh"
-[ "$LINK_LAYER" = ib ] || skip "needs an IB lab (test 84 runs this one in its own)"
-need_cnuas_nodes 2
-lsh -t 30 0 'command -v opensm >/dev/null && command -v smpquery >/dev/null && command -v ib_send_bw >/dev/null' ||
-	skip "the guest image has no opensm, infiniband-diags or perftest"
+need_ib_sm smpquery ib_send_bw cnuas-verbsapi
 P=/sys/class/infiniband/cnuas_0/ports/1
 PORT=18515
 ITERS=200
@@ -40,10 +37,7 @@ pkeys() { lsh -t 30 "$1" "cat $P/pkeys/* | grep -vx 0x0000 | sort | tr '\\n' ' '
 index_of() {
 	lsh -t 30 "$1" "cd $P/pkeys && for i in *; do [ \"\$(cat \$i)\" = $2 ] && echo \$i; done | head -n 1"
 }
-restart_sm() { # restart_sm [OPENSM-ARGS]
-	lsh -t 60 0 "pkill -x opensm; i=0; while pgrep -x opensm >/dev/null && [ \$i -lt 50 ]; do sleep 0.2; i=\$((i+1)); done
-		opensm -B $* -f /tmp/opensm-pkey.log >/dev/null 2>&1" || fail "opensm did not restart"
-}
+restart_sm() { sm_restart /tmp/opensm-pkey.log "$@"; }
 # OpenSM writes the tables on its first heavy sweep: wait for them.
 tables_are() { [ "$(pkeys 0)" = "$1" ] && [ "$(pkeys 1)" = "$2" ]; }
 want0="0x0003 0x8001 0x8002 0x8004 0xffff "

@@ -14,20 +14,14 @@
 #   ibportstate with the key clears it all again.
 # timeout: 600
 . "$(dirname "$0")/lib.sh"
-[ "$LINK_LAYER" = ib ] || skip "needs an IB lab (test 84 runs this one in its own)"
-need_cnuas_nodes 2
-lsh -t 30 0 'command -v opensm >/dev/null && command -v ibportstate >/dev/null' ||
-	skip "the guest image has no opensm or infiniband-diags"
+need_ib_sm ibportstate smpquery
 P=/sys/class/infiniband/cnuas_0/ports/1
 KEY=0xab
 LEASE=3
 LOG=/tmp/opensm-mkey.log
 lid1=$(($(lsh 1 "cat $P/lid")))
 
-restart_sm() { # restart_sm [OPENSM-ARGS]
-	lsh -t 60 0 "pkill -x opensm; i=0; while pgrep -x opensm >/dev/null && [ \$i -lt 50 ]; do sleep 0.2; i=\$((i+1)); done
-		opensm -B $* -f $LOG >/dev/null 2>&1" || fail "opensm did not restart"
-}
+restart_sm() { sm_restart $LOG "$@"; }
 # field PORTINFO NAME: a field of smpquery's PortInfo dump
 field() { echo "$1" | sed -n "s/^$2:\.*\(.*\)$/\1/p"; }
 pinfo() { lsh -t 60 0 "timeout 40 smpquery -K $* portinfo $lid1 2>&1"; }

@@ -50,6 +50,22 @@ need_eth_or_verbs_over_ib() {
 	[ "$LINK_LAYER" = eth ] || [ "${CNUAS_VERBS_OVER_IB:-0}" = 1 ] ||
 		skip "needs an Ethernet lab, or CNUAS_VERBS_OVER_IB=1 on this $LINK_LAYER one"
 }
+# need_ib_sm TOOL...: an IB lab of two cnuas nodes, OpenSM and TOOL on
+# node0 (test 84 runs such a test in its IB lab).
+need_ib_sm() {
+	[ "$LINK_LAYER" = ib ] || skip "needs an IB lab (test 84 runs this one in its own)"
+	need_cnuas_nodes 2
+	lsh -t 30 0 "for t in opensm $*; do command -v \$t >/dev/null || exit 1; done" ||
+		skip "the guest image lacks opensm or one of: $*"
+}
+# sm_restart LOG [OPENSM-ARGS...]: node0's OpenSM stopped and started
+# again, logging to LOG.
+sm_restart() {
+	local log=$1
+	shift
+	lsh -t 60 0 "pkill -x opensm; i=0; while pgrep -x opensm >/dev/null && [ \$i -lt 50 ]; do sleep 0.2; i=\$((i+1)); done
+		opensm -B $* -f $log >/dev/null 2>&1" || fail "opensm did not restart"
+}
 
 # wait_for SECONDS CMD...: retry CMD (on the host) every 0.5 s.
 wait_for() {
