@@ -249,6 +249,25 @@ static int find_ports(struct port *ports)
 	return n;
 }
 
+/*
+ * virtio-serial ports appear one by one: the first may be there well
+ * before the last. Take in the ones not yet in @ports.
+ */
+static void add_new_ports(struct port *ports, int *n)
+{
+	struct port found[MAX_PORTS];
+	int m = find_ports(found), i, j;
+
+	for (i = 0; i < m && *n < MAX_PORTS; i++) {
+		for (j = 0; j < *n && strcmp(ports[j].dev, found[i].dev); j++)
+			;
+		if (j == *n) {
+			ports[(*n)++] = found[i];
+			agent_log("serving %s", found[i].dev);
+		}
+	}
+}
+
 static pid_t spawn_server(const char *dev)
 {
 	pid_t pid = fork();
@@ -282,12 +301,14 @@ static __attribute__((noreturn)) void supervise(void)
 		int status;
 		pid_t pid;
 
+		add_new_ports(ports, &n);
 		for (i = 0; i < n; i++) {
 			if (!ports[i].pid)
 				ports[i].pid = spawn_server(ports[i].dev);
 		}
-		pid = waitpid(-1, &status, 0);
-		if (pid < 0) {
+		/* Not blocking: ports that show up later are looked for each second. */
+		pid = waitpid(-1, &status, WNOHANG);
+		if (pid <= 0) {
 			sleep(1);
 			continue;
 		}
