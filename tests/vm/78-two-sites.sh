@@ -27,10 +27,7 @@ echo "PASS lab of two sites: up in $SIDE_BOOT s (the group's ${#SIDE_PAUSED[@]} 
 
 # Where each port is: site 0 has node0, node2 (dgram) and its TAP; site 1
 # node1 and its TAP.
-kinds() { "$LAB" site "$1" -- --json show | /usr/bin/python3 -c '
-import json, sys
-print(" ".join(sorted(p["kind"] for p in json.load(sys.stdin)["ports"])))'; }
-k0=$(kinds 0) && k1=$(kinds 1) || fail "cannot read the switches"
+k0=$(site_port_kinds 0) && k1=$(site_port_kinds 1) || fail "cannot read the switches"
 [ "$k0" = "dgram seqpacket tap" ] || fail "site 0 ports: $k0 (want dgram seqpacket tap)"
 [ "$k1" = "seqpacket tap" ] || fail "site 1 ports: $k1 (want seqpacket tap)"
 echo "PASS ports: site 0 $k0; site 1 $k1"
@@ -40,17 +37,7 @@ wait_ping 1 "$(ip_of 2)" 60 || fail "node1 cannot ping node2 across the tunnel"
 echo "PASS ping across the tunnel (node0 -> node1, node1 -> node2)"
 
 # The stock-tool tests, on this lab's nodes.
-sub() { # sub TEST ENV=VALUE...
-	local t=$1 log=$PR_DIR.$1.log rc
-	shift
-	env "$@" timeout -k 10 600 "$VM_TESTS/$t.sh" >"$log" 2>&1
-	rc=$?
-	case $rc in
-	0) echo "PASS $t ($*): $(tail -n 1 "$log")" ;;
-	77) echo "SKIP $t: $(grep -m1 '^SKIP' "$log")" ;;
-	*) tail -n 25 "$log"; fail "$t ($*) failed across the tunnel (rc $rc, log $log)" ;;
-	esac
-}
+sub() { sites_sub tunnel "$@"; }
 sub 46-verbs-pingpong CNUAS_PAIR="0 1"
 sub 48-rping CNUAS_PAIR="0 1" RPING_COUNT=20
 sub 49-rxe-interop CNUAS_RXE_PAIR="1 2" RPING_COUNT=20

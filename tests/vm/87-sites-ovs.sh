@@ -33,10 +33,7 @@ ovs-appctl -t "$OVS/ovs-vswitchd.ctl" version | head -n1
 
 # Site 0: node0 (seqpacket), node2 (stream) and its TAP; site 1: node1 and
 # its TAP, which is a port of OVS's br-int next to the VXLAN port vx0.
-kinds() { "$LAB" site "$1" -- --json show | /usr/bin/python3 -c '
-import json, sys
-print(" ".join(sorted(p["kind"] for p in json.load(sys.stdin)["ports"])))'; }
-k0=$(kinds 0) && k1=$(kinds 1) || fail "cannot read the switches"
+k0=$(site_port_kinds 0) && k1=$(site_port_kinds 1) || fail "cannot read the switches"
 [ "$k0" = "seqpacket stream tap" ] || fail "site 0 ports: $k0 (want seqpacket stream tap)"
 [ "$k1" = "seqpacket tap" ] || fail "site 1 ports: $k1 (want seqpacket tap)"
 dp=$(ovs-appctl -t "$OVS/ovs-vswitchd.ctl" dpif/show) || fail "ovs-vswitchd does not answer"
@@ -61,17 +58,7 @@ wait_ping 0 "$(ip_of 1)" 60 || fail "node0 cannot ping node1 across the OVS tunn
 wait_ping 1 "$(ip_of 2)" 60 || fail "node1 cannot ping node2 (stream port) across the OVS tunnel"
 echo "PASS ping across the tunnel (node0 -> node1, node1 -> node2)"
 
-sub() { # sub TEST ENV=VALUE...
-	local t=$1 log=$PR_DIR.$1.log rc
-	shift
-	env "$@" timeout -k 10 600 "$VM_TESTS/$t.sh" >"$log" 2>&1
-	rc=$?
-	case $rc in
-	0) echo "PASS $t ($*): $(tail -n 1 "$log")" ;;
-	77) echo "SKIP $t: $(grep -m1 '^SKIP' "$log")" ;;
-	*) tail -n 25 "$log"; fail "$t ($*) failed across the OVS tunnel (rc $rc, log $log)" ;;
-	esac
-}
+sub() { sites_sub "OVS tunnel" "$@"; }
 sub 46-verbs-pingpong CNUAS_PAIR="0 1"
 sub 48-rping CNUAS_PAIR="0 1" RPING_COUNT=20
 sub 49-rxe-interop CNUAS_RXE_PAIR="1 2" RPING_COUNT=20

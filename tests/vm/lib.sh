@@ -50,6 +50,25 @@ need_eth_or_verbs_over_ib() {
 	[ "$LINK_LAYER" = eth ] || [ "${CNUAS_VERBS_OVER_IB:-0}" = 1 ] ||
 		skip "needs an Ethernet lab, or CNUAS_VERBS_OVER_IB=1 on this $LINK_LAYER one"
 }
+# site_port_kinds N: the kinds of site N's switch ports, sorted (--sites labs).
+site_port_kinds() {
+	"$LAB" site "$1" -- --json show | /usr/bin/python3 -c '
+import json, sys
+print(" ".join(sorted(p["kind"] for p in json.load(sys.stdin)["ports"])))'
+}
+# sites_sub WHERE TEST ENV=VALUE...: another VM test on a --sites lab's
+# nodes, with ENV; it must pass (or skip) across WHERE.
+sites_sub() {
+	local where=$1 t=$2 log=$PR_DIR.$2.log rc
+	shift 2
+	env "$@" timeout -k 10 600 "$VM_TESTS/$t.sh" >"$log" 2>&1
+	rc=$?
+	case $rc in
+	0) echo "PASS $t ($*): $(tail -n 1 "$log")" ;;
+	77) echo "SKIP $t: $(grep -m1 '^SKIP' "$log")" ;;
+	*) tail -n 25 "$log"; fail "$t ($*) failed across the $where (rc $rc, log $log)" ;;
+	esac
+}
 # need_ib_sm TOOL...: an IB lab of two cnuas nodes, OpenSM and TOOL on
 # node0 (test 84 runs such a test in its IB lab).
 need_ib_sm() {
