@@ -166,6 +166,7 @@ start_guest() {
 		-chardev "file,id=con,path=$LAB_DIR/node$n.console.log,append=on" -serial chardev:con \
 		-qmp "unix:$nd/qmp.sock,server=on,wait=off" \
 		-device virtio-serial-pci,id=vser \
+		-device virtio-rng-pci \
 		-device pcie-root-port,id=rp1,bus=pcie.0,chassis=1,slot=1 \
 		"${args[@]}"
 }
