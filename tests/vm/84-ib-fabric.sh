@@ -43,7 +43,9 @@
 #     by ibportstate, a Get without it unanswered and Trap 256, the
 #     lease, cleared) and 80 (cnuas_ib and cnuas_net reloaded on node1:
 #     OpenSM, asked for a sweep, makes the port Active with its LID, IPoIB
-#     pings again);
+#     pings again) and 70 (the switch killed and restarted: ports
+#     Down/Polling, then swept by OpenSM into the new switch, Active with
+#     their LIDs, IPoIB again);
 #   no ICRC error at either HCA and no bad VCRC or LRH at the switch;
 #   an OpenSM restart keeps the LIDs; last, test 91: node1's cnuas-vnic
 #   hot removed and hot added (QMP device_del/device_add), swept out and
@@ -273,6 +275,7 @@ sub 59-fuzz
 sub 88-ib-pkey
 sub 89-ib-mkey
 sub 80-module-reload
+sub 70-switch-restart
 
 # An OpenSM restart keeps every LID (OpenSM's guid2lid cache).
 sm_restart /tmp/opensm2.log
