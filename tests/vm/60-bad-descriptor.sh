@@ -4,16 +4,26 @@
 # the device hostile TX rings through BAR0 (bad address, huge length, zero
 # length, runaway producer).  QEMU must log a guest error and declare the
 # queue dead, node 0 and the switch keep working, and rebinding the driver
-# brings node 1 back.
+# brings node 1 back. On an IB lab (test 84 runs it there) node 0's port
+# stays Active meanwhile, and node 1's comes back Active with its LID once
+# OpenSM has swept it in (its link went with the driver), then IPoIB.
 . "$(dirname "$0")/lib.sh"
 need_cnuas_nodes 2
-need_eth
+if [ "$LINK_LAYER" = ib ]; then
+	need_ib_sm
+	P=/sys/class/infiniband/cnuas_0/ports/1
+	lid1=$(lsh 1 "cat $P/lid")
+	reconfigure() { ipoib_reconfigure 1; }
+else
+	need_eth
+	reconfigure() { cnuas_reconfigure 1; }
+fi
 bdf=$(cnuas_bdf 1) || fail "node1: no cnuas-vnic PCI device"
 qlog=$LAB_DIR/node1.qemu.log
 before=$(wc -l <"$qlog")
 rebind() {
 	lsh -t 30 1 "[ -e /sys/bus/pci/devices/$bdf/driver ] || echo $bdf >/sys/bus/pci/drivers/cnuas_net/bind" >/dev/null 2>&1
-	cnuas_reconfigure 1 >/dev/null 2>&1
+	reconfigure >/dev/null 2>&1
 }
 trap rebind EXIT
 
@@ -31,12 +41,19 @@ echo "QEMU log: $(tail -n +$((before + 1)) "$qlog" | head -3 | tr '\n' '|')"
 # The rest of the fabric is unaffected.
 lsh 0 'true' || fail "node0 does not answer"
 "$LAB" switch -- show >/dev/null || fail "switch does not answer"
-if [ $((VIRTIO_NODES + ${RXE_NODES:-0})) -ge 1 ]; then
+if [ "$LINK_LAYER" = ib ]; then
+	lsh 0 "grep -q ACTIVE $P/state" || fail "node0's port is $(lsh 0 "cat $P/state") meanwhile"
+elif [ $((VIRTIO_NODES + ${RXE_NODES:-0})) -ge 1 ]; then
 	wait_ping 0 "$(ip_of "$(virtio_node)")" 20 || fail "node0 cannot reach the virtio node"
 fi
 
 lsh 1 "echo $bdf >/sys/bus/pci/drivers/cnuas_net/bind" || fail "node1: rebind failed"
-cnuas_reconfigure 1 || fail "node1: cnuas0 did not come back"
+if [ "$LINK_LAYER" = ib ]; then
+	back() { lsh -t 20 1 "grep -q ACTIVE $P/state && [ \"\$(cat $P/lid)\" = $lid1 ] && [ -e /sys/class/net/ib0 ]"; }
+	wait_for 180 back || fail "node1: port $(lsh 1 "cat $P/state") LID $(lsh 1 "cat $P/lid") after the rebind, want ACTIVE, LID $lid1"
+	echo "node1: port ACTIVE again with LID $lid1"
+fi
+reconfigure || fail "node1: its interface did not come back"
 wait_ping 1 "$(ip_of 0)" 30 || fail "node1 cannot reach node0 after rebind"
 out=$(lsh -t 60 1 "ping -q -c 50 -i 0.02 -W 5 $(ip_of 0)") || true
 echo "$out" | grep -q ' 0% packet loss' || fail "node1 lossy after rebind: $out"

@@ -42,8 +42,9 @@
 #     limited and non-members, Traps 257 and 258) and 89 (M_Key: set
 #     by ibportstate, a Get without it unanswered and Trap 256, the
 #     lease, cleared) and 80 (cnuas_ib and cnuas_net reloaded on node1:
-#     OpenSM, asked for a sweep, makes the port Active with its LID, IPoIB
-#     pings again) and 70 (the switch killed and restarted: ports
+#     the link bounces, OpenSM sweeps the port out and back in, Active
+#     with its LID, IPoIB pings again) and 60 (bad descriptors with
+#     node1's driver unbound; node1 back after the rebind) and 70 (the switch killed and restarted: ports
 #     Down/Polling, then swept by OpenSM into the new switch, Active with
 #     their LIDs, IPoIB again);
 #   no ICRC error at either HCA and no bad VCRC or LRH at the switch;
@@ -275,6 +276,7 @@ sub 59-fuzz
 sub 88-ib-pkey
 sub 89-ib-mkey
 sub 80-module-reload
+sub 60-bad-descriptor
 sub 70-switch-restart
 
 # An OpenSM restart keeps every LID (OpenSM's guid2lid cache).

@@ -46,8 +46,6 @@ guid1=$(lsh 1 'cat /sys/class/infiniband/cnuas_0/node_guid' | tr -d ':')
 [ ${#guid1} = 16 ] || fail "node1: node GUID '$guid1'"
 before=$(console_problems)
 
-# The switch's view, as JSON, from the host.
-sw_json() { "$LAB" switch -- --json show; }
 # sw_port_field JSON IBPORT FIELD: a field of one IB port of the switch.
 sw_port_field() {
 	/usr/bin/python3 -c '
@@ -60,7 +58,6 @@ for p in d["ib"]["ports"]:
 else:
     print("none")' "$1" "$2" "$3"
 }
-sw_field() { /usr/bin/python3 -c 'import json, sys; print(json.loads(sys.argv[1])["ib"][sys.argv[2]])' "$1" "$2"; }
 
 topo=$(lsh -t 120 0 ibnetdiscover) || fail "ibnetdiscover failed"
 swlid=$(echo "$topo" | sed -n 's/^Switch.* base port 0 lid \([0-9]*\) .*/\1/p')
@@ -136,8 +133,7 @@ traps2=$(sw_field "$s2" traps_sent)
 echo "PASS OpenSM swept node1 in: switch port $nport active, traps sent $traps1 -> $traps2, NodeRecord 'node1 cnuas_0', ibnetdiscover 2 HCAs"
 
 # ---- traffic ----
-lsh -t 60 1 "ip link set ib0 up && ip addr replace $(ip_of 1)/24 dev ib0 &&
-	ip -6 addr replace $(ip6_of 1)/64 dev ib0 nodad" || fail "node1: cannot address the new ib0"
+ipoib_reconfigure 1 || fail "node1: cannot address the new ib0"
 wait_ping 0 "$(ip_of 1)" 60 || fail "no IPoIB ping node0 -> node1 after the hot add"
 echo "PASS IPoIB: node0 pings node1's new ib0"
 rx0=$(lsh 1 "cat $P/counters/unicast_rcv_packets")

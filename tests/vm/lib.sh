@@ -77,6 +77,10 @@ need_ib_sm() {
 	lsh -t 30 0 "for t in opensm $*; do command -v \$t >/dev/null || exit 1; done" ||
 		skip "the guest image lacks opensm or one of: $*"
 }
+# The IB switch's view (`cnuas-vsctl --json show`), and one field of its
+# "ib" object: sw_json; sw_field JSON FIELD.
+sw_json() { "$LAB" switch -- --json show; }
+sw_field() { /usr/bin/python3 -c 'import json, sys; print(json.loads(sys.argv[1])["ib"][sys.argv[2]])' "$1" "$2"; }
 # sm_restart LOG [OPENSM-ARGS...]: node0's OpenSM stopped and started
 # again, logging to LOG.
 sm_restart() {
@@ -150,6 +154,12 @@ cnuas_reconfigure() {
 		ip addr replace $(ip_of "$n")/24 dev cnuas0 &&
 		ip -6 addr replace $(ip6_of "$n")/64 dev cnuas0 nodad &&
 		ip link set cnuas0 mtu $mtu up"
+}
+# ipoib_reconfigure N: node N's ib0 (new after its driver came back) up
+# with the lab's addresses.
+ipoib_reconfigure() {
+	lsh -t 60 "$1" "ip link set ib0 up && ip addr replace $(ip_of "$1")/24 dev ib0 &&
+		ip -6 addr replace $(ip6_of "$1")/64 dev ib0 nodad"
 }
 
 # Count of console lines that show a kernel problem.

@@ -362,13 +362,27 @@ static bool cnuas_vnic_hung_up(CnuasVnicState *s)
     return pfd.revents & (POLLHUP | POLLRDHUP | POLLERR | POLLNVAL);
 }
 
+/*
+ * An IB port's link is up only while a driver runs the device: the switch,
+ * and through it the subnet manager, sees the port go and come back when
+ * the driver resets the device, as with an HCA whose driver is reloaded.
+ * An Ethernet link stays up regardless.
+ */
+static bool cnuas_vnic_link_wanted(CnuasVnicState *s)
+{
+    return s->link_layer != CNUAS_VNIC_LL_IB ||
+           (s->ctrl & CNUAS_VNIC_CTRL_ENABLE);
+}
+
 static void cnuas_vnic_link_timer(void *opaque)
 {
     CnuasVnicState *s = opaque;
     bool guard = cnuas_vnic_guard_enter(s);
 
     if (s->fd < 0) {
-        cnuas_vnic_connect(s);
+        if (cnuas_vnic_link_wanted(s)) {
+            cnuas_vnic_connect(s);
+        }
     } else if (!s->rx_armed && cnuas_vnic_hung_up(s)) {
         cnuas_vnic_link_down(s);
     }
@@ -1028,6 +1042,9 @@ static void cnuas_vnic_enable(CnuasVnicState *s)
     s->txq.state = CNUAS_VNIC_QS_RUNNING;
     s->rxq.state = CNUAS_VNIC_QS_RUNNING;
     cnuas_vnic_sb_write(s);
+    if (s->fd < 0 && s->socket_path && cnuas_vnic_link_wanted(s)) {
+        cnuas_vnic_connect(s);
+    }
 }
 
 static void cnuas_vnic_disable(CnuasVnicState *s)
@@ -1390,6 +1407,9 @@ void cnuas_vnic_core_reset(CnuasVnicState *s)
     memset(s->stats, 0, sizeof(s->stats));
     cnuas_vnic_pci_set_intx(s, false);
     cnuas_vnic_update_handlers(s);
+    if (!cnuas_vnic_link_wanted(s)) {
+        cnuas_vnic_link_down(s);
+    }
 }
 
 void cnuas_vnic_core_post_load(CnuasVnicState *s)

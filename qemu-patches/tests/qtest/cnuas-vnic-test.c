@@ -126,7 +126,8 @@ static Vnic *vnic_new(const char *extra, bool with_socket)
     v->dev = dev;
     v->bar = qpci_iomap(dev, CNUAS_VNIC_BAR_REGS, NULL);
     qpci_device_enable(dev);
-    if (with_socket) {
+    /* An IB link comes up only once the driver enables the device. */
+    if (with_socket && !(extra && strstr(extra, "link_layer=ib"))) {
         v->cfd = accept_timeout(v->lfd);
     }
 
@@ -902,6 +903,68 @@ static void test_link(void)
     vnic_free(v);
 }
 
+/* Is there no connection to accept within @ms? */
+static bool no_connect_within(int lfd, int ms)
+{
+    struct pollfd pfd = { .fd = lfd, .events = POLLIN };
+
+    return poll(&pfd, 1, ms) == 0;
+}
+
+/* Does the device's end of the socket close within WAIT_US? */
+static bool peer_closed(int fd)
+{
+    struct pollfd pfd = { .fd = fd, .events = POLLIN };
+    uint8_t buf[BUF_SIZE];
+
+    while (poll(&pfd, 1, WAIT_US / 1000) == 1) {
+        if (recv(fd, buf, sizeof(buf), MSG_DONTWAIT) == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/*
+ * link_layer=ib: the link follows the driver. No connection before ENABLE
+ * (over twice the reconnect period), one at ENABLE, closed by a reset and
+ * not made again until the next ENABLE; frames flow on the new one.
+ */
+static void test_ib_link(void)
+{
+    Vnic *v = vnic_new(",link_layer=ib", true);
+    uint8_t buf[64];
+
+    g_assert(no_connect_within(v->lfd, 1200));
+    g_assert_cmphex(rd(v, CNUAS_VNIC_REG_STATUS) & CNUAS_VNIC_STATUS_LINK_UP,
+                    ==, 0);
+
+    vnic_start(v);
+    v->cfd = accept_timeout(v->lfd);
+    g_assert(wait_reg(v, CNUAS_VNIC_REG_STATUS, CNUAS_VNIC_STATUS_LINK_UP,
+                      CNUAS_VNIC_STATUS_LINK_UP));
+    g_assert(rd(v, CNUAS_VNIC_REG_INT_STATUS) & CNUAS_VNIC_INT_MISC);
+
+    vnic_reset(v);
+    g_assert(peer_closed(v->cfd));
+    close(v->cfd);
+    v->cfd = -1;
+    g_assert_cmphex(rd(v, CNUAS_VNIC_REG_STATUS) & CNUAS_VNIC_STATUS_LINK_UP,
+                    ==, 0);
+    g_assert(no_connect_within(v->lfd, 1200));
+
+    vnic_start(v);
+    v->cfd = accept_timeout(v->lfd);
+    g_assert(wait_reg(v, CNUAS_VNIC_REG_STATUS, CNUAS_VNIC_STATUS_LINK_UP,
+                      CNUAS_VNIC_STATUS_LINK_UP));
+    fill(buf, 60, 7);
+    qtest_memwrite(v->qts, v->txbuf, buf, 60);
+    put_desc(v, v->txring, 0, v->txbuf, 60, 0);
+    wr(v, CNUAS_VNIC_REG_TXQ + CNUAS_VNIC_Q_PROD, 1);
+    g_assert_cmpint(sw_recv(v, buf, sizeof(buf), 5000), ==, 60);
+    vnic_free(v);
+}
+
 /* NAPI contract: an RX interrupt raised while masked fires on unmask. */
 static void test_msix_mask(void)
 {
@@ -1255,6 +1318,7 @@ int main(int argc, char **argv)
     qtest_add_func("/cnuas-vnic/tx-bad-descriptors", test_tx_bad);
     qtest_add_func("/cnuas-vnic/bad-setup", test_bad_setup);
     qtest_add_func("/cnuas-vnic/link", test_link);
+    qtest_add_func("/cnuas-vnic/ib-link", test_ib_link);
     qtest_add_func("/cnuas-vnic/msix-mask", test_msix_mask);
     qtest_add_func("/cnuas-vnic/msix-automask", test_msix_automask);
     qtest_add_func("/cnuas-vnic/msix-reentrancy", test_msix_reentrancy);
