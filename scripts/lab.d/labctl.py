@@ -12,7 +12,8 @@
                     [--switch VSCTL CTL] SRC-QMP DST-QMP URI
       migrate the guest of SRC-QMP into the QEMU of DST-QMP (started with
       -incoming defer -S): migrate-incoming URI there, migrate URI here,
-      wait for the end. Then the source's switch port goes (del-port; its
+      wait for the end. Then the source's switch port goes (handover: on
+      an IB switch its IB port waits Active for the destination's; its
       peer is process PID), the destination runs (`cont`), and PID is
       ended (SIGKILL; without --src-pid: `quit`). Prints query-migrate's
       last answer as JSON, with "lab-resume": ms from the end until the
@@ -378,7 +379,8 @@ def cmd_migrate(args):
         except (ValueError, KeyError):
             die("cannot read the switch's ports: %s" % r.stderr.strip())
         for p in ports:
-            if p.get("peer") == "pid %d" % src_pid:
+            # "pid N", or "pid N ib PORT" on an IB switch
+            if p.get("peer", "").split(" ib ")[0] == "pid %d" % src_pid:
                 return p["id"]
         return None
 
@@ -388,7 +390,9 @@ def cmd_migrate(args):
         # second or more to go). A switch without del-port: wait for it.
         port = src_port()
         if port is not None:
-            subprocess.run([vsctl, "--ctl", ctl, "del-port", str(port)], capture_output=True)
+            # handover: on an IB switch the port stays Active for the new
+            # QEMU, which connects when it runs (elsewhere: del-port).
+            subprocess.run([vsctl, "--ctl", ctl, "handover", str(port)], capture_output=True)
         while src_port() is not None:
             if time.monotonic() > deadline:
                 die("the switch keeps the port of pid %d" % src_pid)

@@ -10,8 +10,9 @@
 # -snapshot overlay of the shared image: what the guest wrote is mirrored
 # over NBD into the new process's overlay (drive-mirror sync=top), RAM and
 # devices go over a unix socket. After `completed` the switch drops the
-# old QEMU's port (cnuas-vsctl del-port), so the guest's pinned MAC is free
-# for the new port; then the new QEMU runs (`cont`) and the old one is
+# old QEMU's port (cnuas-vsctl handover), so the guest's pinned MAC is free
+# for the new port and, on an IB switch, the new port takes the old one's
+# IB port over, Active; then the new QEMU runs (`cont`) and the old one is
 # ended (SIGKILL: it is stopped and its disk overlay is an unlinked
 # temporary file). labctl.py migrate does these steps on open QMP
 # connections. Prints the migration's downtime and total time

@@ -35,8 +35,17 @@
 # switch port got nothing from node 1 (host clock, the switch's
 # counters), against the downtime QEMU reports. MIG_XFER_SECONDS,
 # MIG_BW_SECONDS set the lengths of the runs.
+# On an IB lab (test 84 runs it there with CNUAS_VERBS_OVER_IB=1) the
+# same steps but the Soft-RoCE ones run in that lab, by LID and over IPoIB:
+# the new QEMU's port is linked once the device state arrives, and the
+# switch reports it to OpenSM, which sweeps it (same LID) in.
 . "$(dirname "$0")/lib.sh"
-need_eth
+if [ "$LINK_LAYER" = ib ]; then
+	need_ib_sm
+	[ "${CNUAS_VERBS_OVER_IB:-0}" = 1 ] || skip "on an IB lab only with CNUAS_VERBS_OVER_IB=1 (test 84)"
+else
+	need_eth
+fi
 # Any failure shows what a guest kernel reported (a crash after a migration).
 fail() {
 	local f
@@ -53,8 +62,13 @@ fail() {
 # down no guest the later tests need. MIG_GPU=0: without cnuasgpus.
 gpu=
 [ "${MIG_GPU:-1}" = 1 ] && gpu=--gpu
-side_lab migrate --nodes 2 --rxe-nodes 1 --mtu "$MTU" $gpu
-echo "# own lab of 2 cnuas guests${gpu:+ with cnuasgpus} and a Soft-RoCE guest up in ${SIDE_BOOT} s"
+if [ "$LINK_LAYER" = ib ]; then
+	[ "${GPU:-0}" = 1 ] || gpu=
+	echo "# in this IB lab of $NODES cnuas guests${gpu:+ with cnuasgpus}"
+else
+	side_lab migrate --nodes 2 --rxe-nodes 1 --mtu "$MTU" $gpu
+	echo "# own lab of 2 cnuas guests${gpu:+ with cnuasgpus} and a Soft-RoCE guest up in ${SIDE_BOOT} s"
+fi
 N0=0 N1=1
 MIB=${MIG_XFER_MIB:-8192}	# at most; the sender stops after XSECS
 XSECS=${MIG_XFER_SECONDS:-30}
@@ -69,7 +83,8 @@ port_of() {
 	"$LAB" switch -- --json show | /usr/bin/python3 -c '
 import json, sys
 for p in json.load(sys.stdin)["ports"]:
-    if p["peer"] == "pid " + sys.argv[1] or p["peer"].endswith("/vport%s.qemu" % sys.argv[2]):
+    if (p["peer"].split(" ib ")[0] == "pid " + sys.argv[1]   # "pid N ib PORT" on an IB switch
+            or p["peer"].endswith("/vport%s.qemu" % sys.argv[2])):
         print(p["id"])' "$(cat "$LAB_DIR/node$1.pid")" "$1"
 }
 
@@ -103,6 +118,21 @@ pause_of() {
 		END { print max + 0 }' "$1"
 }
 
+# On an IB switch a migration must hand the guest's IB port over (no link
+# down: no trap, the port Active all along): ib_mark before, ib_moved TAG
+# N after N migrations.
+ib_mark() { [ "$LINK_LAYER" != ib ] || IB_MARK=$(sw_json) || fail "cannot read the switch"; }
+ib_moved() {
+	[ "$LINK_LAYER" = ib ] || return 0
+	local s h0 h1 t0 t1
+	s=$(sw_json) || fail "cannot read the switch"
+	h0=$(sw_field "$IB_MARK" handovers) h1=$(sw_field "$s" handovers)
+	t0=$(sw_field "$IB_MARK" traps_sent) t1=$(sw_field "$s" traps_sent)
+	[ "$h1" = $((h0 + $2)) ] && [ "$t1" = "$t0" ] ||
+		fail "$1: the IB port did not move seamlessly (hand-overs $h0 -> $h1 for $2 migrations, the switch's traps $t0 -> $t1)"
+	echo "$1: $2 IB port hand-over(s), no trap, no sweep"
+}
+
 # migrate_now TAG [NODE PEER [nopause]]: migrate NODE (default node 1),
 # print the downtime and the traffic pause seen by PEER (default node 0;
 # not with nopause: traffic that does not cross the switch).
@@ -119,6 +149,7 @@ migrate_now() {
 		: >"$OUT/$tag.samples"
 	fi
 	sleep 1
+	ib_mark
 	t0=$(($(date +%s%N) / 1000000))
 	out=$("$LAB" migrate "$mv" 2>&1) || { [ -z "$SAMPLER" ] || kill "$SAMPLER"; echo "$out"; fail "$tag: scripts/lab migrate $mv failed"; }
 	t1=$(($(date +%s%N) / 1000000))
@@ -128,6 +159,7 @@ migrate_now() {
 		wait "$SAMPLER" 2>/dev/null
 	fi
 	echo "$out" | grep -v '^MIGRATE '
+	ib_moved "$tag" 1
 	MIG=$(echo "$out" | sed -n 's/^MIGRATE //p')
 	[ -n "$MIG" ] || fail "$tag: no migration figures"
 	if [ "${4:-}" = nopause ]; then
@@ -138,6 +170,11 @@ migrate_now() {
 }
 
 ONLY=${MIG_ONLY:-xfer bw ping tcp xfer-sender rping repeat gpu rxe nvme nvme-host bw-client rping-client link bw-rxe rping-rxe nvme-rxe}	# a subset, to debug one part
+if [ "$LINK_LAYER" = ib ]; then	# no Soft-RoCE over IB
+	o=
+	for w in $ONLY; do case $w in rxe | *-rxe) ;; *) o+=" $w" ;; esac; done
+	ONLY=$o
+fi
 want() { [[ " $ONLY " == *" $1 "* ]]; }
 
 # xfer_to_moving TAG SENDER PORT SECS: a verified cnuas-xfer from SENDER
@@ -307,6 +344,7 @@ want repeat && {
 	lsh -t 30 $N0 "rm -f /tmp/mig-rep.ping; (setsid sh -c 'exec ping -q -i 0.05 $(ip_of $N1) >/tmp/mig-rep.ping 2>&1' </dev/null >/dev/null 2>&1 &)" ||
 		fail "cannot start ping on node$N0"
 	down=()
+	ib_mark
 	for i in $(seq "$REPEAT"); do
 		out=$("$LAB" migrate $N1 2>&1) || { echo "$out"; fail "repeat: migration $i of $REPEAT failed"; }
 		down+=("$(echo "$out" | sed -n 's/^MIGRATE downtime_ms=\([0-9]*\).*/\1/p')")
@@ -318,6 +356,7 @@ want repeat && {
 	lsh -t 10 $N1 "pkill -f mig-churn; rm -f /dev/shm/mig-churn" || true
 	ping_ok $N0 "$(ip_of $N1)" || fail "repeat: node$N1 unreachable after $REPEAT migrations"
 	echo "repeat: $REPEAT migrations of node$N1, the guest running after each; downtimes (ms): ${down[*]}; ping: $pings"
+	ib_moved repeat "$REPEAT"
 }
 
 # 7. A DMA-BUF MR on GPU memory registered before the move, used after

@@ -44,7 +44,9 @@
 #     lease, cleared) and 80 (cnuas_ib and cnuas_net reloaded on node1:
 #     the link bounces, OpenSM sweeps the port out and back in, Active
 #     with its LID, IPoIB pings again) and 60 (bad descriptors with
-#     node1's driver unbound; node1 back after the rebind) and 70 (the switch killed and restarted: ports
+#     node1's driver unbound; node1 back after the rebind), 82 (live
+#     migration: RC transfers and rping across it, the IB port handed
+#     over to the new QEMU without a link down) and 70 (the switch killed and restarted: ports
 #     Down/Polling, then swept by OpenSM into the new switch, Active with
 #     their LIDs, IPoIB again);
 #   no ICRC error at either HCA and no bad VCRC or LRH at the switch;
@@ -278,6 +280,10 @@ sub 89-ib-mkey
 sub 80-module-reload
 sub 60-bad-descriptor
 sub 70-switch-restart
+# Live migration over IB (the Ethernet lab's 82 runs every step): an RC
+# transfer with either end moved, rping, 10 in a row, each a hand-over of
+# the IB port with no trap (node0, which moves too, runs OpenSM).
+sub 82-migrate MIG_ONLY="xfer xfer-sender rping repeat" MIG_REPEAT=10 MIG_XFER_SECONDS=15
 
 # An OpenSM restart keeps every LID (OpenSM's guid2lid cache).
 sm_restart /tmp/opensm2.log

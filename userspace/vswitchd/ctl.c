@@ -221,6 +221,20 @@ static int parse_port(struct vswitch *sw, struct req *r, const char *s, struct p
 	return 0;
 }
 
+/* A hand-over time: 1..600000 ms. */
+static int parse_ms(struct req *r, const char *s, unsigned *ms)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || end == s || *end || *s == '-' || v == 0 || v > 600000)
+		return fail(r, "bad time '%s' (want 1..600000 ms)", s);
+	*ms = (unsigned)v;
+	return 0;
+}
+
 /* ---- commands ---- */
 
 /* The active port with the smallest id above @after: listings go in id order. */
@@ -829,19 +843,29 @@ static int cmd_ib_table(struct vswitch *sw, struct req *r)
  * del-port PORT: hang up a guest's (SOCK_SEQPACKET) port now, as if its
  * peer had closed: its MACs are free at once for another port (a migrated
  * guest's new QEMU) and the frames it sent before still go out.
+ * handover PORT [MS]: the same for a guest that moves to a new QEMU; in IB
+ * mode its IB port also stays as the SM left it for the next guest port
+ * that connects within MS ms (default 10000), see ib_port_handover().
  */
 static int cmd_del_port(struct vswitch *sw, struct req *r)
 {
+	bool handover = !strcmp(r->argv[0], "handover");
+	unsigned ms = 10000;
 	struct port *p;
 
-	if (r->argc != 2)
-		return fail(r, "usage: del-port PORT");
+	if (r->argc != 2 && !(handover && r->argc == 3))
+		return fail(r, handover ? "usage: handover PORT [MS]" : "usage: del-port PORT");
 	if (parse_port(sw, r, r->argv[1], &p) < 0)
+		return -1;
+	if (r->argc == 3 && parse_ms(r, r->argv[2], &ms) < 0)
 		return -1;
 	if (p->kind != PORT_SEQPACKET && p->kind != PORT_STREAM)
 		return fail(r, "port %u is a %s port: only guest ports can be removed", p->id,
 			    kind_name(p));
-	vs_log(VS_LOG_INFO, "port %u (%s) removed over the control socket", p->id, p->peer);
+	vs_log(VS_LOG_INFO, "port %u (%s) %s over the control socket", p->id, p->peer,
+	       handover ? "handed over" : "removed");
+	if (handover && sw->ib)
+		ib_port_handover(sw, p, ms);
 	shutdown(p->fd, SHUT_RDWR);
 	dp_port_hangup(sw, p);
 	if (r->json)
@@ -867,6 +891,7 @@ static const struct {
 } commands[] = {
 	{ "add-dgram", cmd_add_dgram }, { "add-tap", cmd_add_tap }, { "add-stream", cmd_add_stream },
 	{ "capture", cmd_capture }, { "counters", cmd_counters }, { "del-port", cmd_del_port },
+	{ "handover", cmd_del_port },
 	{ "fault", cmd_fault },		{ "fdb", cmd_fdb },	      { "set-fault", cmd_set_fault },
 	{ "set-port-security", cmd_set_port_security },
 	{ "set-qos", cmd_set_qos },	{ "show-qos", cmd_show_qos },

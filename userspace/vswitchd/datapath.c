@@ -747,6 +747,7 @@ void dp_timers(struct vswitch *sw, int *timeout_ms)
 		if (sw->cap)
 			capture_flush(sw->cap);
 		ctl_expire(sw);
+		ib_timers(sw);
 		sw->next_sweep = sw->now + 1000000000ull;
 		next = sw->next_sweep;
 	}

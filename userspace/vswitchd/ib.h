@@ -73,6 +73,14 @@ struct ib_switch {
 	uint64_t tid;			/* for traps we originate */
 	uint64_t mkey_violations;
 	uint64_t traps_sent;
+	/*
+	 * A port handed over (a migrating guest's): kept in its state, with
+	 * nothing behind it, for the next guest port until @handover_until
+	 * (sw->now). 0: none.
+	 */
+	unsigned handover_port;
+	uint64_t handover_until;
+	uint64_t handovers;
 	struct ib_port port[IB_MAX_PORTS + 1];
 };
 
@@ -81,6 +89,10 @@ int ib_init(struct vswitch *sw, unsigned nports, uint64_t guid, bool guid_set);
 void ib_fini(struct vswitch *sw);
 int ib_port_attach(struct vswitch *sw, struct port *p);
 void ib_port_detach(struct vswitch *sw, struct port *p);
+/* p's IB port keeps its state for the next guest port for @ms ms. */
+void ib_port_handover(struct vswitch *sw, struct port *p, unsigned ms);
+/* Once a second: a hand-over nobody took ends in a link down. */
+void ib_timers(struct vswitch *sw);
 /* One frame from p; false: p must pause (unicast destination full). */
 bool ib_forward(struct vswitch *sw, struct port *p, uint8_t *data, uint32_t len, struct pkt *k);
 void ib_fault_corrupt(struct vswitch *sw, struct fault *f, uint8_t *data, uint32_t len);

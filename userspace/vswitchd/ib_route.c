@@ -120,11 +120,75 @@ static void port_state_change(struct vswitch *sw)
 	ib_trap_128(sw);
 }
 
+/* IB port @n lost its link: Down, Polling, counted, reported to the SM. */
+static void ib_link_down(struct vswitch *sw, unsigned n)
+{
+	struct ib_switch *ib = sw->ib;
+
+	if (ib->port[n].state >= IB_PS_INIT)
+		ib->port[n].pc.link_downed++;
+	ib->port[n].state = IB_PS_DOWN;
+	mad_set_field(ib->port[n].pi, 0, IB_PORT_PHYS_STATE_F, IB_PHYS_POLLING);
+	port_state_change(sw);
+}
+
+static void ib_handover_end(struct vswitch *sw)
+{
+	struct ib_switch *ib = sw->ib;
+	unsigned n = ib->handover_port;
+
+	ib->handover_port = 0;
+	vs_log(VS_LOG_INFO, "IB port %u down: no port took it over", n);
+	ib_link_down(sw, n);
+}
+
+void ib_timers(struct vswitch *sw)
+{
+	if (sw->ib && sw->ib->handover_port && sw->now >= sw->ib->handover_until)
+		ib_handover_end(sw);
+}
+
+/*
+ * A live migration moves a guest's HCA to a new QEMU process, whose
+ * connection replaces this one. Unplugging and plugging the "cable" would
+ * take the port down until the SM swept it Active again, seconds in which
+ * no data may pass (IBA: only an Active port forwards). Instead the IB port
+ * stays as the SM left it, with nothing behind it, and the next guest port
+ * to connect takes it over, as if the cable had never moved. One hand-over
+ * at a time: the switch cannot tell which new connection is which guest.
+ */
+void ib_port_handover(struct vswitch *sw, struct port *p, unsigned ms)
+{
+	struct ib_switch *ib = sw->ib;
+	unsigned n = p->ib_port;
+
+	if (!n || ib->port[n].slot != p->idx)
+		return;
+	if (ib->handover_port)
+		ib_handover_end(sw);
+	ib->port[n].slot = -1;
+	p->ib_port = 0;
+	ib->handover_port = n;
+	ib->handover_until = sw->now + (uint64_t)ms * 1000000ull;
+	vs_log(VS_LOG_INFO, "IB port %u (%s) handed over: kept %s for %u ms", n, p->peer,
+	       ib_state_name(ib->port[n].state), ms);
+}
+
 int ib_port_attach(struct vswitch *sw, struct port *p)
 {
 	struct ib_switch *ib = sw->ib;
-	unsigned n;
+	unsigned n = ib->handover_port;
 
+	if (n && ib->port[n].slot < 0) {
+		ib->handover_port = 0;
+		ib->handovers++;
+		ib->port[n].slot = p->idx;
+		p->ib_port = n;
+		snprintf(p->peer + strlen(p->peer), sizeof(p->peer) - strlen(p->peer), " ib %u", n);
+		vs_log(VS_LOG_INFO, "port %u takes IB port %u over: %s", p->id, n,
+		       ib_state_name(ib->port[n].state));
+		return 0;
+	}
 	for (n = 1; n <= ib->nports && ib->port[n].slot >= 0; n++)
 		;
 	if (n > ib->nports)
@@ -149,12 +213,8 @@ void ib_port_detach(struct vswitch *sw, struct port *p)
 		return;
 	ib->port[n].slot = -1;
 	p->ib_port = 0;
-	if (ib->port[n].state >= IB_PS_INIT)
-		ib->port[n].pc.link_downed++;
-	ib->port[n].state = IB_PS_DOWN;
-	mad_set_field(ib->port[n].pi, 0, IB_PORT_PHYS_STATE_F, IB_PHYS_POLLING);
 	vs_log(VS_LOG_INFO, "IB port %u down (port %u gone)", n, p->id);
-	port_state_change(sw);
+	ib_link_down(sw, n);
 }
 
 /* ---- frames ---- */
@@ -746,10 +806,12 @@ void ib_ctl_show(struct vswitch *sw, struct strbuf *b, bool json)
 	if (json) {
 		sb_printf(b, "{\"guid\": \"0x%016llx\", \"nports\": %u, \"lid\": %u, \"lmc\": %u, "
 			     "\"sm_lid\": %u, \"port_state_change\": %u, \"linear_fdb_top\": %u, "
-			     "\"mkey_violations\": %llu, \"traps_sent\": %llu, \"ports\": [",
+			     "\"mkey_violations\": %llu, \"traps_sent\": %llu, "
+			     "\"handover_port\": %u, \"handovers\": %llu, \"ports\": [",
 			  (unsigned long long)ib->guid, ib->nports, lid,
 			  mad_get_field((void *)p0, 0, IB_PORT_LMC_F), smlid, psc, top,
-			  (unsigned long long)ib->mkey_violations, (unsigned long long)ib->traps_sent);
+			  (unsigned long long)ib->mkey_violations, (unsigned long long)ib->traps_sent,
+			  ib->handover_port, (unsigned long long)ib->handovers);
 	} else {
 		sb_printf(b, "ib switch guid 0x%016llx, %u ports, lid %u, sm lid %u, "
 			     "port state change %u, lft top %u, traps sent %llu, mkey violations %llu\n",

@@ -1436,6 +1436,15 @@ static void cnuas_vnic_vm_state(void *opaque, bool running, RunState state)
     if (running) {
         bool guard = cnuas_vnic_guard_enter(s);
 
+        /*
+         * A migrated IB device links when it runs, not before: the old
+         * process's switch port is gone by then and this one can take its
+         * IB port over (cnuas-vsctl handover) instead of a new port that
+         * the SM would have to make Active first.
+         */
+        if (s->fd < 0 && s->socket_path && cnuas_vnic_link_wanted(s)) {
+            cnuas_vnic_connect(s);
+        }
         cnuas_vnic_link_changed(s);
         cnuas_vnic_guard_exit(s, guard);
         qemu_bh_schedule(s->tx_bh);

@@ -1212,9 +1212,14 @@ static void test_stop_cont(void)
  * Registers, indices, counters and the link state the driver was told
  * migrate; the target has its own link.
  */
-static void test_migrate(void)
+/*
+ * @ll "" or ",link_layer=ib". An IB target links only once the device
+ * state (ENABLE) has arrived, before the VM runs; an Ethernet one at once.
+ */
+static void migrate_with(const char *ll)
 {
-    Vnic *v = vnic_new(NULL, true);
+    bool ib = strstr(ll, "link_layer=ib");
+    Vnic *v = vnic_new(ll, true);
     g_autofree char *uri = g_strdup_printf("unix:%s/mig.sock", v->dir);
     uint8_t buf[64];
     QOSState *src = v->qs, *dst;
@@ -1222,6 +1227,9 @@ static void test_migrate(void)
     unsigned i;
 
     vnic_start(v);
+    if (ib) {
+        v->cfd = accept_timeout(v->lfd);
+    }
     for (i = 0; i < 3; i++) {
         put_desc(v, v->txring, i, v->txbuf, 60, 0);
     }
@@ -1239,11 +1247,18 @@ static void test_migrate(void)
     wr(v, CNUAS_VNIC_REG_INT_ACK, CNUAS_VNIC_INT_ALL);
 
     dst = qtest_pc_boot("-nodefaults -device cnuas-vnic,id=nic0,addr=0x4,"
-                        "mac=" TEST_MAC ",socket_path=%s -incoming %s",
-                        v->path, uri);
-    close(v->cfd);
-    v->cfd = accept_timeout(v->lfd);
-    migrate(src, dst, uri);
+                        "mac=" TEST_MAC ",socket_path=%s%s -incoming %s",
+                        v->path, ll, uri);
+    if (ib) {
+        g_assert(no_connect_within(v->lfd, 1200));
+        close(v->cfd);
+        migrate(src, dst, uri);
+        v->cfd = accept_timeout(v->lfd);
+    } else {
+        close(v->cfd);
+        v->cfd = accept_timeout(v->lfd);
+        migrate(src, dst, uri);
+    }
 
     g_free(v->dev);
     qtest_shutdown(src);
@@ -1281,6 +1296,16 @@ static void test_migrate(void)
     g_assert(wait_reg(v, CNUAS_VNIC_REG_TXQ + CNUAS_VNIC_Q_CONS, ~0u, 4));
     unlink(uri + strlen("unix:"));
     vnic_free(v);
+}
+
+static void test_migrate(void)
+{
+    migrate_with("");
+}
+
+static void test_migrate_ib(void)
+{
+    migrate_with(",link_layer=ib");
 }
 
 static void test_hotplug(void)
@@ -1326,6 +1351,7 @@ int main(int argc, char **argv)
     qtest_add_func("/cnuas-vnic/random", test_random);
     qtest_add_func("/cnuas-vnic/stop-cont", test_stop_cont);
     qtest_add_func("/cnuas-vnic/migrate", test_migrate);
+    qtest_add_func("/cnuas-vnic/migrate-ib", test_migrate_ib);
     qtest_add_func("/cnuas-vnic/hotplug", test_hotplug);
     return g_test_run();
 }

@@ -481,6 +481,61 @@ def test_ib_port_state_change_and_trap():
         assert _ib(sw)["traps_sent"] == 2
 
 
+def test_ib_handover():
+    """A migrating guest's port handed over: its IB port stays Active with
+    nothing behind it (data to it dropped, no trap, no LinkDowned), the next
+    guest port takes it over Active and data flows at once, as if the cable
+    never moved; a hand-over nobody takes ends in a link down and a trap."""
+    with _ib_switch() as sw:
+        sm = SM(sw.port())
+        b = sw.port()
+        _wait_ib(sw, 2)
+        _configure(sm, {2: 1, 3: 2}, active=(1, 2))
+        sm.set(0x12, 0, sm.get(0x12)[1])               # clear PortStateChange
+        traps = _ib(sw)["traps_sent"]
+        ids = sw.port_ids()
+        sw.vsctl("handover", str(ids[1]), "0", expect=1)
+        sw.vsctl("handover", str(ids[0]), "x", expect=1)
+        sw.vsctl("handover", str(ids[1]))
+        b.settimeout(3)
+        assert b.recv(65536) == b"", "the handed-over connection stays open"
+        sw.ports.remove(b)
+        b.close()
+        _wait_ib(sw, 1)
+        ib = _ib(sw)
+        assert ib["handover_port"] == 2 and ib["traps_sent"] == traps, ib
+        p2 = port_info(sm.get(0x15, 2)[1])
+        assert p2["state"] == 4 and p2["phys"] == 5, p2
+        assert switch_info(sm.get(0x12)[1])["psc"] == 0
+        sm.send(_data(3, 2))                            # nobody behind port 2
+        c = sw.port()
+        _wait_ib(sw, 2)
+        ib = _ib(sw)
+        assert ib["handover_port"] == 0 and ib["handovers"] == 1, ib
+        nid = [i for i in sw.port_ids() if i not in ids][0]
+        assert {p["port"]: p["vsport"] for p in ib["ports"]}[2] == nid, ib
+        sm.send(_data(3, 2, b"z" * 52))
+        f = c.recv(65536)
+        check_link(f)
+        assert f[28:80] == b"z" * 52, f[:84]
+        c.send(_data(2, 3, b"w" * 40))
+        assert sm.recv()[28:68] == b"w" * 40
+        ib = _ib(sw)
+        p2 = {p["port"]: p for p in ib["ports"]}[2]
+        assert ib["traps_sent"] == traps and p2["link_downed"] == 0 and p2["state"] == "active", ib
+        # not taken over within its 300 ms: Down, Polling, LinkDowned, Trap 128
+        sw.vsctl("handover", str(nid), "300")
+        sw.ports.remove(c)
+        c.close()
+        f = sm.recv(timeout=5)
+        assert struct.unpack_from("!H", mad_of(f), 64 + 4)[0] == 128
+        p2 = port_info(sm.get(0x15, 2)[1])
+        assert p2["state"] == 1 and p2["phys"] == 2, p2
+        ib = _ib(sw)
+        assert ib["handover_port"] == 0 and ib["traps_sent"] == traps + 1, ib
+        assert {p["port"]: p for p in ib["ports"]}[2]["link_downed"] == 1, ib
+
+
 def _pma(sm, attr, port, method=1, select=0, tid=0x900):
     m = lr_smp(method, attr, tid=tid, cls=0x04)
     m[64 + 1] = port
