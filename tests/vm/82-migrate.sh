@@ -75,6 +75,7 @@ XSECS=${MIG_XFER_SECONDS:-30}
 SECS=${MIG_BW_SECONDS:-30}
 OUT=$LAB_DIR/pair-out/82-migrate
 mkdir -p "$OUT"
+PROBLEMS0=$(console_problems)
 rdma_prep $N0 $N1
 
 # The switch port of a node: a cnuas node's QEMU pid is its port's peer,
@@ -554,7 +555,9 @@ want link && [ -n "$gpu" ] && {
 	echo "link: $LF CnuasLink frames sent and compared while the sender, then the receiver moved"
 }
 
-# A guest that crashed after a migration is a failure of the migration.
-grep -q -E 'Oops|BUG:|WARNING:|Kernel panic|general protection fault' "$LAB_DIR"/node*.console.log 2>/dev/null &&
+# A guest that crashed after a migration is a failure of the migration
+# (in 84's IB lab the consoles hold the earlier tests' lines too: only new
+# ones count).
+[ "$(console_problems)" = "$PROBLEMS0" ] ||
 	fail "a guest kernel reported a problem after the migrations"
 exit 0

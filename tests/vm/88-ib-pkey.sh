@@ -11,11 +11,15 @@
 #     ib_write_bw and UD ib_send_bw with --pkey_index pass, so the
 #     requester sends the P_Key of its QP's index and the responder
 #     checks it against its own (the default P_Key would not match);
-#   two limited members (0x0003) and a non-member (0x0004: node0 only):
-#     every UD datagram is dropped by node1, whose rx_drop_bad_pkey and
-#     PortInfo P_KeyViolations (smpquery) count them (IBA 10.9.3), and
-#     its SMA sends Trap 257 to the SM: OpenSM logs "Bad P_Key" with the
-#     sender's LID and represses it (sma_traps_sent/_repressed);
+#   two limited members (0x0003): every UD datagram is dropped by node1,
+#     whose rx_drop_bad_pkey and PortInfo P_KeyViolations (smpquery) count
+#     them (IBA 10.9.3), and its SMA sends Trap 257 to the SM: OpenSM logs
+#     "Bad P_Key" with the sender's LID and represses it
+#     (sma_traps_sent/_repressed);
+#   a non-member (0x0004: node0 only): OpenSM turned partition enforcement
+#     on at the switch ports of both HCAs (smpquery) with their tables, so
+#     the switch drops every datagram on its way out to node1 and counts it
+#     in that port's PortXmitConstraintErrors (perfquery); node1 sees none;
 #   Q_Key: datagrams with a wrong Q_Key (cnuas-verbsapi ud-modify) are
 #     dropped and raise Trap 258, which OpenSM logs;
 #   at the end OpenSM restarts without the file; the tables are back to
@@ -101,7 +105,16 @@ for tool in "ib_write_bw -d cnuas_0 -s 65536 -n 500" "ib_send_bw -d cnuas_0 -c U
 	echo "PASS full and limited member of 0x0002: $tool: $(lsh 1 "grep -m1 -E '^ *[0-9]+ +[0-9]+ ' /tmp/$name.cli")"
 done
 
-# Two limited members, then a non-member: node1 drops every datagram.
+# The switch's LID and the switch port node1 is on (ibnetdiscover), for
+# smpquery and perfquery.
+topo=$(lsh -t 120 0 ibnetdiscover) || fail "ibnetdiscover failed"
+swlid=$(echo "$topo" | sed -n 's/^Switch.* base port 0 lid \([0-9]*\) .*/\1/p')
+ng1=$(lsh 1 'cat /sys/class/infiniband/cnuas_0/node_guid' | tr -d ':')
+swport1=$(echo "$topo" | sed -n "s/^\[\([0-9]*\)\][[:space:]]*\"H-$ng1\".*/\1/p")
+[ -n "$swlid" ] && [ -n "$swport1" ] || { echo "$topo"; fail "ibnetdiscover: no switch, or node1 on none of its ports"; }
+xmit_constraint() { lsh -t 60 0 "perfquery $swlid $swport1" | sed -n 's/^PortXmitConstraintErrors:\.*\([0-9]*\)$/\1/p'; }
+
+# Two limited members: node1 drops every datagram.
 drops() { # drops WHAT SERVER-PKEY CLIENT-PKEY: the server is node1 here
 	local what=$1 name=drop$2 si ci d0 v0 d1 v1 rc
 	si=$(index_of 1 "$2") && ci=$(index_of 0 "$3") && [ -n "$si" ] && [ -n "$ci" ] ||
@@ -130,7 +143,29 @@ drops() { # drops WHAT SERVER-PKEY CLIENT-PKEY: the server is node1 here
 	echo "PASS $what: node1 dropped $((d1 - d0)) datagrams of P_Key $3 for its QP of $2, PkeyViolations $v0 -> $v1; its server timed out (rc $rc)"
 }
 drops "two limited members" 0x0003 0x0003
-drops "a non-member" 0xffff 0x8004
+
+# A non-member: the switch drops it (partition enforcement, as OpenSM set
+# it up on the switch port of each HCA: the HCA's table, both directions).
+pi=$(lsh -t 60 0 "smpquery portinfo $swlid $swport1") || fail "smpquery portinfo $swlid $swport1 failed"
+echo "$pi" | grep -q '^PartEnforceInb:\.*1$' && echo "$pi" | grep -q '^PartEnforceOutb:\.*1$' ||
+	{ echo "$pi"; fail "OpenSM did not turn partition enforcement on at switch port $swport1"; }
+pk=$(lsh -t 60 0 "smpquery pkeys $swlid $swport1") || fail "smpquery pkeys $swlid $swport1 failed"
+echo "$pk" | grep -q 0x0002 && echo "$pk" | grep -q 0x8001 && ! echo "$pk" | grep -q 0x8004 ||
+	{ echo "$pk"; fail "switch port $swport1's P_Key table is not node1's"; }
+si=$(index_of 1 0xffff) && ci=$(index_of 0 0x8004) && [ -n "$si" ] && [ -n "$ci" ] ||
+	fail "no index of 0xffff on node1 or 0x8004 on node0"
+d0=$(counter 1) x0=$(xmit_constraint)
+lsh -t 90 1 "timeout 40 ib_send_bw -d cnuas_0 -c UD -n $ITERS -p $PORT --pkey_index=$si >/tmp/dropsw.srv 2>&1; echo \$? >/tmp/dropsw.rc" &
+wait_for 30 lsh -t 10 1 "$(listening $PORT)" || fail "a non-member: the server does not listen"
+lsh -t 60 0 "timeout 20 ib_send_bw -d cnuas_0 -c UD -n $ITERS -p $PORT --pkey_index=$ci $(ip_of 1) >/tmp/dropsw.cli 2>&1"
+wait
+d1=$(counter 1) x1=$(xmit_constraint)
+[ "$(lsh 1 "cat /tmp/dropsw.rc")" != 0 ] || fail "a non-member: node1's server received datagrams of P_Key 0x8004"
+# PortXmitConstraintErrors is 8 bits wide: it stops at 255.
+[ $((x1 - x0)) -ge "$ITERS" ] || [ "$x1" = 255 ] ||
+	fail "a non-member: switch port $swport1's PortXmitConstraintErrors $x0 -> $x1, want >= $ITERS more"
+[ "$d1" = "$d0" ] || fail "a non-member: node1 saw $((d1 - d0)) of the datagrams (the switch should have dropped them)"
+echo "PASS a non-member: the switch dropped the datagrams of P_Key 0x8004 to node1 (switch $swlid port $swport1 PortXmitConstraintErrors $x0 -> $x1, enforcement in and out, node1's table); node1 saw none"
 
 # Datagrams with a wrong Q_Key (cnuas-verbsapi's ud-modify sends some
 # on loopback, node0 to node0): dropped, and Trap 258.

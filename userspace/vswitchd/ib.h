@@ -49,6 +49,8 @@ struct ib_pcnt {
 	uint64_t xmit_discards;		/* egress down, not active, overflow */
 	uint64_t vl15_dropped;
 	uint64_t link_downed;
+	uint64_t rcv_constraint;	/* refused by inbound partition enforcement */
+	uint64_t xmit_constraint;	/* refused by outbound partition enforcement */
 };
 
 struct ib_port {

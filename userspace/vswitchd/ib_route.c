@@ -683,6 +683,31 @@ static unsigned sl_to_vl(const struct ib_switch *ib, unsigned sl)
 	return sl & 1 ? b & 0x0f : b >> 4;
 }
 
+/*
+ * Partition enforcement, where the SM enabled it on IB port @n (PortInfo
+ * PartitionEnforcementInbound/Outbound, @out picks which): a data packet
+ * passes if its P_Key's partition number (low 15 bits, not 0) is in the
+ * port's P_Key table. The membership bit is not compared: the SM copies an
+ * end port's table, limited memberships included, to its switch port, and
+ * whether two members may talk is for the end ports to judge. Raw packets
+ * (no BTH) carry no P_Key and are not checked (raw filtering is apart).
+ */
+static bool pkey_allowed(const struct ib_switch *ib, unsigned n, const struct ibf *x, bool out)
+{
+	const struct ib_port *ip = &ib->port[n];
+	unsigned base = x->pkey & 0x7fff;
+
+	if (!x->bth ||
+	    !mad_get_field((void *)ip->pi, 0, out ? IB_PORT_PART_EN_OUTB_F : IB_PORT_PART_EN_INB_F))
+		return true;
+	if (!base)
+		return false;
+	for (unsigned i = 0; i < IB_PKEY_CAP; i++)
+		if ((ip->pkeys[i] & 0x7fff) == base)
+			return true;
+	return false;
+}
+
 bool ib_forward(struct vswitch *sw, struct port *p, uint8_t *data, uint32_t len, struct pkt *k)
 {
 	struct ib_switch *ib = sw->ib;
@@ -709,6 +734,10 @@ bool ib_forward(struct vswitch *sw, struct port *p, uint8_t *data, uint32_t len,
 	if (!port_active(ib, in)) {
 		p->c.ib_drop_not_active++;
 		ib->port[in].pc.rcv_errors++;
+		return true;
+	}
+	if (!pkey_allowed(ib, in, &x, false)) {
+		ib->port[in].pc.rcv_constraint++;
 		return true;
 	}
 	if (own_lid(ib, x.dlid)) {
@@ -746,6 +775,10 @@ bool ib_forward(struct vswitch *sw, struct port *p, uint8_t *data, uint32_t len,
 					continue;
 				}
 				any = true;
+				if (!pkey_allowed(ib, out, &x, true)) {
+					ib->port[out].pc.xmit_constraint++;
+					continue;
+				}
 				if (dp_flood_one(sw, ib_slot(sw, out), data, len, k, 0))
 					count_xmit(ib, out, len, true);
 				else
@@ -771,6 +804,10 @@ bool ib_forward(struct vswitch *sw, struct port *p, uint8_t *data, uint32_t len,
 	if (!port_active(ib, out)) {
 		p->c.ib_drop_not_active++;
 		ib->port[out].pc.xmit_discards++;
+		return true;
+	}
+	if (!pkey_allowed(ib, out, &x, true)) {
+		ib->port[out].pc.xmit_constraint++;
 		return true;
 	}
 	uint32_t flip = link_fault(p, len);
@@ -835,7 +872,8 @@ void ib_ctl_show(struct vswitch *sw, struct strbuf *b, bool json)
 				     "\"xmit_pkts\": %llu, \"rcv_bytes\": %llu, \"xmit_bytes\": %llu, "
 				     "\"rcv_errors\": %llu, \"relay_errors\": %llu, "
 				     "\"xmit_discards\": %llu, \"vl15_dropped\": %llu, "
-				     "\"link_downed\": %llu}",
+				     "\"link_downed\": %llu, \"rcv_constraint_errors\": %llu, "
+				     "\"xmit_constraint_errors\": %llu}",
 				  first ? "" : ", ", n, p ? p->id : 0, ib_state_name(ip->state),
 				  phys == IB_PHYS_LINKUP ? "linkup" : "polling", ip->neighbor_lid,
 				  (unsigned long long)ip->pc.rcv_pkts,
@@ -846,7 +884,9 @@ void ib_ctl_show(struct vswitch *sw, struct strbuf *b, bool json)
 				  (unsigned long long)ip->pc.relay_errors,
 				  (unsigned long long)ip->pc.xmit_discards,
 				  (unsigned long long)ip->pc.vl15_dropped,
-				  (unsigned long long)ip->pc.link_downed);
+				  (unsigned long long)ip->pc.link_downed,
+				  (unsigned long long)ip->pc.rcv_constraint,
+				  (unsigned long long)ip->pc.xmit_constraint);
 		} else {
 			sb_printf(b, "%-4u %-6u %-7s %-8s %5u %12llu %12llu %8llu %8llu %8llu\n", n,
 				  p ? p->id : 0, ib_state_name(ip->state),

@@ -440,6 +440,7 @@ static void pma_values(struct ib_switch *ib, unsigned n, struct ib_pcnt *v)
 		PMA_ADD(rcv_ucast) PMA_ADD(rcv_mcast) PMA_ADD(xmit_ucast) PMA_ADD(xmit_mcast)
 		PMA_ADD(rcv_errors) PMA_ADD(relay_errors) PMA_ADD(xmit_discards)
 		PMA_ADD(vl15_dropped) PMA_ADD(link_downed)
+		PMA_ADD(rcv_constraint) PMA_ADD(xmit_constraint)
 #undef PMA_ADD
 	}
 }
@@ -467,6 +468,8 @@ static void pma_reset(struct ib_switch *ib, unsigned n, unsigned sel, bool ext)
 		if (sel & 0x0008) b->rcv_errors = c->rcv_errors;
 		if (sel & 0x0020) b->relay_errors = c->relay_errors;
 		if (sel & 0x0040) b->xmit_discards = c->xmit_discards;
+		if (sel & 0x0080) b->xmit_constraint = c->xmit_constraint;
+		if (sel & 0x0100) b->rcv_constraint = c->rcv_constraint;
 		if (sel & 0x0800) b->vl15_dropped = c->vl15_dropped;
 		if (sel & 0x1000) b->xmit_bytes = c->xmit_bytes;
 		if (sel & 0x2000) b->rcv_bytes = c->rcv_bytes;
@@ -538,6 +541,8 @@ bool ib_pma_process(struct vswitch *sw, uint8_t *mad)
 		mad_set_field(d, 0, IB_PC_ERR_RCV_F, (uint32_t)sat(v.rcv_errors, 16));
 		mad_set_field(d, 0, IB_PC_ERR_SWITCH_REL_F, (uint32_t)sat(v.relay_errors, 16));
 		mad_set_field(d, 0, IB_PC_XMT_DISCARDS_F, (uint32_t)sat(v.xmit_discards, 16));
+		mad_set_field(d, 0, IB_PC_ERR_XMTCONSTR_F, (uint32_t)sat(v.xmit_constraint, 8));
+		mad_set_field(d, 0, IB_PC_ERR_RCVCONSTR_F, (uint32_t)sat(v.rcv_constraint, 8));
 		mad_set_field(d, 0, IB_PC_VL15_DROPPED_F, (uint32_t)sat(v.vl15_dropped, 16));
 		mad_set_field(d, 0, IB_PC_XMT_BYTES_F, (uint32_t)sat(v.xmit_bytes / 4, 32));
 		mad_set_field(d, 0, IB_PC_RCV_BYTES_F, (uint32_t)sat(v.rcv_bytes / 4, 32));

@@ -585,6 +585,52 @@ def test_ib_pma_counters():
         assert _pma(sm, 0x0055, 1)[0]["status"] == 0x0C
 
 
+def test_ib_partition_enforcement():
+    """Where the SM turned PartitionEnforcementInbound/Outbound on, a data
+    packet whose partition (P_Key low 15 bits) is not in the port's table is
+    dropped and counted in PortRcv/XmitConstraintErrors; the membership bit
+    is not compared; without the bits nothing is checked; SMPs never."""
+    with _ib_switch() as sw:
+        sm = SM(sw.port())
+        b = sw.port()
+        _wait_ib(sw, 2)
+        _configure(sm, {2: 1, 3: 2}, active=(1, 2))
+        tbl = bytearray(64)
+        struct.pack_into("!HHH", tbl, 0, 0xFFFF, 0x8001, 0x0005)
+        h, d = sm.set(0x16, 2 << 16, bytes(tbl))
+        assert h["status"] == 0 and d == tbl, h
+        _pma(sm, 0x0012, 2, method=2, select=0xFFFF)
+
+        def frame(dlid, slid, pkey, payload):
+            return ib_frame(payload, dlid, slid, dqp=0x11, sqp=0x22, qkey=0x1234, pkey=pkey)
+
+        sm.send(frame(3, 2, 0x8007, b"a" * 32))        # not enforced yet
+        assert b.recv(65536)[28:60] == b"a" * 32
+        pi = pi_set()
+        pi[43] |= 0x0C                                  # inbound and outbound
+        h, d = sm.set(0x15, 2, bytes(pi))
+        assert h["status"] == 0 and d[43] & 0x0C == 0x0C, d[43]
+        sm.send(frame(3, 2, 0x8007, b"b" * 32))        # partition 7: not in port 2's table
+        expect_none(b, "outbound enforcement")
+        sm.send(frame(3, 2, 0x0001, b"c" * 32))        # limited 0x8001: the partition is
+        assert b.recv(65536)[28:60] == b"c" * 32
+        sm.send(frame(3, 2, 0x8005, b"d" * 32))        # full 0x0005: likewise
+        assert b.recv(65536)[28:60] == b"d" * 32
+        sm.send(frame(3, 2, 0x8000, b"e" * 32))        # partition 0: never valid
+        expect_none(b, "P_Key 0x8000")
+        b.send(frame(2, 3, 0x8007, b"f" * 32))         # inbound at port 2
+        expect_none(sm.s, "inbound enforcement")
+        b.send(frame(2, 3, 0xFFFF, b"g" * 32))
+        assert sm.recv()[28:60] == b"g" * 32
+        assert port_info(sm.get(0x15, 2)[1])["state"] == 4  # SMPs pass regardless
+        h, d = _pma(sm, 0x0012, 2)
+        assert (d[16], d[17]) == (2, 1), (d[16], d[17])   # Xmit, Rcv ConstraintErrors
+        ports = {p["port"]: p for p in _ib(sw)["ports"]}
+        assert ports[2]["xmit_constraint_errors"] == 2 and ports[2]["rcv_constraint_errors"] == 1
+        h, d = _pma(sm, 0x0012, 2, method=2, select=0x0180)
+        assert (d[16], d[17]) == (0, 0), (d[16], d[17])
+
+
 def test_ib_bad_link_frames():
     with _ib_switch() as sw:
         sm = SM(sw.port())
