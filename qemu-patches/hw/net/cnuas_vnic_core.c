@@ -366,12 +366,15 @@ static bool cnuas_vnic_hung_up(CnuasVnicState *s)
  * An IB port's link is up only while a driver runs the device: the switch,
  * and through it the subnet manager, sees the port go and come back when
  * the driver resets the device, as with an HCA whose driver is reloaded.
- * An Ethernet link stays up regardless.
+ * A migration target with the state loaded links when it runs, not before:
+ * the old process's switch port is gone by then and this one can take its
+ * IB port over (cnuas-vsctl handover) instead of a new port that the SM
+ * would have to make Active first. An Ethernet link stays up regardless.
  */
 static bool cnuas_vnic_link_wanted(CnuasVnicState *s)
 {
     return s->link_layer != CNUAS_VNIC_LL_IB ||
-           (s->ctrl & CNUAS_VNIC_CTRL_ENABLE);
+           (s->vm_running && (s->ctrl & CNUAS_VNIC_CTRL_ENABLE));
 }
 
 static void cnuas_vnic_link_timer(void *opaque)
@@ -1436,12 +1439,7 @@ static void cnuas_vnic_vm_state(void *opaque, bool running, RunState state)
     if (running) {
         bool guard = cnuas_vnic_guard_enter(s);
 
-        /*
-         * A migrated IB device links when it runs, not before: the old
-         * process's switch port is gone by then and this one can take its
-         * IB port over (cnuas-vsctl handover) instead of a new port that
-         * the SM would have to make Active first.
-         */
+        /* A migrated IB device: see cnuas_vnic_link_wanted(). */
         if (s->fd < 0 && s->socket_path && cnuas_vnic_link_wanted(s)) {
             cnuas_vnic_connect(s);
         }
