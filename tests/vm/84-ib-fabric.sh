@@ -212,16 +212,17 @@ cm ucmatose6 400 %P "ucmatose -b $(ip6_of 1) -p %P -c 4 -C 100" "ucmatose -s $(i
 # (udaddy's port is fixed: 7174)
 cm udaddy 400 7174 "udaddy -b $(ip_of 1) -c 4 -C 100" "udaddy -s $(ip_of 1) -c 4 -C 100"
 # perftest with -R: its QPs made and connected by RDMA CM (RC SEND and
-# WRITE, 300 x 64 KiB; UD SEND, 300 x MTU). The latency tools are left
-# out: perftest 4.5 -R connects twice, and its server listens for the
-# second connection only after the first one's MTU exchange. A client that
-# gets there first is refused (REJ "invalid service ID", as the IBA wants
-# with no listener), and its retry then crashes in librdmacm: a
-# use-after-free fixed upstream in perftest 26.04 (commit 3d9d8d0).
-for name in ib_send_bw ib_write_bw ib_send_bw_ud; do
-	tool=${name%_ud} ud=""
-	[ "$name" = ib_send_bw_ud ] && ud="-c UD"
-	cm "$name-R" 300 %P "$tool -d cnuas_0 -p %P -n 300 -F -R $ud" "$tool -d cnuas_0 -p %P -n 300 -F -R $ud $(ip_of 1)"
+# WRITE, 300 x 64 KiB). perftest 4.5 -R connects twice, and its server
+# listens for the second connection only after the first one's MTU
+# exchange. A client that gets there first is refused (REJ "invalid
+# service ID", or SIDR status 1 with -c UD, as the IBA wants with no
+# listener), and its retry then crashes in librdmacm: a use-after-free
+# fixed upstream in perftest 26.04 (commit 3d9d8d0). The RC bandwidth
+# tools mostly win that race here; the latency tools and UD (`-c UD`,
+# which lost it 6 times of 6 in one run) do not, so they are left out:
+# udaddy above covers UD over RDMA CM (SIDR).
+for tool in ib_send_bw ib_write_bw; do
+	cm "$tool-R" 300 %P "$tool -d cnuas_0 -p %P -n 300 -F -R" "$tool -d cnuas_0 -p %P -n 300 -F -R $(ip_of 1)"
 done
 [ "$(icrc 0)" = "$i0" ] && [ "$(icrc 1)" = "$i1" ] || bad+=("icrc-errors")
 
