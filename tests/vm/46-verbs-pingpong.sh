@@ -20,12 +20,19 @@ ud_max=$pmtu
 # case NAME TOOL GA GB ARGS: queue one server/client run on its own port.
 port=18515
 cases=()
+declare -A run
+# run_case NAME TIMEOUT: NAME's pair as case_ set it up.
+run_case() {
+	local -a r
+	read -r -a r <<<"${run[$1]}"
+	pair_bg "$1" "$2" "$A" "$B" "$(listening "${r[0]}")" \
+		"${r[1]} -d $DA -g ${r[2]} -p ${r[0]} -c ${r[*]:4}" \
+		"${r[1]} -d $DB -g ${r[3]} -p ${r[0]} -c ${r[*]:4} $(ip_of "$A")"
+}
 case_() {
-	local name=$1 tool=$2 ga=$3 gb=$4 args=$5
-	cases+=("$name")
-	pair_bg "$name" 120 "$A" "$B" "$(listening $port)" \
-		"$tool -d $DA -g $ga -p $port -c $args" \
-		"$tool -d $DB -g $gb -p $port -c $args $(ip_of "$A")"
+	cases+=("$1")
+	run[$1]="$port $2 $3 $4 $5"
+	run_case "$1" 120
 	port=$((port + 1))
 }
 for ev in "" "-e"; do
@@ -40,9 +47,39 @@ case_ "rc-ipv6" ibv_rc_pingpong "$GA6" "$GB6" "-n 20"
 case_ "rc-ipv6-1M-e" ibv_rc_pingpong "$GA6" "$GB6" "-n 2 -s 1048576 -m $pmtu -e"
 pair_wait
 
+# passed CASE: both sides of CASE's last run completed every iteration.
+passed() { pair_result "$1" && grep -q 'iters in' "$PR_CLI" && grep -q 'iters in' "$PR_SRV"; }
+
+# Across a tunnel (CNUAS_LOSSY_PATH=1, set by tests 78 and 87) the path is
+# not lossless: OVS's userspace datapath drops under the RC cases' bursts.
+# RC repairs a loss, but two losses end a pingpong in the tool, not in the
+# device: UD has no recovery and ibv_ud_pingpong waits forever for a lost
+# datagram; and an RC client exits once it has its last message, so a lost
+# ACK for that message leaves the server retrying to a destroyed QP
+# ("transport retry counter exceeded") after the client passed. Such a
+# case runs again, alone, twice at most, and says so; any other failure
+# stands.
+lost() {
+	case $1 in
+	ud*) return 0 ;;
+	esac
+	[ "$PR_CLI_RC" = 0 ] && grep -q 'iters in' "$PR_CLI" &&
+		grep -q 'transport retry counter exceeded' "$PR_SRV"
+}
+if [ "${CNUAS_LOSSY_PATH:-0}" = 1 ]; then
+	for c in "${cases[@]}"; do
+		try=1
+		while ! passed "$c" && lost "$c" && [ $try -lt 3 ]; do
+			try=$((try + 1))
+			note "$c: a packet lost on the lossy path (server exit $PR_SRV_RC, client $PR_CLI_RC); try $try alone"
+			CNUAS_PAIR_JOBS=1 run_case "$c" 30
+		done
+	done
+fi
+
 bad=()
 for c in "${cases[@]}"; do
-	if pair_result "$c" && grep -q 'iters in' "$PR_CLI" && grep -q 'iters in' "$PR_SRV"; then
+	if passed "$c"; then
 		echo "PASS $c: $(grep -h 'iters in' "$PR_CLI")"
 	else
 		echo "FAIL $c"
