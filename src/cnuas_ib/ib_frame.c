@@ -6,9 +6,10 @@
  * here once per frame where it would build, seal or validate a RoCEv2
  * envelope; the transport above is the same.
  *
- * The device does nothing IB-specific: its ICRC offload parses Ethernet
- * only, so every ICRC is computed here, and cnuas_net adds and strips the
- * VCRC. Addressing is by LID: an address vector holds the DLID, SL,
+ * A cnuas-vnic with F_IB_CRC seals and checks ICRCs (and the VCRC) as it
+ * does RoCEv2's, so frames may carry their payload as fragments of the
+ * MR's pages; without it every ICRC is computed here, and cnuas_net adds
+ * and strips the VCRC. Addressing is by LID: an address vector holds the DLID, SL,
  * source path bits and, with IB_AH_GRH, the GRH's fields; nothing is
  * resolved through neighbours or MACs.
  */
@@ -81,19 +82,21 @@ void cnuas_ib_av_to_attr_ib(const struct cnuas_ib_av *av,
 }
 
 /*
- * A linear frame: LRH (and GRH), then @hdr_len bytes of BTH and extension
- * headers, @paylen of payload, pad and ICRC. The VL of the SL (SLtoVL:
- * VL 0, the one data VL) and the SLID of the port's LID and the path
- * bits: cnuas_ib_frame_seal() moves QP0's to VL15. Room for the VCRC
- * stays at the tail, where cnuas_net writes it.
+ * A frame: LRH (and GRH), then @hdr_len bytes of BTH and extension
+ * headers, @paylen of payload, pad and ICRC; with @linear all of it in the
+ * head, else the head ends at the extension headers and the rest comes as
+ * fragments. The VL of the SL (SLtoVL: VL 0, the one data VL) and the SLID
+ * of the port's LID and the path bits: cnuas_ib_frame_seal() moves QP0's
+ * to VL15. A linear frame keeps room for the VCRC at its tail, where
+ * cnuas_net may write it.
  */
 struct sk_buff *cnuas_ib_frame_new(struct cnuas_ib_dev *cdev,
 				   const struct cnuas_ib_av *av, u32 hdr_len,
-				   u32 paylen, void **bth)
+				   u32 paylen, bool linear, void **bth)
 {
 	u32 hlen = cnuas_ib_hdrs_len(av->grh);
 	u32 tlen = hdr_len + paylen + cnuas_ib_pad(paylen);
-	u32 head = hlen + tlen + CNUAS_ICRC_LEN;
+	u32 head = hlen + (linear ? tlen + CNUAS_ICRC_LEN : hdr_len);
 	struct cnuas_ib_hdrs h = {
 		.vl = cnuas_ib_port_vl(&cdev->port, IB_QPT_UD, av->sl),
 		.sl = av->sl,
@@ -108,7 +111,7 @@ struct sk_buff *cnuas_ib_frame_new(struct cnuas_ib_dev *cdev,
 	struct sk_buff *skb;
 	u8 *p;
 
-	skb = alloc_skb(head + CNUAS_VCRC_LEN, GFP_ATOMIC);
+	skb = alloc_skb(head + (linear ? CNUAS_VCRC_LEN : 0), GFP_ATOMIC);
 	if (!skb)
 		return NULL;
 	p = skb_put(skb, head);
@@ -140,17 +143,13 @@ static int cnuas_ib_frame_sqpn(const u8 *bth)
  * Once BTH, extension headers and payload are in place: QP0's packets
  * go on VL15, with the permissive SLID while the port has no LID or
  * when they go to the permissive DLID (a directed route SMP); then the
- * ICRC, which covers the SLID.
+ * ICRC, which covers the SLID: the device's where it seals them and the
+ * frame goes to it, else ours.
  */
 void cnuas_ib_frame_seal(struct cnuas_ib_dev *cdev, struct sk_buff *skb)
 {
 	u8 *lrh = skb->data;
-	u8 *icrcp = skb_tail_pointer(skb) - CNUAS_ICRC_LEN;
-	u32 icrc = 0;
 
-	if (WARN_ON_ONCE(skb_is_nonlinear(skb)))
-		return;
-	cnuas_ib_skb_cb(skb)->hw_icrc = false;
 	if (!cnuas_ib_frame_sqpn(skb_transport_header(skb))) {
 		u16 slid = cnuas_ib_port_slid(&cdev->port, IB_QPT_SMI,
 					      cnuas_lrh_dlid(lrh),
@@ -160,7 +159,21 @@ void cnuas_ib_frame_seal(struct cnuas_ib_dev *cdev, struct sk_buff *skb)
 		lrh[6] = slid >> 8;
 		lrh[7] = slid & 0xff;
 	}
-	cnuas_ib_icrc(lrh, icrcp - lrh, &icrc);
+	if (!cnuas_ib_pkt_seal_hw(cdev, skb))
+		cnuas_ib_frame_seal_sw(skb);
+}
+
+/* The ICRC of a linear frame, computed here. */
+void cnuas_ib_frame_seal_sw(struct sk_buff *skb)
+{
+	u8 *icrcp = skb_tail_pointer(skb) - CNUAS_ICRC_LEN;
+	u32 icrc = 0;
+
+	/* Only the device can seal a frame whose payload is not linear. */
+	if (WARN_ON_ONCE(skb_is_nonlinear(skb)))
+		return;
+	cnuas_ib_skb_cb(skb)->hw_icrc = false;
+	cnuas_ib_icrc(skb->data, icrcp - skb->data, &icrc);
 	put_unaligned_le32(icrc, icrcp);
 }
 
@@ -215,7 +228,7 @@ static const char *cnuas_ib_frame_why(enum cnuas_ib_verdict v)
  * (the group lookup then finds the QPs attached to it).
  */
 int cnuas_ib_frame_parse(struct cnuas_ib_dev *cdev, struct sk_buff *skb,
-			 struct cnuas_ib_rxp *p)
+			 u32 flags, struct cnuas_ib_rxp *p)
 {
 	u8 *d = skb->data;
 	u32 len = skb->len, hlen, want, icrc = 0;
@@ -232,12 +245,21 @@ int cnuas_ib_frame_parse(struct cnuas_ib_dev *cdev, struct sk_buff *skb,
 				     cnuas_ib_frame_why(v), len,
 				     len >= CNUAS_LRH_LEN ?
 				     cnuas_lrh_pktlen(d) : 0);
-	want = get_unaligned_le32(d + len - CNUAS_ICRC_LEN);
-	cnuas_ib_icrc(d, len - CNUAS_ICRC_LEN, &icrc);
-	if (icrc != want)
+	if (flags & (CNUAS_NET_AUX_RX_ICRC_OK | CNUAS_NET_AUX_RX_ICRC_BAD))
+		cnuas_ib_stat_inc(cdev, CNUAS_STAT_RX_ICRC_OFFLOAD);
+	if (flags & CNUAS_NET_AUX_RX_ICRC_BAD)
 		return cnuas_rx_drop(cdev, CNUAS_STAT_ICRC_ERR,
-				     "from LID 0x%x: ICRC 0x%08x, computed 0x%08x\n",
-				     h.slid, want, icrc);
+				     "from LID 0x%x: the device found a bad ICRC\n",
+				     h.slid);
+	/* The device checked the same bytes we would: trust it. */
+	if (!(flags & CNUAS_NET_AUX_RX_ICRC_OK)) {
+		want = get_unaligned_le32(d + len - CNUAS_ICRC_LEN);
+		cnuas_ib_icrc(d, len - CNUAS_ICRC_LEN, &icrc);
+		if (icrc != want)
+			return cnuas_rx_drop(cdev, CNUAS_STAT_ICRC_ERR,
+					     "from LID 0x%x: ICRC 0x%08x, computed 0x%08x\n",
+					     h.slid, want, icrc);
+	}
 
 	p->skb = skb;
 	p->net_type = RDMA_NETWORK_IB;

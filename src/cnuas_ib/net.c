@@ -126,10 +126,10 @@ static struct sk_buff *cnuas_pkt_new(struct cnuas_ib_dev *cdev,
 	struct ethhdr *eth;
 	u8 *p;
 
-	/* InfiniBand: LRH (and GRH), and always linear (no ICRC offload). */
+	/* InfiniBand: LRH (and GRH) instead. */
 	if (!cnuas_ib_is_eth(cdev))
-		return linear ? cnuas_ib_frame_new(cdev, av, hdr_len, paylen,
-						   bth) : NULL;
+		return cnuas_ib_frame_new(cdev, av, hdr_len, paylen, linear,
+					  bth);
 	skb = cnuas_pkt_get(cdev, linear ? pool : NULL, av, head);
 	if (!skb)
 		return NULL;
@@ -235,8 +235,7 @@ static struct sk_buff *cnuas_pkt_new_zc(struct cnuas_ib_dev *cdev,
 {
 	struct sk_buff *skb;
 
-	if (!cnuas_ib_is_eth(cdev) ||
-	    !(cdev->adev->offloads & CNUAS_NET_AUX_OFF_ICRC) ||
+	if (!(cdev->adev->offloads & CNUAS_NET_AUX_OFF_ICRC) ||
 	    !cdev->tdev.zero_page || !zero_copy || paylen < CNUAS_IB_ZC_MIN)
 		return NULL;
 	skb = cnuas_pkt_new(cdev, NULL, av, hdr_len, paylen, false, bth);
@@ -294,19 +293,25 @@ void cnuas_ib_pkt_seal(struct cnuas_ib_dev *cdev, struct sk_buff *skb)
 		cnuas_ib_frame_seal(cdev, skb);
 		return;
 	}
-	if ((cdev->adev->offloads & CNUAS_NET_AUX_OFF_ICRC) &&
-	    !cnuas_ib_loop_is_local(cdev, skb)) {
-		/*
-		 * Both zero: the device fills them in (cnuas_vnic_hw.h); a
-		 * zero-copy frame's trailer is zero already.
-		 */
-		if (!skb_is_nonlinear(skb))
-			put_unaligned_le32(0, skb_tail_pointer(skb) -
-					      CNUAS_ICRC_LEN);
-		cnuas_ib_skb_cb(skb)->hw_icrc = true;
-		return;
-	}
-	cnuas_pkt_seal_sw(skb);
+	if (!cnuas_ib_pkt_seal_hw(cdev, skb))
+		cnuas_pkt_seal_sw(skb);
+}
+
+/*
+ * Where the device seals what it sends, it gets the frame with the ICRC
+ * (and an IPv6 UDP checksum) zero and fills them in (cnuas_vnic_hw.h); a
+ * zero-copy frame's trailer is zero already. false: seal it here (no
+ * offload, or a frame to ourselves, which never meets the device).
+ */
+bool cnuas_ib_pkt_seal_hw(struct cnuas_ib_dev *cdev, struct sk_buff *skb)
+{
+	if (!(cdev->adev->offloads & CNUAS_NET_AUX_OFF_ICRC) ||
+	    cnuas_ib_loop_is_local(cdev, skb))
+		return false;
+	if (!skb_is_nonlinear(skb))
+		put_unaligned_le32(0, skb_tail_pointer(skb) - CNUAS_ICRC_LEN);
+	cnuas_ib_skb_cb(skb)->hw_icrc = true;
+	return true;
 }
 
 /* ICRC and, for IPv6, the UDP checksum, computed here. */
@@ -356,8 +361,10 @@ static void cnuas_mcast_loop(struct cnuas_ib_dev *cdev, struct sk_buff *skb)
 	copy = skb_copy(skb, GFP_ATOMIC);
 	if (!copy)
 		return;
-	if (eth)	/* IB frames are sealed in software already */
+	if (eth)
 		cnuas_pkt_seal_sw(copy);
+	else
+		cnuas_ib_frame_seal_sw(copy);
 	if (cnuas_ib_loop_xmit(cdev, copy))
 		kfree_skb(copy);
 }
@@ -450,9 +457,8 @@ int cnuas_ib_parse(struct cnuas_ib_dev *cdev, struct sk_buff *skb, u32 flags,
 		return cnuas_rx_drop(cdev, CNUAS_STAT_DROP_HDR,
 				     "no memory to linearize %u bytes\n",
 				     skb->len);
-	/* InfiniBand: the device gives no ICRC verdict (@flags) there. */
 	if (!cnuas_ib_is_eth(cdev))
-		return cnuas_ib_frame_parse(cdev, skb, p);
+		return cnuas_ib_frame_parse(cdev, skb, flags, p);
 	d = skb->data;
 	len = skb->len;
 	/* The envelope; lengths that leave room for a BTH and the ICRC. */

@@ -383,15 +383,17 @@ void cnuas_ib_av_to_attr_ib(const struct cnuas_ib_av *av,
 			    struct rdma_ah_attr *attr);
 struct sk_buff *cnuas_ib_frame_new(struct cnuas_ib_dev *cdev,
 				   const struct cnuas_ib_av *av, u32 hdr_len,
-				   u32 paylen, void **bth);
+				   u32 paylen, bool linear, void **bth);
 void cnuas_ib_frame_seal(struct cnuas_ib_dev *cdev, struct sk_buff *skb);
+void cnuas_ib_frame_seal_sw(struct sk_buff *skb);
+bool cnuas_ib_pkt_seal_hw(struct cnuas_ib_dev *cdev, struct sk_buff *skb);
 bool cnuas_ib_frame_can_send(struct cnuas_ib_dev *cdev,
 			     const struct sk_buff *skb);
 bool cnuas_ib_frame_is_local(struct cnuas_ib_dev *cdev,
 			     const struct sk_buff *skb);
 bool cnuas_ib_frame_is_mcast(const struct sk_buff *skb);
 int cnuas_ib_frame_parse(struct cnuas_ib_dev *cdev, struct sk_buff *skb,
-			 struct cnuas_ib_rxp *p);
+			 u32 flags, struct cnuas_ib_rxp *p);
 /*
  * A frame for @av with @hdr_len bytes of BTH and extension headers and
  * @paylen bytes of payload: *bth and *payload point where the caller

@@ -7,6 +7,7 @@
 #include <linux/idr.h>
 
 #include "cnuas_net.h"
+#include "cnuas_ib_link.h"
 #include "cnuas_roce_frame.h"
 
 static DEFINE_IDA(cnuas_aux_ida);
@@ -41,8 +42,7 @@ int cnuas_aux_create(struct cnuas_net *cn)
 	ether_addr_copy(adev->mac, cn->mac);
 	adev->netdev = cn->netdev;
 	adev->dma_dev = &cn->pdev->dev;
-	/* The device's ICRC offload parses RoCEv2 frames only. */
-	if ((cn->features & CNUAS_VNIC_F_RDMA_ICRC) && cnuas_is_eth(cn))
+	if (cn->features & (CNUAS_VNIC_F_RDMA_ICRC | CNUAS_VNIC_F_IB_CRC))
 		adev->offloads |= CNUAS_NET_AUX_OFF_ICRC;
 	if (cn->features & CNUAS_VNIC_F_RX_POLL)
 		adev->rx_poll_page = pci_resource_start(cn->pdev,
@@ -162,7 +162,7 @@ int cnuas_net_aux_xmit(struct cnuas_net_aux_dev *adev, struct sk_buff *skb,
 		dflags = CNUAS_VNIC_DESC_F_ICRC;
 	}
 	/* InfiniBand: the link layer's VCRC goes behind the ICRC. */
-	if (!cnuas_is_eth(cn)) {
+	if (cnuas_ib_link_sw(cn)) {
 		out = cnuas_ib_link_tx(skb);
 		if (!out)
 			return -ENOMEM;
@@ -183,7 +183,7 @@ int cnuas_net_aux_xmit(struct cnuas_net_aux_dev *adev, struct sk_buff *skb,
 		cnuas_tx_doorbell(cn);
 	spin_unlock_bh(&cn->tx_lock);
 
-	if (out != skb || !cnuas_is_eth(cn)) {
+	if (out != skb || cnuas_ib_link_sw(cn)) {
 		if (err)
 			cnuas_ib_link_tx_undo(skb, out);
 		else if (out != skb)
@@ -212,7 +212,10 @@ EXPORT_SYMBOL_GPL(cnuas_net_aux_flush);
 
 u32 cnuas_net_aux_max_frame(struct cnuas_net_aux_dev *adev)
 {
-	return cnuas_cur_max_frame(adev->cn);
+	struct cnuas_net *cn = adev->cn;
+
+	/* On InfiniBand the VCRC comes on top of the client's frame. */
+	return cnuas_cur_max_frame(cn) - (cnuas_is_eth(cn) ? 0 : CNUAS_VCRC_LEN);
 }
 EXPORT_SYMBOL_GPL(cnuas_net_aux_max_frame);
 

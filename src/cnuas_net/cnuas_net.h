@@ -179,6 +179,12 @@ static inline bool cnuas_is_eth(const struct cnuas_net *cn)
 	return cn->link_layer == CNUAS_VNIC_LL_ETH;
 }
 
+/* InfiniBand with the VCRC in software (ib_link.c): no F_IB_CRC. */
+static inline bool cnuas_ib_link_sw(const struct cnuas_net *cn)
+{
+	return !cnuas_is_eth(cn) && !(cn->features & CNUAS_VNIC_F_IB_CRC);
+}
+
 /*
  * Debug lines of the function, through dynamic debug (off until enabled:
  * echo 'module cnuas_net +p' > /sys/kernel/debug/dynamic_debug/control).

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The InfiniBand link layer's per-hop check, the VCRC (IBA 7.8.2), which
- * an HCA's link layer adds and strips: cnuas-vnic carries frames as they
- * are and knows no VCRC, so cnuas_net does it for the RDMA client. On
+ * an HCA's link layer adds and strips. A cnuas-vnic with F_IB_CRC does it
+ * itself; an older one carries frames as they are, so cnuas_net does it
+ * for the RDMA client (cnuas_ib_link_sw()). On
  * transmit it appends the VCRC after the ICRC; on receive it checks it and
  * strips it, so the client sees LRH through ICRC (and LRH.PktLen agrees
  * with the length it gets). Loopback frames of the client never come

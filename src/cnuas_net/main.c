@@ -28,7 +28,7 @@ MODULE_PARM_DESC(int_delay_us,
 static bool rdma_offload = true;
 module_param(rdma_offload, bool, 0444);
 MODULE_PARM_DESC(rdma_offload,
-		 "Let the device compute and check RoCEv2 ICRCs if it can (0: cnuas_ib does it in software)");
+		 "Let the device compute and check ICRCs (and IB VCRCs) if it can (0: software does)");
 
 static bool rx_poll = true;
 module_param(rx_poll, bool, 0444);
@@ -106,12 +106,12 @@ static int cnuas_hw_init(struct cnuas_net *cn)
 		return -ENODEV;
 	}
 
-	/* The ICRC offload parses RoCEv2 frames: not on an IB link. */
+	/* Each link layer has its CRC offload (RoCEv2's parses Ethernet). */
 	cn->features = cnuas_rd(cn, CNUAS_VNIC_REG_FEATURES) &
 		       (CNUAS_VNIC_F_TX_SG | CNUAS_VNIC_F_STATUS_BLOCK |
 			CNUAS_VNIC_F_INT_DELAY | CNUAS_VNIC_F_INT_AUTOMASK |
-			(rdma_offload && cnuas_is_eth(cn) ?
-			 CNUAS_VNIC_F_RDMA_ICRC : 0) |
+			(!rdma_offload ? 0 : cnuas_is_eth(cn) ?
+			 CNUAS_VNIC_F_RDMA_ICRC : CNUAS_VNIC_F_IB_CRC) |
 			(rx_poll ? CNUAS_VNIC_F_RX_POLL : 0));
 	/* The poll page is only worth offering where it can be mapped. */
 	if (!(pci_resource_flags(cn->pdev, CNUAS_VNIC_BAR_POLL) & IORESOURCE_MEM) ||

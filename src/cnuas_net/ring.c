@@ -516,7 +516,9 @@ static void cnuas_rx_deliver(struct cnuas_net *cn, struct sk_buff *skb,
 	const struct cnuas_net_aux_ops *ops = rcu_dereference(cn->aux_ops);
 
 	/* InfiniBand: the link layer checks and strips the VCRC. */
-	if (!cnuas_is_eth(cn) && !cnuas_ib_link_rx(skb)) {
+	if (!cnuas_is_eth(cn) &&
+	    ((dflags & CNUAS_VNIC_DESC_F_VCRC_BAD) ||
+	     (cnuas_ib_link_sw(cn) && !cnuas_ib_link_rx(skb)))) {
 		cnuas_net_drop(cn, *vcrc_bad, "rx_vcrc_errors",
 			       "%u-byte frame: VCRC bad or frame too short\n",
 			       skb->len);
@@ -528,7 +530,8 @@ static void cnuas_rx_deliver(struct cnuas_net *cn, struct sk_buff *skb,
 		skb_reset_mac_header(skb);
 		skb->dev = cn->netdev;
 		/* Only a device that was asked to check gives a verdict. */
-		if (!(cn->features & CNUAS_VNIC_F_RDMA_ICRC))
+		if (!(cn->features &
+		      (CNUAS_VNIC_F_RDMA_ICRC | CNUAS_VNIC_F_IB_CRC)))
 			dflags = 0;
 		ops->rx(cn->aux, skb, cnuas_rx_aux_flags(dflags));
 		(*aux_pkts)++;

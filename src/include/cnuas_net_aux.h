@@ -56,13 +56,14 @@ struct cnuas_net_aux_dev {
 };
 
 /* What the device does for the client (cnuas_net_aux_dev.offloads). */
-#define CNUAS_NET_AUX_OFF_ICRC		BIT(0)	/* RoCEv2 ICRC, TX and RX */
+/* The link layer's ICRC, TX and RX: RoCEv2's, or IB's (and the VCRC). */
+#define CNUAS_NET_AUX_OFF_ICRC		BIT(0)
 
 /* cnuas_net_aux_xmit() flags. */
 #define CNUAS_NET_AUX_TX_MORE		BIT(0)	/* more frames follow at once */
 #define CNUAS_NET_AUX_TX_ICRC		BIT(1)	/* device fills ICRC (+ UDP csum) */
 
-/* ops->rx flags: the device's verdict on a RoCEv2 frame's ICRC, if any. */
+/* ops->rx flags: the device's verdict on a frame's ICRC, if any. */
 #define CNUAS_NET_AUX_RX_ICRC_OK	BIT(0)
 #define CNUAS_NET_AUX_RX_ICRC_BAD	BIT(1)
 
@@ -91,7 +92,10 @@ void cnuas_net_aux_detach(struct cnuas_net_aux_dev *adev);
  * once, so the doorbell may wait for them; the last frame of a batch must
  * go without it (or call cnuas_net_aux_flush()). CNUAS_NET_AUX_TX_ICRC
  * (only with CNUAS_NET_AUX_OFF_ICRC): the frame is RoCEv2 and the device
- * writes its ICRC and, for IPv6, its UDP checksum.
+ * writes its ICRC and, for IPv6, its UDP checksum; or, on InfiniBand, an
+ * IB transport packet (LRH through ICRC) whose ICRC the device writes.
+ * On InfiniBand the VCRC is never the client's: cnuas_net or the device
+ * appends it to every frame and checks and strips it on receive.
  * Returns 0: the skb belongs to cnuas_net (freed once sent).
  * -EBUSY: ring full, the skb still belongs to the caller; ops->tx_wake
  *         follows when there is room.

@@ -38,7 +38,8 @@
 
 #define CNUAS_VNIC_MAGIC_VALUE		0x41554e43	/* "CNUA" */
 #define CNUAS_VNIC_VERSION_MAJOR	1
-#define CNUAS_VNIC_VERSION_MINOR	3	/* 1: ICRC, 2: automask, 3: RX poll */
+/* Minor versions: 1 ICRC, 2 automask, 3 RX poll, 4 IB CRCs. */
+#define CNUAS_VNIC_VERSION_MINOR	4
 
 /* Frame size limits (whole Ethernet/IB frame, no FCS). */
 #define CNUAS_VNIC_MIN_FRAME		1
@@ -120,7 +121,8 @@
 #define CNUAS_VNIC_F_INT_AUTOMASK	(1u << 3)	/* see below (1.2) */
 #define CNUAS_VNIC_F_RX_POLL		(1u << 4)	/* see below (1.3) */
 #define CNUAS_VNIC_F_RDMA_ICRC		(1u << 8)	/* RoCEv2 ICRC, see below */
-/* Bits 9..15 reserved for further RDMA offloads (segmentation). */
+#define CNUAS_VNIC_F_IB_CRC		(1u << 9)	/* IB ICRC, VCRC (1.4) */
+/* Bits 10..15 reserved for further RDMA offloads (segmentation). */
 
 /* CTRL */
 #define CNUAS_VNIC_CTRL_RESET		(1u << 0)	/* self-clearing */
@@ -205,6 +207,7 @@ struct cnuas_vnic_desc {
 #define CNUAS_VNIC_DESC_F_ICRC		(1u << 3)	/* TX: fill the ICRC */
 #define CNUAS_VNIC_DESC_F_ICRC_OK	(1u << 4)	/* RX: ICRC checked, good */
 #define CNUAS_VNIC_DESC_F_ICRC_BAD	(1u << 5)	/* RX: ICRC checked, bad */
+#define CNUAS_VNIC_DESC_F_VCRC_BAD	(1u << 6)	/* RX: VCRC bad (F_IB_CRC) */
 
 /*
  * RoCEv2 ICRC offload (F_RDMA_ICRC, when the driver enabled it). A RoCEv2
@@ -221,6 +224,24 @@ struct cnuas_vnic_desc {
  * RX: the device checks the ICRC of every RoCEv2 frame it delivers and
  * sets F_ICRC_OK or F_ICRC_BAD in its descriptor; other frames get
  * neither, and the driver checks them itself if it cares.
+ *
+ * InfiniBand CRC offload (F_IB_CRC, offered only with LINK_LAYER IB, when
+ * the driver enabled it): the device is the link layer that adds and
+ * strips the VCRC (cnuas_ib_link.h), and seals and checks ICRCs. An IB
+ * transport packet is a frame whose LRH has LVer 0, LNH 2 (BTH) or 3 (GRH,
+ * then BTH), room for those headers and the ICRC, and PktLen (4-byte
+ * words) equal to its length without the VCRC.
+ *
+ * TX: the driver posts LRH through ICRC, at most MAX_FRAME - 2 bytes. With
+ * F_ICRC on the first descriptor the device computes the ICRC of an IB
+ * transport packet into its last four bytes (a frame that is not one is
+ * sent unchanged and counted in GUEST_ERRORS; the queue lives). Then it
+ * appends the VCRC to every frame.
+ *
+ * RX: the device checks the VCRC of every frame. A bad one (or a frame too
+ * short to have one) is delivered as received with F_VCRC_BAD, for the
+ * driver to count and drop. A good one is delivered without its VCRC, and
+ * an IB transport packet with F_ICRC_OK or F_ICRC_BAD.
  */
 
 /*

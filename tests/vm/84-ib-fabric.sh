@@ -41,7 +41,9 @@
 #     with a partitions.conf, P_Key tables, IPoIB on a partition, full,
 #     limited and non-members, Traps 257 and 258) and 89 (M_Key: set
 #     by ibportstate, a Get without it unanswered and Trap 256, the
-#     lease, cleared) and 80 (cnuas_ib and cnuas_net reloaded on node1:
+#     lease, cleared), 63 (node1 in software, rdma_offload=0, node0's
+#     device sealing and checking ICRCs and VCRCs, by LID and with a GRH,
+#     its 64 KiB payloads zero copy) and 80 (cnuas_ib and cnuas_net reloaded on node1:
 #     the link bounces, OpenSM sweeps the port out and back in, Active
 #     with its LID, IPoIB pings again) and 60 (bad descriptors with
 #     node1's driver unbound; node1 back after the rebind), 82 (live
@@ -279,6 +281,7 @@ sub 57-xfer-faults
 sub 59-fuzz
 sub 88-ib-pkey
 sub 89-ib-mkey
+sub 63-icrc-offload
 sub 80-module-reload
 sub 60-bad-descriptor
 sub 70-switch-restart

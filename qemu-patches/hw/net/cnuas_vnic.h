@@ -46,6 +46,10 @@ OBJECT_DECLARE_TYPE(CnuasVnicState, CnuasVnicClass, CNUAS_VNIC)
                              CNUAS_VNIC_F_INT_AUTOMASK | \
                              CNUAS_VNIC_F_RX_POLL | \
                              CNUAS_VNIC_F_RDMA_ICRC)
+/* What a device offers: the IB CRC offload only on an IB link. */
+#define CNUAS_VNIC_FEATURES_OF(s) (CNUAS_VNIC_FEATURES | \
+                                   ((s)->link_layer == CNUAS_VNIC_LL_IB ? \
+                                    CNUAS_VNIC_F_IB_CRC : 0))
 
 typedef struct CnuasVnicQueue {
     uint64_t base;
@@ -137,6 +141,17 @@ struct CnuasVnicState {
  */
 bool cnuas_vnic_roce_tx(uint8_t *frame, uint32_t len);
 uint16_t cnuas_vnic_roce_rx(const uint8_t *frame, uint32_t len);
+
+/*
+ * InfiniBand CRC offload, cnuas_vnic_ib.c. TX: with @icrc, seal the ICRC of
+ * the @len-byte @frame (*@not_ib when it is no IB transport packet), then
+ * append the VCRC; returns the new length (@frame has room for 2 bytes
+ * more). RX: CNUAS_VNIC_DESC_F_VCRC_BAD, or the VCRC stripped from *@len
+ * and CNUAS_VNIC_DESC_F_ICRC_OK or _BAD for an IB transport packet, else 0.
+ */
+uint32_t cnuas_vnic_ib_tx(uint8_t *frame, uint32_t len, bool icrc,
+                          bool *not_ib);
+uint16_t cnuas_vnic_ib_rx(const uint8_t *frame, uint32_t *len);
 
 /* Core, implemented in cnuas_vnic_core.c */
 extern const MemoryRegionOps cnuas_vnic_mmio_ops;

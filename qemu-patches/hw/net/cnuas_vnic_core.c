@@ -19,6 +19,7 @@
 #include "exec/memory.h"
 #include "hw/core/cpu.h"
 #include "sysemu/dma.h"
+#include "hw/net/cnuas_ib_link.h"
 #include "cnuas_vnic.h"
 
 #include <poll.h>
@@ -428,13 +429,43 @@ static void cnuas_vnic_tx_writable(void *opaque)
     qemu_bh_schedule(s->tx_bh);
 }
 
-/* The offloads the first descriptor of a gathered frame asks for. */
-static void cnuas_vnic_tx_offload(CnuasVnicState *s, uint16_t flags,
-                                  uint8_t *frame, uint32_t len)
+/* The IB link layer's VCRC: the device adds and strips it (F_IB_CRC). */
+static bool cnuas_vnic_ib_crc(CnuasVnicState *s)
 {
+    return s->link_layer == CNUAS_VNIC_LL_IB &&
+           (s->drv_features & CNUAS_VNIC_F_IB_CRC);
+}
+
+/* The longest frame the driver may post: the device may append a VCRC. */
+static uint32_t cnuas_vnic_tx_max(CnuasVnicState *s)
+{
+    return CNUAS_VNIC_MAX_FRAME - (cnuas_vnic_ib_crc(s) ? CNUAS_VCRC_LEN : 0);
+}
+
+/*
+ * The offloads the first descriptor of a gathered frame asks for, and the
+ * IB link layer's VCRC. Returns the frame's length to send.
+ */
+static uint32_t cnuas_vnic_tx_offload(CnuasVnicState *s, uint16_t flags,
+                                      uint8_t *frame, uint32_t len)
+{
+    bool not_ib;
+
+    if (cnuas_vnic_ib_crc(s)) {
+        len = cnuas_vnic_ib_tx(frame, len, flags & CNUAS_VNIC_DESC_F_ICRC,
+                               &not_ib);
+        if (not_ib) {
+            /* Sent with its VCRC only; the queue lives. */
+            qemu_log_mask(LOG_GUEST_ERROR, "%s: TX ICRC asked for a frame "
+                          "of %u bytes that is not an IB transport packet\n",
+                          TYPE_CNUAS_VNIC, len - CNUAS_VCRC_LEN);
+            s->stats[STAT(GUEST_ERRORS)]++;
+        }
+        return len;
+    }
     if (!(flags & CNUAS_VNIC_DESC_F_ICRC) ||
         !(s->drv_features & CNUAS_VNIC_F_RDMA_ICRC)) {
-        return;
+        return len;
     }
     if (!cnuas_vnic_roce_tx(frame, len)) {
         /* Sent as it is; the queue lives on. */
@@ -442,6 +473,7 @@ static void cnuas_vnic_tx_offload(CnuasVnicState *s, uint16_t flags,
                       "%u bytes that is not RoCEv2\n", TYPE_CNUAS_VNIC, len);
         s->stats[STAT(GUEST_ERRORS)]++;
     }
+    return len;
 }
 
 /*
@@ -471,7 +503,7 @@ static int cnuas_vnic_tx_gather(CnuasVnicState *s, CnuasVnicDescCache *dc,
                                    CNUAS_VNIC_TX_MAX_SG);
             return -1;
         }
-        if (d->len == 0 || d->len > CNUAS_VNIC_MAX_FRAME - total) {
+        if (d->len == 0 || d->len > cnuas_vnic_tx_max(s) - total) {
             cnuas_vnic_guest_error(s, q, true, CNUAS_VNIC_ERR_BAD_LEN,
                                    "TX desc %u: len %u (frame so far %u)",
                                    i, d->len, total);
@@ -490,10 +522,8 @@ static int cnuas_vnic_tx_gather(CnuasVnicState *s, CnuasVnicDescCache *dc,
         i++;
         if (!(d->flags & CNUAS_VNIC_DESC_F_MORE)) {
             *idx = i;
-            if (copy) {
-                cnuas_vnic_tx_offload(s, first_flags, buf, total);
-            }
-            return total;
+            return copy ? cnuas_vnic_tx_offload(s, first_flags, buf, total) :
+                   total;
         }
     }
     return 0;
@@ -636,7 +666,9 @@ static bool cnuas_vnic_rx_deliver(CnuasVnicState *s, const CnuasVnicDesc *d,
     } else {
         s->stats[STAT(RX_FRAMES)]++;
         s->stats[STAT(RX_BYTES)] += len;
-        if (s->drv_features & CNUAS_VNIC_F_RDMA_ICRC) {
+        if (cnuas_vnic_ib_crc(s)) {
+            flags |= cnuas_vnic_ib_rx(buf, &len);
+        } else if (s->drv_features & CNUAS_VNIC_F_RDMA_ICRC) {
             flags |= cnuas_vnic_roce_rx(buf, len);
         }
     }
@@ -1142,7 +1174,7 @@ static uint64_t cnuas_vnic_mmio_read(void *opaque, hwaddr addr, unsigned size)
     case CNUAS_VNIC_REG_VERSION:
         return CNUAS_VNIC_VERSION_MAJOR << 16 | CNUAS_VNIC_VERSION_MINOR;
     case CNUAS_VNIC_REG_FEATURES:
-        return CNUAS_VNIC_FEATURES;
+        return CNUAS_VNIC_FEATURES_OF(s);
     case CNUAS_VNIC_REG_DRV_FEATURES:
         return s->drv_features;
     case CNUAS_VNIC_REG_CTRL:
@@ -1235,7 +1267,7 @@ static void cnuas_vnic_mmio_write(void *opaque, hwaddr addr, uint64_t val64,
     switch (addr) {
     case CNUAS_VNIC_REG_DRV_FEATURES:
         if (cnuas_vnic_setup_allowed(s, addr)) {
-            s->drv_features = val & CNUAS_VNIC_FEATURES;
+            s->drv_features = val & CNUAS_VNIC_FEATURES_OF(s);
         }
         return;
     case CNUAS_VNIC_REG_CTRL:

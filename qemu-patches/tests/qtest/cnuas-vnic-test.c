@@ -16,6 +16,7 @@
 #include "libqos/pci-pc.h"
 #include "hw/pci/pci_regs.h"
 #include "hw/net/cnuas_vnic_hw.h"
+#include "hw/net/cnuas_ib_link.h"
 /* Frames captured from Linux Soft-RoCE (copied in by the Cnuas build). */
 #include "cnuas-rxe-frames.h"
 
@@ -233,6 +234,68 @@ static ssize_t sw_recv(Vnic *v, uint8_t *buf, size_t size, int timeout_ms)
 static void sw_send(Vnic *v, const uint8_t *buf, size_t len)
 {
     g_assert_cmpint(send(v->cfd, buf, len, 0), ==, len);
+}
+
+/*
+ * Reference CRCs for the IB offload, bit by bit as the IBA defines them
+ * (7.8.1, 7.8.2), apart from the table-driven code under test.
+ */
+static uint32_t ref_crc32(const uint8_t *p, size_t len)
+{
+    uint32_t crc = 0xffffffff;
+    unsigned b;
+
+    while (len--) {
+        crc ^= *p++;
+        for (b = 0; b < 8; b++) {
+            crc = crc & 1 ? crc >> 1 ^ 0xedb88320 : crc >> 1;
+        }
+    }
+    return ~crc;
+}
+
+static uint16_t ref_vcrc(const uint8_t *p, size_t len)
+{
+    uint16_t crc = 0xffff;
+    unsigned b;
+
+    while (len--) {
+        crc ^= *p++;
+        for (b = 0; b < 8; b++) {
+            crc = crc & 1 ? crc >> 1 ^ 0xd008 : crc >> 1;
+        }
+    }
+    return crc ^ 0xffff;
+}
+
+/* The ICRC of the IB packet @f (LRH through ICRC, @len bytes). */
+static uint32_t ref_ib_icrc(const uint8_t *f, size_t len)
+{
+    g_autofree uint8_t *m = g_memdup2(f, len - 4);
+    size_t bth = 8;
+
+    if ((m[1] & 3) == 3) {          /* global: LRH, GRH's variant fields */
+        memset(m, 0xff, 8);
+        m[8] |= 0x0f;
+        m[9] = m[10] = m[11] = 0xff;
+        m[15] = 0xff;
+        bth += 40;
+    } else {
+        m[0] |= 0xf0;               /* VL */
+    }
+    m[bth + 4] = 0xff;              /* FECN, BECN, resv6a */
+    return ref_crc32(m, len - 4);
+}
+
+/* As the switch, send @len bytes, with a VCRC behind them when @ib. */
+static void sw_send_ll(Vnic *v, const uint8_t *buf, size_t len, bool ib)
+{
+    g_autofree uint8_t *f = g_malloc(len + 2);
+
+    memcpy(f, buf, len);
+    stw_le_p(f + len, ref_vcrc(buf, len));
+    g_assert_cmpint(send(v->cfd, f, len + (ib ? 2 : 0), 0), ==,
+                    len + (ib ? 2 : 0));
 }
 
 static void test_registers(void)
@@ -649,6 +712,137 @@ static void test_roce_icrc(void)
     vnic_free(v);
 }
 
+/* An IB packet: UD SEND to LID 2 from LID 1, @global with a GRH. */
+static uint32_t ib_packet(uint8_t *f, bool global, unsigned seed)
+{
+    uint32_t hl = 8 + (global ? 40 : 0), len = hl + 12 + 8 + 64 + 4;
+
+    fill(f, len, seed);
+    f[0] = 0x10;                    /* VL1, LVer 0: the VL is masked */
+    f[1] = global ? 0x03 : 0x02;
+    stw_be_p(f + 2, 2);
+    stw_be_p(f + 4, len / 4);
+    stw_be_p(f + 6, 1);
+    if (global) {
+        f[8] = 0x60 | (f[8] & 0x0f);        /* IPVer 6 */
+        stw_be_p(f + 12, len - hl);         /* PayLen */
+        f[14] = 0x1b;                       /* NxtHdr: BTH */
+    }
+    f[hl] = 0x64;                   /* UD SEND only */
+    f[hl + 1] = 0;
+    memset(f + len - 4, 0, 4);
+    return len;
+}
+
+/* One frame out with @flags; the switch gets it with a VCRC in @got. */
+static void tx_ib(Vnic *v, const uint8_t *f, uint32_t len, uint16_t flags,
+                  uint8_t *got)
+{
+    qtest_memwrite(v->qts, v->txbuf, f, len);
+    put_desc(v, v->txring, v->txprod++, v->txbuf, len, flags);
+    wr(v, CNUAS_VNIC_REG_TXQ + CNUAS_VNIC_Q_PROD, v->txprod);
+    g_assert_cmpint(sw_recv(v, got, BUF_SIZE, 5000), ==, len + 2);
+    g_assert_cmphex(lduw_le_p(got + len), ==, ref_vcrc(got, len));
+}
+
+/* One frame in as the switch: its flags, and its length in *@len. */
+static uint16_t rx_ib(Vnic *v, const uint8_t *f, uint32_t wire_len,
+                      uint32_t *len)
+{
+    struct cnuas_vnic_desc d;
+
+    post_rx(v, 1, BUF_SIZE);
+    g_assert_cmpint(send(v->cfd, f, wire_len, 0), ==, wire_len);
+    g_assert(wait_reg(v, CNUAS_VNIC_REG_RXQ + CNUAS_VNIC_Q_CONS, ~0u,
+                      v->rxprod));
+    get_desc(v, v->rxring, v->rxprod - 1, &d);
+    *len = le32_to_cpu(d.len);
+    return le16_to_cpu(d.flags);
+}
+
+/*
+ * F_IB_CRC, on an IB link only: the device appends the VCRC to every frame
+ * and seals the ICRC of IB packets marked F_ICRC, local and global; it
+ * checks and strips the VCRC of received frames (F_VCRC_BAD as they are,
+ * else shorter by two) and judges their ICRC. Checked against bitwise
+ * CRCs built here from the IBA's rules.
+ */
+static void test_ib_crc(void)
+{
+    const uint16_t done = CNUAS_VNIC_DESC_F_DONE;
+    Vnic *v = vnic_new(",link_layer=ib", true), *e;
+    g_autofree uint8_t *f = g_malloc(BUF_SIZE);
+    g_autofree uint8_t *got = g_malloc(BUF_SIZE);
+    uint32_t len, n, errors;
+    unsigned g;
+
+    g_assert(rd(v, CNUAS_VNIC_REG_FEATURES) & CNUAS_VNIC_F_IB_CRC);
+    vnic_start(v);
+    v->cfd = accept_timeout(v->lfd);
+    g_assert(rd(v, CNUAS_VNIC_REG_DRV_FEATURES) & CNUAS_VNIC_F_IB_CRC);
+    for (g = 0; g < 2; g++) {
+        len = ib_packet(f, g, 3 + g);
+        /* TX: ICRC sealed, VCRC behind it; the rest as posted. */
+        tx_ib(v, f, len, CNUAS_VNIC_DESC_F_ICRC, got);
+        g_assert(memcmp(got, f, len - 4) == 0);
+        g_assert_cmphex((uint32_t)ldl_le_p(got + len - 4), ==,
+                        ref_ib_icrc(f, len));
+        stl_le_p(f + len - 4, ref_ib_icrc(f, len));
+
+        /* RX: good; a flipped payload bit; a bad VCRC. */
+        memcpy(got, f, len);
+        stw_le_p(got + len, ref_vcrc(got, len));
+        g_assert_cmphex(rx_ib(v, got, len + 2, &n), ==,
+                        done | CNUAS_VNIC_DESC_F_ICRC_OK);
+        g_assert_cmpuint(n, ==, len);
+        got[len - 9] ^= 0x10;
+        stw_le_p(got + len, ref_vcrc(got, len));
+        g_assert_cmphex(rx_ib(v, got, len + 2, &n), ==,
+                        done | CNUAS_VNIC_DESC_F_ICRC_BAD);
+        g_assert_cmpuint(n, ==, len);
+        got[len + 1] ^= 0x01;
+        g_assert_cmphex(rx_ib(v, got, len + 2, &n), ==,
+                        done | CNUAS_VNIC_DESC_F_VCRC_BAD);
+        g_assert_cmpuint(n, ==, len + 2);
+    }
+    /* TX without F_ICRC: only the VCRC. */
+    len = ib_packet(f, false, 5);
+    tx_ib(v, f, len, 0, got);
+    g_assert(memcmp(got, f, len) == 0);
+    g_assert_cmphex(lduw_le_p(got + len), ==, ref_vcrc(f, len));
+
+    /* F_ICRC on a raw packet (LNH 0): VCRC only, counted; queue lives. */
+    errors = vstat(v, CNUAS_VNIC_STAT_GUEST_ERRORS);
+    f[1] = 0x00;
+    tx_ib(v, f, len, CNUAS_VNIC_DESC_F_ICRC, got);
+    g_assert(memcmp(got, f, len) == 0);
+    g_assert_cmpuint(vstat(v, CNUAS_VNIC_STAT_GUEST_ERRORS), ==, errors + 1);
+    g_assert_cmpuint(rd(v, CNUAS_VNIC_REG_TXQ + CNUAS_VNIC_Q_STATE), ==,
+                     CNUAS_VNIC_QS_RUNNING);
+    /* ... received: VCRC stripped, no ICRC verdict. A 1-byte frame. */
+    g_assert_cmphex(rx_ib(v, got, len + 2, &n), ==, done);
+    g_assert_cmpuint(n, ==, len);
+    g_assert_cmphex(rx_ib(v, f, 1, &n), ==, done | CNUAS_VNIC_DESC_F_VCRC_BAD);
+    g_assert_cmpuint(n, ==, 1);
+    vnic_free(v);
+
+    /* A driver that did not enable it gets frames as they are. */
+    v = vnic_new(",link_layer=ib", true);
+    vnic_start_with(v, rd(v, CNUAS_VNIC_REG_FEATURES) & ~CNUAS_VNIC_F_IB_CRC);
+    v->cfd = accept_timeout(v->lfd);
+    len = ib_packet(f, false, 6);
+    tx_one(v, f, len, CNUAS_VNIC_DESC_F_ICRC, got);
+    g_assert(memcmp(got, f, len) == 0);
+    g_assert_cmphex(rx_ib(v, f, len, &n), ==, done);
+    g_assert_cmpuint(n, ==, len);
+    vnic_free(v);
+
+    /* Nor does an Ethernet device offer it. */
+    e = vnic_new(NULL, true);
+    g_assert(!(rd(e, CNUAS_VNIC_REG_FEATURES) & CNUAS_VNIC_F_IB_CRC));
+    vnic_free(e);
+}
+
 /* Frames arriving while no buffers are posted wait in the switch. */
 static void test_rx_backpressure(void)
 {
@@ -961,7 +1155,8 @@ static void test_ib_link(void)
     qtest_memwrite(v->qts, v->txbuf, buf, 60);
     put_desc(v, v->txring, 0, v->txbuf, 60, 0);
     wr(v, CNUAS_VNIC_REG_TXQ + CNUAS_VNIC_Q_PROD, 1);
-    g_assert_cmpint(sw_recv(v, buf, sizeof(buf), 5000), ==, 60);
+    g_assert_cmpint(sw_recv(v, buf, sizeof(buf), 5000), ==,
+                    60 + CNUAS_VCRC_LEN);
     vnic_free(v);
 }
 
@@ -1219,6 +1414,8 @@ static void test_stop_cont(void)
 static void migrate_with(const char *ll)
 {
     bool ib = strstr(ll, "link_layer=ib");
+    /* An IB device with F_IB_CRC adds and strips the VCRC. */
+    uint32_t vcrc = ib ? CNUAS_VCRC_LEN : 0;
     Vnic *v = vnic_new(ll, true);
     g_autofree char *uri = g_strdup_printf("unix:%s/mig.sock", v->dir);
     uint8_t buf[64];
@@ -1235,12 +1432,12 @@ static void migrate_with(const char *ll)
     }
     wr(v, CNUAS_VNIC_REG_TXQ + CNUAS_VNIC_Q_PROD, 3);
     for (i = 0; i < 3; i++) {
-        g_assert_cmpint(sw_recv(v, buf, sizeof(buf), 5000), ==, 60);
+        g_assert_cmpint(sw_recv(v, buf, sizeof(buf), 5000), ==, 60 + vcrc);
     }
     post_rx(v, 4, BUF_SIZE);
     for (i = 0; i < 2; i++) {
         fill(buf, 60, i);
-        sw_send(v, buf, 60);
+        sw_send_ll(v, buf, 60, ib);
     }
     g_assert(wait_reg(v, CNUAS_VNIC_REG_RXQ + CNUAS_VNIC_Q_CONS, ~0u, 2));
     wr(v, CNUAS_VNIC_REG_INT_MASK_SET, CNUAS_VNIC_INT_TX);
@@ -1287,12 +1484,12 @@ static void migrate_with(const char *ll)
 
     /* The target carries on with the posted buffers and the TX ring. */
     fill(buf, 60, 9);
-    sw_send(v, buf, 60);
+    sw_send_ll(v, buf, 60, ib);
     g_assert(wait_reg(v, CNUAS_VNIC_REG_RXQ + CNUAS_VNIC_Q_CONS, ~0u, 3));
     check_rx(v, 2, 60, 9);
     put_desc(v, v->txring, 3, v->txbuf, 60, 0);
     wr(v, CNUAS_VNIC_REG_TXQ + CNUAS_VNIC_Q_PROD, 4);
-    g_assert_cmpint(sw_recv(v, buf, sizeof(buf), 5000), ==, 60);
+    g_assert_cmpint(sw_recv(v, buf, sizeof(buf), 5000), ==, 60 + vcrc);
     g_assert(wait_reg(v, CNUAS_VNIC_REG_TXQ + CNUAS_VNIC_Q_CONS, ~0u, 4));
     unlink(uri + strlen("unix:"));
     vnic_free(v);
@@ -1344,6 +1541,7 @@ int main(int argc, char **argv)
     qtest_add_func("/cnuas-vnic/bad-setup", test_bad_setup);
     qtest_add_func("/cnuas-vnic/link", test_link);
     qtest_add_func("/cnuas-vnic/ib-link", test_ib_link);
+    qtest_add_func("/cnuas-vnic/ib-crc", test_ib_crc);
     qtest_add_func("/cnuas-vnic/msix-mask", test_msix_mask);
     qtest_add_func("/cnuas-vnic/msix-automask", test_msix_automask);
     qtest_add_func("/cnuas-vnic/msix-reentrancy", test_msix_reentrancy);
