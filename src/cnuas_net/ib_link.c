@@ -11,18 +11,18 @@
  *
  * The VCRC is a CRC-16 with polynomial 0x100B; the kernel's crc16
  * (0x8005) and crc-itu-t (0x1021) are other polynomials, so the module
- * keeps one table of its own, filled at load (cnuas_ib_link.h).
+ * keeps tables of its own, filled at load (cnuas_ib_link.h).
  */
 #include <linux/skbuff.h>
 
 #include "cnuas_net.h"
 #include "cnuas_ib_link.h"
 
-static unsigned short cnuas_vcrc_tab[256];
+static struct cnuas_vcrc_table cnuas_vcrc_tab;
 
 void cnuas_ib_link_init(void)
 {
-	cnuas_vcrc_table_init(cnuas_vcrc_tab);
+	cnuas_vcrc_table_init(&cnuas_vcrc_tab);
 }
 
 /*
@@ -41,7 +41,7 @@ struct sk_buff *cnuas_ib_link_tx(struct sk_buff *skb)
 		if (!out)
 			return NULL;
 	}
-	cnuas_vcrc_put(cnuas_vcrc_tab, out->data, out->len);
+	cnuas_vcrc_put(&cnuas_vcrc_tab, out->data, out->len);
 	skb_put(out, CNUAS_VCRC_LEN);
 	return out;
 }
@@ -59,7 +59,7 @@ void cnuas_ib_link_tx_undo(struct sk_buff *skb, struct sk_buff *out)
 bool cnuas_ib_link_rx(struct sk_buff *skb)
 {
 	if (skb_is_nonlinear(skb) ||
-	    !cnuas_vcrc_ok(cnuas_vcrc_tab, skb->data, skb->len))
+	    !cnuas_vcrc_ok(&cnuas_vcrc_tab, skb->data, skb->len))
 		return false;
 	__skb_trim(skb, skb->len - CNUAS_VCRC_LEN);
 	return true;

@@ -136,7 +136,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n)
 				memcpy(sealed, f, len);
 				sealed[4] = (uint8_t)((sealed[4] & 0xf8) | (((len - 2) / 4) >> 8 & 7));
 				sealed[5] = (uint8_t)((len - 2) / 4);
-				cnuas_vcrc_put(sw->ib->vcrc_table, sealed, (unsigned int)len - 2);
+				cnuas_vcrc_put(&sw->ib->vcrc_table, sealed, (unsigned int)len - 2);
 				f = sealed;
 			}
 			if (v.peer[i] >= 0 && send(v.peer[i], f, len, MSG_DONTWAIT) < 0) {

@@ -20,6 +20,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "cnuas_ib_link.h"
 #include "strbuf.h"
 
 struct vswitch;
@@ -71,7 +72,7 @@ struct ib_switch {
 	uint8_t vlarb[4][64];
 	uint8_t *lft;			/* IB_LFT_CAP entries, 0xff = none */
 	uint16_t *mft;			/* [mlid - 0xc000][position] port mask */
-	uint16_t vcrc_table[256];
+	struct cnuas_vcrc_table vcrc_table;
 	uint64_t tid;			/* for traps we originate */
 	uint64_t mkey_violations;
 	uint64_t traps_sent;

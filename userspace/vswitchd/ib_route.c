@@ -94,7 +94,7 @@ int ib_init(struct vswitch *sw, unsigned nports, uint64_t guid, bool guid_set)
 	ib->nports = nports;
 	ib->guid = guid_set ? guid : guid_from_path(sw->cfg.socket_path);
 	ib->tid = ib->guid << 16;
-	cnuas_vcrc_table_init(ib->vcrc_table);
+	cnuas_vcrc_table_init(&ib->vcrc_table);
 	for (unsigned n = 0; n <= IB_MAX_PORTS; n++)
 		ib->port[n].slot = -1;
 	sw->ib = ib;
@@ -235,7 +235,7 @@ static void reseal(const struct ib_switch *ib, uint8_t *f, uint32_t len)
 		f[icrc_off + 2] = (uint8_t)(crc >> 16);
 		f[icrc_off + 3] = (uint8_t)(crc >> 24);
 	}
-	cnuas_vcrc_put(ib->vcrc_table, f, len - CNUAS_VCRC_LEN);
+	cnuas_vcrc_put(&ib->vcrc_table, f, len - CNUAS_VCRC_LEN);
 }
 
 /*
@@ -259,7 +259,7 @@ void ib_fault_corrupt(struct vswitch *sw, struct fault *f, uint8_t *data, uint32
 		hl = CNUAS_LRH_LEN + (cnuas_lrh_lnh(data) == CNUAS_LNH_IBA_GLOBAL ? CNUAS_GRH_LEN : 0);
 		if (cnuas_lrh_pktlen(data) * 4 == len - CNUAS_VCRC_LEN &&
 		    hl + CNUAS_BTH_LEN < len - CNUAS_VCRC_LEN &&
-		    cnuas_vcrc_ok(sw->ib->vcrc_table, data, len)) {
+		    cnuas_vcrc_ok(&sw->ib->vcrc_table, data, len)) {
 			start = hl + CNUAS_BTH_LEN;
 			end = len - CNUAS_VCRC_LEN;
 			reseal_vcrc = true;
@@ -267,7 +267,7 @@ void ib_fault_corrupt(struct vswitch *sw, struct fault *f, uint8_t *data, uint32
 	}
 	data[start + fault_rand(f) % (end - start)] ^= (uint8_t)(1u << (fault_rand(f) & 7));
 	if (reseal_vcrc)
-		cnuas_vcrc_put(sw->ib->vcrc_table, data, len - CNUAS_VCRC_LEN);
+		cnuas_vcrc_put(&sw->ib->vcrc_table, data, len - CNUAS_VCRC_LEN);
 }
 
 static void count_xmit(struct ib_switch *ib, unsigned out, uint32_t len, bool mcast)
@@ -390,7 +390,7 @@ static bool ib_parse(struct vswitch *sw, struct port *p, uint8_t *f, uint32_t le
 		pc->rcv_errors++;
 		return false;
 	}
-	if (!cnuas_vcrc_ok(sw->ib->vcrc_table, f, len)) {
+	if (!cnuas_vcrc_ok(&sw->ib->vcrc_table, f, len)) {
 		p->c.ib_drop_vcrc++;
 		pc->rcv_errors++;
 		return false;
@@ -751,7 +751,7 @@ bool ib_forward(struct vswitch *sw, struct port *p, uint8_t *data, uint32_t len,
 
 	if (vl != x.vl)
 		cnuas_lrh_set_vl(data, vl);
-	cnuas_vcrc_put(ib->vcrc_table, data, len - CNUAS_VCRC_LEN);
+	cnuas_vcrc_put(&ib->vcrc_table, data, len - CNUAS_VCRC_LEN);
 	if (cnuas_lid_is_mcast(x.dlid)) {
 		unsigned i = x.dlid - CNUAS_LID_MCAST_MIN;
 		bool any = false;

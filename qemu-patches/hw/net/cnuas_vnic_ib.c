@@ -21,15 +21,15 @@
 
 #include <zlib.h>
 
-/* The CRC-16 of the VCRC has no zlib or QEMU helper: one table here. */
-static uint16_t cnuas_vcrc_tab[256];
+/* The CRC-16 of the VCRC has no zlib or QEMU helper: tables here. */
+static struct cnuas_vcrc_table cnuas_vcrc_tab;
 
 static void cnuas_vnic_ib_init(void)
 {
     static bool done;
 
     if (!done) {
-        cnuas_vcrc_table_init(cnuas_vcrc_tab);
+        cnuas_vcrc_table_init(&cnuas_vcrc_tab);
         done = true;
     }
 }
@@ -71,7 +71,7 @@ uint32_t cnuas_vnic_ib_tx(uint8_t *frame, uint32_t len, bool icrc,
             *not_ib = true;
         }
     }
-    cnuas_vcrc_put(cnuas_vcrc_tab, frame, len);
+    cnuas_vcrc_put(&cnuas_vcrc_tab, frame, len);
     return len + CNUAS_VCRC_LEN;
 }
 
@@ -80,7 +80,7 @@ uint16_t cnuas_vnic_ib_rx(const uint8_t *frame, uint32_t *len)
     uint32_t crc;
 
     cnuas_vnic_ib_init();
-    if (!cnuas_vcrc_ok(cnuas_vcrc_tab, frame, *len)) {
+    if (!cnuas_vcrc_ok(&cnuas_vcrc_tab, frame, *len)) {
         return CNUAS_VNIC_DESC_F_VCRC_BAD;
     }
     *len -= CNUAS_VCRC_LEN;
