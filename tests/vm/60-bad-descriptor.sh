@@ -49,8 +49,7 @@ fi
 
 lsh 1 "echo $bdf >/sys/bus/pci/drivers/cnuas_net/bind" || fail "node1: rebind failed"
 if [ "$LINK_LAYER" = ib ]; then
-	back() { lsh -t 20 1 "grep -q ACTIVE $P/state && [ \"\$(cat $P/lid)\" = $lid1 ] && [ -e /sys/class/net/ib0 ]"; }
-	wait_for 180 back || fail "node1: port $(lsh 1 "cat $P/state") LID $(lsh 1 "cat $P/lid") after the rebind, want ACTIVE, LID $lid1"
+	ib_port_back 1 "$lid1" "after the rebind"
 	echo "node1: port ACTIVE again with LID $lid1"
 fi
 reconfigure || fail "node1: its interface did not come back"

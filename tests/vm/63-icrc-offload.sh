@@ -41,9 +41,7 @@ reload() {
 		modprobe cnuas_net rdma_offload=$2 && modprobe cnuas_ib" ||
 		fail "node$1: reload with rdma_offload=$2 failed"
 	if [ "$LINK_LAYER" = ib ]; then
-		RN=$1
-		back() { lsh -t 20 "$RN" "grep -q ACTIVE $P/state && [ \"\$(cat $P/lid)\" = $lid ]"; }
-		wait_for 180 back || fail "node$1: port $(lsh "$1" "cat $P/state") LID $(lsh "$1" "cat $P/lid") after the reload"
+		ib_port_back "$1" "$lid" "after the reload"
 		ipoib_reconfigure "$1" || fail "node$1: ib0 did not come back"
 	else
 		cnuas_reconfigure "$1" || fail "node$1: cnuas0 did not come back"

@@ -29,8 +29,7 @@ if [ "$LINK_LAYER" = ib ]; then
 	[ "$traps1" -gt "$traps0" ] || fail "no Trap 128 from the switch for the link going down (traps sent $traps0 -> $traps1)"
 	echo "rmmod: the switch's port went down (traps sent $traps0 -> $traps1), OpenSM swept node1 out of the SA"
 	lsh -t 60 1 'modprobe cnuas_net && modprobe cnuas_ib' || fail "node1: modprobe failed"
-	back() { lsh -t 20 1 "grep -q ACTIVE $P/state && [ \"\$(cat $P/lid)\" = $lid ] && [ -e /sys/class/net/ib0 ]"; }
-	wait_for 180 back || fail "node1: port $(lsh 1 "cat $P/state") LID $(lsh 1 "cat $P/lid") after the reload, want ACTIVE, LID $lid and ib0"
+	ib_port_back 1 "$lid" "after the reload"
 	trap - EXIT
 	ipoib_reconfigure 1 || fail "node1: cannot address ib0"
 	wait_ping 1 "$(ip_of 0)" 60 || fail "node1 cannot reach node0 over IPoIB after the reload"

@@ -101,6 +101,18 @@ wait_for() {
 	done
 }
 
+# ib_port_back NODE LID WHEN: after a driver reload, rebind or the like,
+# wait (3 min at most) until the SM has NODE's IB port ACTIVE with LID
+# again and its ib0 exists; else fail, saying what was there WHEN.
+ib_port_is() {
+	lsh -t 20 "$1" "p=/sys/class/infiniband/cnuas_0/ports/1
+		grep -q ACTIVE \$p/state && [ \"\$(cat \$p/lid)\" = $2 ] && [ -e /sys/class/net/ib0 ]"
+}
+ib_port_back() {
+	wait_for 180 ib_port_is "$1" "$2" ||
+		fail "node$1 $3: port $(lsh "$1" 'cat /sys/class/infiniband/cnuas_0/ports/1/state /sys/class/infiniband/cnuas_0/ports/1/lid' | tr '\n' ' ')(want ACTIVE, LID $2 and ib0)"
+}
+
 # Ping from a node until one reply comes (ARP, FDB learning), bounded.
 # side_lab NAME UP-ARGS...: a lab of other nodes than the group's, for one
 # test: pause the group's guests (QMP stop), boot `scripts/lab up UP-ARGS`
