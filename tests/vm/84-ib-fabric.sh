@@ -252,10 +252,11 @@ echo "switch link-frame drops: $drops"
 # The RoCE lab's own verbs tests, unchanged, over IB: lib.sh takes ib0 for
 # the IP side and GID 0 (subnet prefix and port GUID) for -g.
 sub() { # sub TEST ENV=VALUE...
-	local t=$1 log=$PR_DIR.$1.log rc
+	local t=$1 log=$PR_DIR.$1.log rc start=$SECONDS
 	shift
 	env CNUAS_VERBS_OVER_IB=1 "$@" timeout -k 10 900 "$VM_TESTS/$t.sh" >"$log" 2>&1
 	rc=$?
+	echo "# $t over IB: rc $rc in $((SECONDS - start)) s"
 	case $rc in
 	0) echo "PASS $t over IB: $(tail -n 1 "$log")" ;;
 	*) tail -n 15 "$log"; bad+=("$t(rc $rc)") ;;
