@@ -68,14 +68,24 @@ struct ib_switch {
 	uint64_t guid;
 	uint8_t sw_info[64];		/* SwitchInfo as kept */
 	uint8_t node_desc[64];
-	uint8_t sl2vl[8];
-	uint8_t vlarb[4][64];
+	uint8_t *sl2vl;			/* SLtoVL per (in, out) port pair: ib_sl2vl() */
+	uint8_t *vlarb;			/* VLArbitration per port: 4 blocks of 64 bytes */
 	uint8_t *lft;			/* IB_LFT_CAP entries, 0xff = none */
 	uint16_t *mft;			/* [mlid - 0xc000][position] port mask */
 	struct cnuas_vcrc_table vcrc_table;
 	uint64_t tid;			/* for traps we originate */
 	uint64_t mkey_violations;
 	uint64_t traps_sent;
+	/* M_Key lease (IBA 14.2.4.2): when the protection falls to 0 (sw->now), 0: none */
+	uint64_t mkey_lease_end;
+	/*
+	 * The Bad M_Key trap (256) in flight, resent until the SM represses
+	 * it or resends run out: its MAD, TID (0: none), next resend.
+	 */
+	uint8_t trap256[IB_MAD_LEN];
+	uint64_t trap256_tid;
+	uint64_t trap256_next;
+	unsigned trap256_resends;
 	/*
 	 * A port handed over (a migrating guest's): kept in its state, with
 	 * nothing behind it, for the next guest port until @handover_until
@@ -116,6 +126,10 @@ bool ib_pma_process(struct vswitch *sw, uint8_t *mad);
 void ib_sma_defaults(struct ib_switch *ib);
 void ib_port_info_defaults(struct ib_switch *ib, unsigned n);
 void ib_trap_128(struct vswitch *sw);
+/* Bad M_Key: @mad, refused, came from @slid. */
+void ib_trap_256(struct vswitch *sw, unsigned slid, const uint8_t *mad);
+/* The 8-byte SLtoVL table of a packet from IB port @in leaving by @out. */
+uint8_t *ib_sl2vl(const struct ib_switch *ib, unsigned in, unsigned out);
 
 /* ctl: show, lft, mft */
 void ib_ctl_show(struct vswitch *sw, struct strbuf *b, bool json);

@@ -84,9 +84,13 @@ int ib_init(struct vswitch *sw, unsigned nports, uint64_t guid, bool guid_set)
 		return -1;
 	ib->lft = malloc(IB_LFT_CAP);
 	ib->mft = calloc((size_t)IB_MFT_CAP * IB_MFT_POSITIONS, sizeof(uint16_t));
-	if (!ib->lft || !ib->mft) {
+	ib->sl2vl = calloc((size_t)(nports + 1) * (nports + 1), 8);
+	ib->vlarb = calloc((size_t)(nports + 1) * 4, 64);
+	if (!ib->lft || !ib->mft || !ib->sl2vl || !ib->vlarb) {
 		free(ib->lft);
 		free(ib->mft);
+		free(ib->sl2vl);
+		free(ib->vlarb);
 		free(ib);
 		return -1;
 	}
@@ -110,6 +114,8 @@ void ib_fini(struct vswitch *sw)
 		return;
 	free(sw->ib->lft);
 	free(sw->ib->mft);
+	free(sw->ib->sl2vl);
+	free(sw->ib->vlarb);
 	free(sw->ib);
 	sw->ib = NULL;
 }
@@ -142,10 +148,24 @@ static void ib_handover_end(struct vswitch *sw)
 	ib_link_down(sw, n);
 }
 
+static void trap256_resend(struct vswitch *sw);
+
 void ib_timers(struct vswitch *sw)
 {
-	if (sw->ib && sw->ib->handover_port && sw->now >= sw->ib->handover_until)
+	struct ib_switch *ib = sw->ib;
+
+	if (!ib)
+		return;
+	if (ib->handover_port && sw->now >= ib->handover_until)
 		ib_handover_end(sw);
+	if (ib->trap256_tid && sw->now >= ib->trap256_next)
+		trap256_resend(sw);
+	if (ib->mkey_lease_end && sw->now >= ib->mkey_lease_end) {
+		/* nobody showed the key for a lease period: anyone may read it now */
+		ib->mkey_lease_end = 0;
+		mad_set_field(ib->port[0].pi, 0, IB_PORT_MKEY_PROT_BITS_F, 0);
+		vs_log(VS_LOG_INFO, "IB: M_Key lease expired, protection 0");
+	}
 }
 
 /*
@@ -335,36 +355,141 @@ static uint32_t build_mad_frame(uint8_t *f, unsigned vl, unsigned sl, unsigned d
 	return MAD_FRAME_LEN;
 }
 
-/* Trap 128 (link state change) to the SM, LID-routed, if we know where it is. */
-void ib_trap_128(struct vswitch *sw)
+/*
+ * A SubnTrap(Notice) from the switch (generic, @type, producer: switch)
+ * with a fresh TID, details left to the caller; 0 if the switch has no
+ * LID yet.
+ */
+static unsigned notice_init(struct ib_switch *ib, uint8_t *mad, unsigned type, unsigned num)
 {
-	struct ib_switch *ib = sw->ib;
 	unsigned lid = ib_own_lid(ib);
-	unsigned sm = mad_get_field(ib->port[0].pi, 0, IB_PORT_SMLID_F);
-	uint8_t mad[IB_MAD_LEN] = { 0 }, f[MAD_FRAME_LEN];
-	unsigned out;
 
-	if (!lid || !sm || own_lid(ib, sm))
-		return;
-	out = ib_lft_port(ib, sm);
-	if (out == 0 || out > ib->nports || !ib_slot(sw, out))
-		return;
+	memset(mad, 0, IB_MAD_LEN);
+	if (!lid)
+		return 0;
 	mad_set_field(mad, 0, IB_MAD_BASEVER_F, 1);
 	mad_set_field(mad, 0, IB_MAD_MGMTCLASS_F, UMAD_CLASS_SUBN_LID_ROUTED);
 	mad_set_field(mad, 0, IB_MAD_CLASSVER_F, 1);
 	mad_set_field(mad, 0, IB_MAD_METHOD_F, UMAD_METHOD_TRAP);
 	mad_set_field64(mad, 0, IB_MAD_TRID_F, ++ib->tid);
 	mad_set_field(mad, 0, IB_MAD_ATTRID_F, 0x0002);	/* Notice */
+	mad_set_field64(mad, 0, IB_MAD_MKEY_F, mad_get_field64(ib->port[0].pi, 0, IB_PORT_MKEY_F));
 	mad_set_field(mad, IB_SMP_DATA_OFFS, IB_NOTICE_IS_GENERIC_F, 1);
-	mad_set_field(mad, IB_SMP_DATA_OFFS, IB_NOTICE_TYPE_F, 1);	/* urgent */
+	mad_set_field(mad, IB_SMP_DATA_OFFS, IB_NOTICE_TYPE_F, type);
 	mad_set_field(mad, IB_SMP_DATA_OFFS, IB_NOTICE_PRODUCER_F, 2);	/* switch */
-	mad_set_field(mad, IB_SMP_DATA_OFFS, IB_NOTICE_TRAP_NUMBER_F,
-		      UMAD_SM_LINK_STATE_CHANGED_TRAP);
+	mad_set_field(mad, IB_SMP_DATA_OFFS, IB_NOTICE_TRAP_NUMBER_F, num);
 	mad_set_field(mad, IB_SMP_DATA_OFFS, IB_NOTICE_ISSUER_LID_F, lid);
-	mad_set_field(mad, IB_SMP_DATA_OFFS, IB_NOTICE_DATA_LID_F, lid);
-	build_mad_frame(f, CNUAS_VL15, 0, sm, lid, 0xffff, 0, 0, 0, mad);
+	return lid;
+}
+
+/* A trap to the master SM, LID-routed, on its SL; false if there is no way there yet. */
+static bool notice_send(struct vswitch *sw, const uint8_t *mad)
+{
+	struct ib_switch *ib = sw->ib;
+	unsigned lid = ib_own_lid(ib);
+	unsigned sm = mad_get_field(ib->port[0].pi, 0, IB_PORT_SMLID_F);
+	unsigned sl = mad_get_field(ib->port[0].pi, 0, IB_PORT_SMSL_F);
+	uint8_t f[MAD_FRAME_LEN];
+	unsigned out;
+
+	if (!lid || !sm || own_lid(ib, sm))
+		return false;
+	out = ib_lft_port(ib, sm);
+	if (out == 0 || out > ib->nports || !ib_slot(sw, out))
+		return false;
+	build_mad_frame(f, CNUAS_VL15, sl, sm, lid, 0xffff, 0, 0, 0, mad);
 	ib->traps_sent++;
 	ib_send_built(sw, out, f, MAD_FRAME_LEN);
+	return true;
+}
+
+/* Trap 128 (link state change) to the SM, if we know where it is. */
+void ib_trap_128(struct vswitch *sw)
+{
+	uint8_t mad[IB_MAD_LEN];
+	unsigned lid = notice_init(sw->ib, mad, 1, UMAD_SM_LINK_STATE_CHANGED_TRAP);	/* urgent */
+
+	if (!lid)
+		return;
+	mad_set_field(mad, IB_SMP_DATA_OFFS, IB_NOTICE_DATA_LID_F, lid);
+	notice_send(sw, mad);
+}
+
+/* Notice details of trap 256 (IBA 14.2.5.1), from the start of the Notice. */
+#define NTC256_LID		12
+#define NTC256_DR_SLID		14
+#define NTC256_METHOD		16
+#define NTC256_ATTR_ID		18
+#define NTC256_ATTR_MOD		20
+#define NTC256_MKEY		24
+#define NTC256_DR_HOPS		33	/* DRNotice, DRPathTruncated, DRHopCount */
+#define NTC256_DR_PATH		34
+#define NTC256_DR_PATH_LEN	30
+#define TRAP256_RESENDS		3
+
+/*
+ * The resend interval of trap 256: 4.096 us * 2^SubnetTimeout, as the SM
+ * set it for port 0, but at least a second (ib_timers' tick).
+ */
+static uint64_t trap256_interval(const struct ib_switch *ib)
+{
+	unsigned t = mad_get_field((void *)ib->port[0].pi, 0, IB_PORT_SUBN_TIMEOUT_F);
+	uint64_t ns = 4096ull << (t > 20 ? 20 : t);
+
+	return ns < 1000000000ull ? 1000000000ull : ns;
+}
+
+/*
+ * Bad M_Key (IBA 14.2.4.1): the switch tells the master SM who tried what.
+ * One such trap is in flight at a time, resent until repressed; a
+ * violation meanwhile is only counted (PortInfo.M_KeyViolations), so a
+ * flood of bad SMPs cannot flood the SM.
+ */
+void ib_trap_256(struct vswitch *sw, unsigned slid, const uint8_t *smp)
+{
+	struct ib_switch *ib = sw->ib;
+	uint8_t *mad = ib->trap256, *n = mad + IB_SMP_DATA_OFFS;
+
+	if (ib->trap256_tid || !notice_init(ib, mad, 2, 256))	/* security */
+		return;
+	n[NTC256_LID] = (uint8_t)(slid >> 8);
+	n[NTC256_LID + 1] = (uint8_t)slid;
+	n[NTC256_METHOD] = smp[3];
+	memcpy(n + NTC256_ATTR_ID, smp + 16, 2);
+	memcpy(n + NTC256_ATTR_MOD, smp + 20, 4);
+	memcpy(n + NTC256_MKEY, smp + 24, 8);
+	if (smp[1] == UMAD_CLASS_SUBN_DIRECTED_ROUTE) {
+		const struct umad_smp *s = (const void *)smp;
+		unsigned hops = s->hop_cnt > 63 ? 63 : s->hop_cnt;
+
+		memcpy(n + NTC256_DR_SLID, &s->dr_slid, 2);
+		n[NTC256_DR_HOPS] = (uint8_t)(0x80 | hops);
+		if (hops >= NTC256_DR_PATH_LEN) {
+			n[NTC256_DR_HOPS] |= 0x40;
+			hops = NTC256_DR_PATH_LEN - 1;
+		}
+		memcpy(n + NTC256_DR_PATH, s->return_path, hops + 1);
+	}
+	if (!notice_send(sw, mad))
+		return;
+	ib->trap256_tid = mad_get_field64(mad, 0, IB_MAD_TRID_F);
+	ib->trap256_resends = TRAP256_RESENDS;
+	ib->trap256_next = sw->now + trap256_interval(ib);
+}
+
+static void trap256_resend(struct vswitch *sw)
+{
+	struct ib_switch *ib = sw->ib;
+
+	if (!ib->trap256_resends) {
+		vs_log(VS_LOG_INFO, "IB: trap 256 (TID 0x%016llx) not repressed",
+		       (unsigned long long)ib->trap256_tid);
+		ib->trap256_tid = 0;
+		return;
+	}
+	ib->trap256_resends--;
+	ib->trap256_next = sw->now + trap256_interval(ib);
+	notice_send(sw, ib->trap256);
 }
 
 struct ibf {
@@ -478,8 +603,10 @@ static void sma_local(struct vswitch *sw, struct port *p, struct ibf *x, unsigne
 	memcpy(mad, x->mad, IB_MAD_LEN);
 	p->c.ib_smp_local++;
 	if (!ib_sma_process(sw, in, mad, dr)) {
-		if (ib->mkey_violations != viol)
+		if (ib->mkey_violations != viol) {
 			p->c.ib_drop_mkey++;
+			ib_trap_256(sw, x->slid, mad);	/* refused: @mad as it came */
+		}
 		return;
 	}
 	if (dr) {
@@ -675,12 +802,25 @@ static bool port_active(const struct ib_switch *ib, unsigned n)
 	return n && n <= ib->nports && ib->port[n].slot >= 0 && ib->port[n].state == IB_PS_ACTIVE;
 }
 
-/* Data VL of an SL: the switch's SLtoVL table. */
-static unsigned sl_to_vl(const struct ib_switch *ib, unsigned sl)
+uint8_t *ib_sl2vl(const struct ib_switch *ib, unsigned in, unsigned out)
 {
-	uint8_t b = ib->sl2vl[sl / 2];
+	return ib->sl2vl + ((size_t)in * (ib->nports + 1) + out) * 8;
+}
 
-	return sl & 1 ? b & 0x0f : b >> 4;
+/*
+ * Whether a data packet of @sl from IB port @in may leave by @out: its
+ * SLtoVL entry for that pair must name an operational data VL there, not
+ * VL15 (IBA 7.6.6: such packets are discarded). Every port has one data
+ * VL (VLCap VL0), so a packet that passes leaves on VL0.
+ */
+static bool sl_passes(const struct ib_switch *ib, unsigned in, unsigned out, unsigned sl)
+{
+	uint8_t b = ib_sl2vl(ib, in, out)[sl / 2];
+	unsigned vl = sl & 1 ? b & 0x0f : b >> 4;
+	/* OperationalVLs: 1 = VL0, 2 = VL0..1, 3 = VL0..3, 4 = VL0..7, 5 = VL0..14 */
+	unsigned ops = mad_get_field((void *)ib->port[out].pi, 0, IB_PORT_OPER_VLS_F);
+
+	return ops && vl < (ops >= 5 ? 15u : 1u << (ops - 1));
 }
 
 /*
@@ -747,11 +887,15 @@ bool ib_forward(struct vswitch *sw, struct port *p, uint8_t *data, uint32_t len,
 			p->c.ib_drop_no_route++;
 		return true;
 	}
-	unsigned vl = sl_to_vl(ib, x.sl);
-
-	if (vl != x.vl)
-		cnuas_lrh_set_vl(data, vl);
-	cnuas_vcrc_put(&ib->vcrc_table, data, len - CNUAS_VCRC_LEN);
+	if (x.vl != 0) {
+		/*
+		 * Out on VL0, the one data VL. Otherwise the frame is unchanged and
+		 * the VCRC it came with, checked on the way in, is the one the next
+		 * link needs: no second CRC pass per frame.
+		 */
+		cnuas_lrh_set_vl(data, 0);
+		cnuas_vcrc_put(&ib->vcrc_table, data, len - CNUAS_VCRC_LEN);
+	}
 	if (cnuas_lid_is_mcast(x.dlid)) {
 		unsigned i = x.dlid - CNUAS_LID_MCAST_MIN;
 		bool any = false;
@@ -777,6 +921,10 @@ bool ib_forward(struct vswitch *sw, struct port *p, uint8_t *data, uint32_t len,
 				any = true;
 				if (!pkey_allowed(ib, out, &x, true)) {
 					ib->port[out].pc.xmit_constraint++;
+					continue;
+				}
+				if (!sl_passes(ib, in, out, x.sl)) {
+					ib->port[out].pc.xmit_discards++;
 					continue;
 				}
 				if (dp_flood_one(sw, ib_slot(sw, out), data, len, k, 0))
@@ -808,6 +956,11 @@ bool ib_forward(struct vswitch *sw, struct port *p, uint8_t *data, uint32_t len,
 	}
 	if (!pkey_allowed(ib, out, &x, true)) {
 		ib->port[out].pc.xmit_constraint++;
+		return true;
+	}
+	if (!sl_passes(ib, in, out, x.sl)) {
+		p->c.ib_drop_vl++;
+		ib->port[out].pc.xmit_discards++;
 		return true;
 	}
 	uint32_t flip = link_fault(p, len);

@@ -8,6 +8,7 @@
 #include "switch.h"
 
 #include <arpa/inet.h>
+#include <endian.h>
 #include <infiniband/mad.h>
 #include <infiniband/umad_sm.h>
 #include <infiniband/umad_types.h>
@@ -55,9 +56,10 @@ void ib_sma_defaults(struct ib_switch *ib)
 	snprintf((char *)ib->node_desc, sizeof(ib->node_desc), "cnuas-vswitchd %016llx",
 		 (unsigned long long)ib->guid);
 	/* VLArb: VL0 weight 255 in every low and high priority entry that is used */
-	for (unsigned b = 0; b < 4; b++)
-		for (unsigned e = 0; e < 32; e++)
-			ib->vlarb[b][2 * e + 1] = e < 8 ? 255 : 0;
+	for (unsigned n = 0; n <= ib->nports; n++)
+		for (unsigned b = 0; b < 4; b++)
+			for (unsigned e = 0; e < 32; e++)
+				ib->vlarb[(n * 4 + b) * 64 + 2 * e + 1] = e < 8 ? 255 : 0;
 }
 
 void ib_port_info_defaults(struct ib_switch *ib, unsigned n)
@@ -102,17 +104,24 @@ void ib_port_info_defaults(struct ib_switch *ib, unsigned n)
  * Whether the SMP may go on. A wrong key with a non-zero switch M_Key:
  * Sets and TrapRepresses are refused at every protection level, Gets from
  * level 2 on; refused SMPs get no answer. *@hide: level 1, a Get answered
- * without the key.
+ * without the key. A refusal starts the M_Key lease (if the SM gave one
+ * and it is not running): unless an SMP shows the key before it ends,
+ * the protection falls to 0 (ib_timers), so a new SM can read the key and
+ * take the subnet over. The right key stops the lease.
  */
-static bool mkey_ok(struct ib_switch *ib, const uint8_t *mad, unsigned method, bool *hide)
+static bool mkey_ok(struct vswitch *sw, const uint8_t *mad, unsigned method, bool *hide)
 {
+	struct ib_switch *ib = sw->ib;
 	uint64_t mine = mad_get_field64(ib->port[0].pi, 0, IB_PORT_MKEY_F);
 	uint64_t theirs = mad_get_field64((void *)mad, 0, IB_MAD_MKEY_F);
 	unsigned prot = mad_get_field(ib->port[0].pi, 0, IB_PORT_MKEY_PROT_BITS_F);
+	unsigned lease = mad_get_field(ib->port[0].pi, 0, IB_PORT_MKEY_LEASE_F);
 
 	*hide = false;
-	if (!mine || mine == theirs)
+	if (!mine || mine == theirs) {
+		ib->mkey_lease_end = 0;
 		return true;
+	}
 	if (method == UMAD_METHOD_GET && prot < 2) {
 		*hide = prot == 1;
 		return true;
@@ -122,6 +131,8 @@ static bool mkey_ok(struct ib_switch *ib, const uint8_t *mad, unsigned method, b
 
 	if (v < 0xffff)
 		mad_set_field(ib->port[0].pi, 0, IB_PORT_MKEY_VIOL_F, v + 1);
+	if (lease && !ib->mkey_lease_end)
+		ib->mkey_lease_end = sw->now + lease * 1000000000ull;
 	return false;
 }
 
@@ -347,7 +358,10 @@ bool ib_sma_process(struct vswitch *sw, unsigned in, uint8_t *mad, bool dr)
 	if (method & UMAD_METHOD_RESP_MASK)
 		return false;		/* responses are not for us */
 	if (method == UMAD_METHOD_TRAP_REPRESS) {
-		mkey_ok(ib, mad, method, &hide);
+		/* with the key, it ends our trap of that TID */
+		if (mkey_ok(sw, mad, method, &hide) && ib->trap256_tid &&
+		    be64toh(smp->tid) == ib->trap256_tid)
+			ib->trap256_tid = 0;
 		return false;		/* consumed */
 	}
 	if (smp->base_version != 1 || smp->class_version != 1) {
@@ -358,7 +372,7 @@ bool ib_sma_process(struct vswitch *sw, unsigned in, uint8_t *mad, bool dr)
 		status = STATUS_BAD_METHOD;
 		goto reply;
 	}
-	if (!mkey_ok(ib, mad, method, &hide))
+	if (!mkey_ok(sw, mad, method, &hide))
 		return false;	/* refused without an answer */
 	switch (attr) {
 	case UMAD_SM_ATTR_NODE_DESC:
@@ -382,21 +396,32 @@ bool ib_sma_process(struct vswitch *sw, unsigned in, uint8_t *mad, bool dr)
 	case UMAD_SM_ATTR_PKEY_TABLE:
 		status = do_pkeys(ib, set, mod, d);
 		break;
-	case UMAD_SM_ATTR_SLVL_TABLE:
-		if (set)
-			memcpy(ib->sl2vl, d, 8);
-		memcpy(d, ib->sl2vl, 8);
-		break;
-	case UMAD_SM_ATTR_VL_ARB_TABLE: {
-		unsigned block = mod >> 16;
+	case UMAD_SM_ATTR_SLVL_TABLE: {
+		/* a switch's: input port in bits 15:8, output port in 7:0 (IBA 14.2.5.8) */
+		unsigned from = (mod >> 8) & 0xff, to = mod & 0xff;
 
-		if (block < 1 || block > 4 || (mod & 0xffff) > ib->nports) {
+		if ((mod >> 16) || from > ib->nports || to > ib->nports) {
 			status = STATUS_BAD_VALUE;
 			break;
 		}
 		if (set)
-			memcpy(ib->vlarb[block - 1], d, 64);
-		memcpy(d, ib->vlarb[block - 1], 64);
+			memcpy(ib_sl2vl(ib, from, to), d, 8);
+		memcpy(d, ib_sl2vl(ib, from, to), 8);
+		break;
+	}
+	case UMAD_SM_ATTR_VL_ARB_TABLE: {
+		/* block in bits 31:16, port in 7:0 */
+		unsigned block = mod >> 16, port = mod & 0xffff;
+		uint8_t *t;
+
+		if (block < 1 || block > 4 || port > ib->nports) {
+			status = STATUS_BAD_VALUE;
+			break;
+		}
+		t = ib->vlarb + (port * 4 + block - 1) * 64;
+		if (set)
+			memcpy(t, d, 64);
+		memcpy(d, t, 64);
 		break;
 	}
 	case UMAD_SM_ATTR_LINEAR_FT:

@@ -698,6 +698,143 @@ def test_ib_hostile_smps():
         assert sw.proc.poll() is None
 
 
+def test_ib_sl2vl_vlarb_per_port_pair():
+    """SLtoVL per (input, output) port pair, VLArbitration per port (IBA
+    14.2.5.8/9): an SL mapped to VL15 for a pair is dropped there only. A
+    frame on VL0 leaves byte for byte as it came (its VCRC still right);
+    one on another VL leaves on VL0, the one data VL, with a new VCRC."""
+    with _ib_switch() as sw:
+        sm = SM(sw.port())
+        b, c = sw.port(), sw.port()
+        _wait_ib(sw, 3)
+        _configure(sm, {2: 1, 3: 2, 4: 3}, active=(1, 2, 3))
+        ids = sw.port_ids()
+        # SL1 -> VL15 from port 1 to port 2; every other pair keeps VL0
+        h, d = sm.set(0x17, 1 << 8 | 2, bytes([0x0F]) + bytes(7))
+        assert h["status"] == 0 and d[:8] == bytes([0x0F]) + bytes(7), (h, d[:8])
+        assert sm.get(0x17, 1 << 8 | 2)[1][:8] == bytes([0x0F]) + bytes(7)
+        assert sm.get(0x17, 2 << 8 | 1)[1][:8] == bytes(8)
+        assert sm.get(0x17, 1 << 8 | 3)[1][:8] == bytes(8)
+        # no port 9, optimized-programming bits we do not offer
+        assert sm.get(0x17, 9 << 8 | 1)[0]["status"] == 0x1C
+        assert sm.set(0x17, 1 << 16 | 2, bytes(8))[0]["status"] == 0x1C
+        sm.send(_data(3, 2, b"a" * 32, sl=1))
+        expect_none(b, "SL1 mapped to VL15 from port 1 to port 2")
+        assert sw.counters(ids[0])["ib_drop_vl"] == 1
+        h, d = _pma(sm, 0x0012, 2)
+        assert struct.unpack_from("!H", d, 14)[0] == 1, d[14:16]    # PortXmitDiscards
+        sent = _data(3, 2, b"b" * 32, sl=0)
+        sm.send(sent)
+        assert b.recv(65536) == sent                                # unchanged, VCRC too
+        sm.send(_data(4, 2, b"c" * 32, sl=1))                       # another pair: passes
+        assert c.recv(65536)[28:60] == b"c" * 32
+        b.send(_data(2, 3, b"d" * 32, sl=1))
+        assert sm.recv()[28:60] == b"d" * 32
+        # a sender's VL 3: out on VL0, link CRCs rewritten
+        sm.send(ib_frame(b"e" * 32, 3, 2, vl=3, sl=0, dqp=0x11, sqp=0x22, qkey=0x1234))
+        f = b.recv(65536)
+        check_link(f)
+        assert lrh(f)["vl"] == 0 and f[28:60] == b"e" * 32
+        # VLArbitration: port 2's block 1 set, port 3's untouched
+        arb = bytes([0, 9] * 8) + bytes(48)
+        assert sm.set(0x18, 1 << 16 | 2, arb)[1] == arb
+        assert sm.get(0x18, 1 << 16 | 2)[1] == arb
+        assert sm.get(0x18, 1 << 16 | 3)[1] != arb
+        assert sm.get(0x18, 5 << 16 | 2)[0]["status"] == 0x1C
+        assert sm.get(0x18, 1 << 16 | 9)[0]["status"] == 0x1C
+
+
+def _frames_for(s, seconds):
+    """Every frame that arrives on s within the next @seconds."""
+    out, end = [], time.time() + seconds
+    while time.time() < end:
+        f = recv_or_none(s, max(0.01, end - time.time()))
+        if f is not None:
+            out.append(f)
+    return out
+
+
+def _traps(frames):
+    """The TIDs of the SubnTrap()s among frames."""
+    return [hdr(mad_of(f))["tid"] for f in frames if hdr(mad_of(f))["method"] == 0x05]
+
+
+def _repress(m, mkey):
+    rep = bytearray(m)
+    rep[3] = 0x07
+    struct.pack_into("!Q", rep, 24, mkey)
+    return smp_frame(rep, dlid=1, slid=2)
+
+
+def test_ib_mkey_lease_and_trap_256():
+    """A refused SMP raises trap 256 (Bad M_Key) to the SM, one at a time,
+    resent until a TrapRepress with the key ends it; the M_Key lease lets
+    the protection fall to 0 unless the key is shown before it runs out."""
+    with _ib_switch() as sw:
+        sm = SM(sw.port())
+        b = sw.port()
+        _wait_ib(sw, 2)
+        _configure(sm, {2: 1, 3: 2}, active=(1, 2))
+        h, d = sm.set(0x15, 0, pi_set(mkey=0x1234, prot=2, lid=1, smlid=2))   # no lease
+        assert h["status"] == 0 and port_info(d)["prot"] == 2, h
+        # a Set with a wrong key, LID-routed from LID 3 (port 2)
+        b.send(smp_frame(lr_smp(2, 0x15, tid=0x77, mkey=0x9999, data=pi_set(lid=9)), 1, 3))
+        expect_none(b, "a Set with a wrong M_Key answered")
+        f = sm.recv()
+        m = mad_of(f)
+        h = hdr(m)
+        L = lrh(f)
+        assert L["vl"] == VL15 and L["dlid"] == 2 and L["slid"] == 1, L
+        assert h["class"] == 0x01 and h["method"] == 0x05 and h["attr"] == 0x0002, h
+        n = m[64:]
+        assert n[0] == 0x82 and n[3] == 2, n[:4]                     # generic security, switch
+        assert struct.unpack_from("!HH", n, 4) == (256, 1), n[4:8]     # trap 256, issuer LID 1
+        got = struct.unpack_from("!H2xB1xHIQ", n, 12)                # LIDADDR, method, attr, key
+        assert got == (3, 2, 0x15, 0, 0x9999), got
+        # another violation while it is in flight: counted, no second trap
+        sm.get(0x11, expect=False)
+        assert set(_traps(_frames_for(sm.s, 0.5))) <= {h["tid"]}
+        # not repressed: the same trap again within about two seconds
+        again = _traps(_frames_for(sm.s, 2.2))
+        assert again and set(again) == {h["tid"]}, again
+        # a TrapRepress without the key does not end it (and is refused)
+        sm.send(_repress(m, 0))
+        assert set(_traps(_frames_for(sm.s, 2.2))) == {h["tid"]}
+        # with the key it does: no more resends; the next violation is a new trap
+        sm.send(_repress(m, 0x1234))
+        _frames_for(sm.s, 0.2)
+        assert _traps(_frames_for(sm.s, 2.5)) == []
+        sm.set(0x15, 0, pi_set(lid=5), mkey=0x4444, expect=False)
+        f4 = sm.recv()
+        m4 = mad_of(f4)
+        assert hdr(m4)["method"] == 0x05 and hdr(m4)["tid"] != h["tid"], hdr(m4)
+        assert struct.unpack_from("!Q", m4, 64 + 24)[0] == 0x4444
+        sm.send(_repress(m4, 0x1234))
+        p0 = port_info(sm.get(0x15, 0, mkey=0x1234)[1])
+        assert p0["prot"] == 2 and p0["mkey_viol"] == 4, p0
+        # a lease of 2 s: the key shown within it stops it, the protection stays 2
+        pi = pi_set(mkey=0x1234, prot=2, lid=1, smlid=2)
+        struct.pack_into("!H", pi, 26, 2)
+        h, d = sm.set(0x15, 0, pi, mkey=0x1234)
+        assert h["status"] == 0 and struct.unpack_from("!H", d, 26)[0] == 2, h
+        sm.get(0x11, expect=False)
+        time.sleep(1)
+        sm.get(0x11, mkey=0x1234)
+        time.sleep(2.5)
+        assert port_info(sm.get(0x15, 0, mkey=0x1234)[1])["prot"] == 2
+        # no key shown for a lease period after a violation: protection 0,
+        # anyone may read the key; Sets still need it
+        sm.get(0x11, expect=False)
+        _frames_for(sm.s, 3.5)
+        p0 = port_info(sm.get(0x15, 0)[1])
+        assert p0["prot"] == 0 and p0["mkey"] == 0x1234 and p0["lid"] == 1, p0
+        sm.set(0x15, 0, pi_set(lid=6), expect=False)
+        tid = sm.tid
+        assert [f for f in _frames_for(sm.s, 0.5) if hdr(mad_of(f))["tid"] == tid] == []
+        assert port_info(sm.get(0x15, 0)[1])["lid"] == 1
+        assert sw.proc.poll() is None
+
+
 def test_ib_capture_infiniband_linktype():
     with _ib_switch() as sw:
         sm = SM(sw.port())
