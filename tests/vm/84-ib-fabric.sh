@@ -280,6 +280,7 @@ sub 73-verbs-api
 sub 58-rnr
 sub 57-xfer-faults
 sub 59-fuzz
+sub 53-hostile-peer
 sub 88-ib-pkey
 sub 89-ib-mkey
 sub 63-icrc-offload
