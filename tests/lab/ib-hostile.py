@@ -172,7 +172,10 @@ class Fabric:
                 continue
             lnh = f[1] & 3
             if f[0] >> 4 == 15 or (lnh == 2 and struct.unpack_from("!I", f, 12)[0] & 0xFFFFFF in (0, 1)):
-                self.ca.on_frame(f)
+                try:
+                    self.ca.on_frame(f)
+                except (IndexError, struct.error):
+                    pass        # a short MAD: the SMA must keep answering the SM
             elif lnh in (2, 3):
                 self.q.put(f)
 
@@ -238,8 +241,11 @@ class Side:
         self.fd = self.p.stdout.fileno()
 
     def write(self, b):
-        self.p.stdin.write(b)
-        self.p.stdin.flush()
+        try:
+            self.p.stdin.write(b)
+            self.p.stdin.flush()
+        except OSError as e:
+            raise SystemExit("ib-hostile: error: the side channel went away (%s)" % e)
 
     def read(self, n, timeout):
         out = b""
