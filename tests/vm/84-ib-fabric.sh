@@ -36,7 +36,8 @@
 #     catches it; and flips 1% on the links out, after the VCRC, so the
 #     HCAs' rx_vcrc_errors and PortRcvErrors count every one) and 59 (fuzz: native IB frames from the host through a
 #     switch port of its own that OpenSM activates, tests/lab/ib-fuzz.py,
-#     as an IB port has no Ethernet netdev for raw frames), by LID,
+#     as an IB port has no Ethernet netdev for raw frames) and 53 (the
+#     hostile RC peer: tests/lab/ib-hostile.py, the same way), by LID,
 #     unchanged but for IB's own addressing; and 88 (partitions: OpenSM
 #     with a partitions.conf, P_Key tables, IPoIB on a partition, full,
 #     limited and non-members, Traps 257 and 258) and 89 (M_Key: set
@@ -280,6 +281,7 @@ sub 73-verbs-api
 sub 58-rnr
 sub 57-xfer-faults
 sub 59-fuzz
+sub 53-hostile-peer
 sub 88-ib-pkey
 sub 89-ib-mkey
 sub 63-icrc-offload

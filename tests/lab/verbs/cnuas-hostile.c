@@ -45,6 +45,11 @@
  * packet socket there never sees the victim's answers.
  * Each prints "CASE NAME: PASS ..." or "CASE NAME: FAIL ..."; exit 1 if any
  * failed.
+ * An InfiniBand lab has no Ethernet netdev for this attacker: there the
+ * attacker is tests/lab/ib-hostile.py on the host (the same cases in native
+ * IB frames, from a port of its own on the IB switch) and the victim is
+ * this one, unchanged; the attacker gives its LID and no GID, so the
+ * victim's QP addresses it by LID with no GRH (common.c).
  */
 #include <arpa/inet.h>
 #include <errno.h>

@@ -223,7 +223,12 @@ static int connect_qp(struct vt_ctx *c, struct ibv_qp *qp, const struct vt_opts 
 	a.path_mtu = mtu;
 	a.dest_qp_num = peer->qpn;
 	a.rq_psn = peer->psn;
-	a.ah_attr.is_global = 1;
+	/*
+	 * RoCE always needs the GRH. On InfiniBand a peer that gives a LID
+	 * and no GID (all zero) is on the local subnet: LRH only (LNH 2).
+	 */
+	a.ah_attr.is_global = c->port_attr.link_layer != IBV_LINK_LAYER_INFINIBAND || !peer->lid ||
+			      memcmp(peer->gid, (uint8_t[16]){ 0 }, 16);
 	a.ah_attr.dlid = (uint16_t)peer->lid;
 	a.ah_attr.port_num = (uint8_t)c->ib_port;
 	memcpy(a.ah_attr.grh.dgid.raw, peer->gid, 16);

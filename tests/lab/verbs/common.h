@@ -57,7 +57,11 @@ void vt_close(struct vt_ctx *c);
 
 struct ibv_qp *vt_create_rc(struct vt_ctx *c, struct ibv_cq *scq, struct ibv_cq *rcq,
 			    uint32_t max_wr, uint32_t max_sge);
-/* RESET -> INIT -> RTR -> RTS towards the peer; returns 0 or an errno. */
+/*
+ * RESET -> INIT -> RTR -> RTS towards the peer; returns 0 or an errno.
+ * With a GRH to the peer's GID, but on InfiniBand to a peer that gives a
+ * LID and no GID (all zero): LRH only (tests/lab/ib-hostile.py).
+ */
 int vt_connect_rc(struct vt_ctx *c, struct ibv_qp *qp, const struct vt_opts *o, uint32_t my_psn,
 		  const struct vt_peer *peer, int access);
 /*
