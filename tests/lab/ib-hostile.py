@@ -115,12 +115,14 @@ def buf_sum(b):
 # ---- the wire
 
 def icrc(body, lnh):
-    """ICRC of LRH .. payload with the variant fields as 1s (VL; on a GRH
-    its traffic class, flow label and hop limit; the BTH's resv8a)."""
+    """ICRC of LRH .. payload with the variant fields as 1s (IBA 7.8.1:
+    a local packet's VL; with a GRH the whole LRH, the GRH's traffic
+    class, flow label and hop limit; the BTH's resv8a)."""
     m = bytearray(body)
     m[0] |= 0xF0
     b = 8
     if lnh == 3:
+        m[0:8] = b"\xff" * 8
         m[8] |= 0x0F
         m[9:12] = b"\xff\xff\xff"
         m[15] = 0xFF

@@ -181,11 +181,13 @@ wait_for 30 lsh -t 10 0 "grep -q 'Bad Q_Key:0x123 on SL:[0-9]* from LID1:$lid0 '
 }
 echo "PASS Q_Key: node0 dropped $((q1 - q0)) datagrams of a wrong Q_Key; OpenSM logged Trap 258"
 
-# Every trap ended with the SM's TrapRepress (one in flight per number).
+# Every trap ended with the SM's TrapRepress (one in flight per number:
+# how many of the 200 violations one trap covers depends on how fast the
+# SM represses it, so on a loaded host a single trap may cover them all).
 tr=$(lsh -t 30 1 "cat $P/hw_counters/sma_traps_sent $P/hw_counters/sma_traps_repressed" | tr '\n' ' ')
 read -r sent repressed <<<"$tr"
-[ "${sent:-0}" -ge 2 ] && [ "$repressed" = "$sent" ] ||
-	fail "node1: sma_traps_sent ${sent:-?}, sma_traps_repressed ${repressed:-?} (want >= 2, all repressed)"
+[ "${sent:-0}" -ge 1 ] && [ "$repressed" = "$sent" ] ||
+	fail "node1: sma_traps_sent ${sent:-?}, sma_traps_repressed ${repressed:-?} (want >= 1, all repressed)"
 echo "PASS traps: node1 sent $sent, OpenSM repressed $repressed"
 
 trap - EXIT
