@@ -183,10 +183,51 @@ static inline int cnuas_ib_icrc_hdr(unsigned char *hdr, const void *frame,
  * receiver), so it is computed eight bytes at a time: t[k][i] is the CRC
  * of byte i followed by k zero bytes. One table a byte ran at a quarter
  * of the speed (456 against 1739 MB/s over 4 KiB on the build host).
+ *
+ * In user space on x86-64 (the device model, the switch) a CPU with
+ * PCLMULQDQ folds 16 bytes per carry-less multiply instead, as Intel's
+ * "Fast CRC Computation for Generic Polynomials Using PCLMULQDQ" shows for
+ * any polynomial: the bits so far, X, are carried over the next 128 bits
+ * as X * x^128 mod P in two multiplies by constants x^n mod P that
+ * cnuas_vcrc_table_init() computes, and the last 16 bytes go through the
+ * tables. No library has this polynomial (zlib and the kernel have none).
  */
+#if !defined(__KERNEL__) && defined(__x86_64__) && defined(__GNUC__)
+#define CNUAS_VCRC_CLMUL 1
+#include <immintrin.h>
+#endif
+
 struct cnuas_vcrc_table {
 	unsigned short t[8][256];
+#ifdef CNUAS_VCRC_CLMUL
+	int clmul;			/* the CPU has PCLMULQDQ */
+	unsigned long long k128[2];	/* fold 128 bits: x^191, x^127 mod P */
+	unsigned long long k512[2];	/* fold 512 bits: x^575, x^511 mod P */
+#endif
 };
+
+#ifdef CNUAS_VCRC_CLMUL
+/*
+ * x^@n mod P, bit-reversed into 64 bits (degree d at bit 63 - d) as the
+ * folds multiply it: a product of two such values comes out one degree
+ * short, which the constants' n (one less than the fold's) makes up for.
+ */
+static inline unsigned long long cnuas_vcrc_xpow(unsigned int n)
+{
+	unsigned int r = 1, d;
+	unsigned long long k = 0;
+
+	while (n--) {
+		r <<= 1;
+		if (r & 0x10000)
+			r ^= 0x1100b;
+	}
+	for (d = 0; d < 16; d++)
+		if (r & 1u << d)
+			k |= 1ull << (63 - d);
+	return k;
+}
+#endif
 
 /* Fill the tables once. */
 static inline void cnuas_vcrc_table_init(struct cnuas_vcrc_table *tab)
@@ -204,14 +245,23 @@ static inline void cnuas_vcrc_table_init(struct cnuas_vcrc_table *tab)
 		for (i = 0; i < 256; i++)
 			tab->t[k][i] = (unsigned short)(tab->t[k - 1][i] >> 8 ^
 				tab->t[0][tab->t[k - 1][i] & 0xff]);
+#ifdef CNUAS_VCRC_CLMUL
+	__builtin_cpu_init();
+	tab->clmul = !!__builtin_cpu_supports("pclmul");
+	tab->k128[0] = cnuas_vcrc_xpow(128 + 63);
+	tab->k128[1] = cnuas_vcrc_xpow(128 - 1);
+	tab->k512[0] = cnuas_vcrc_xpow(512 + 63);
+	tab->k512[1] = cnuas_vcrc_xpow(512 - 1);
+#endif
 }
 
-/* The VCRC of @len bytes at @buf (the LRH through the ICRC). */
-static inline unsigned int cnuas_vcrc(const struct cnuas_vcrc_table *tab,
-				      const void *buf, unsigned int len)
+/* The CRC register @crc carried over @len more bytes at @p (no final XOR). */
+static inline unsigned int cnuas_vcrc_update(const struct cnuas_vcrc_table *tab,
+					     unsigned int crc,
+					     const unsigned char *p,
+					     unsigned int len)
 {
-	const unsigned char *p = (const unsigned char *)buf;
-	unsigned int crc = CNUAS_VCRC_INIT, x;
+	unsigned int x;
 
 	for (; len >= 8; p += 8, len -= 8) {
 		x = crc ^ (p[0] | (unsigned int)p[1] << 8);
@@ -221,6 +271,70 @@ static inline unsigned int cnuas_vcrc(const struct cnuas_vcrc_table *tab,
 	}
 	while (len--)
 		crc = crc >> 8 ^ tab->t[0][(crc ^ *p++) & 0xff];
+	return crc;
+}
+
+#ifdef CNUAS_VCRC_CLMUL
+/* X * x^128 (or x^512) mod P, congruent, in 128 bits: k holds the fold's constants. */
+__attribute__((target("pclmul")))
+static inline __m128i cnuas_vcrc_fold(__m128i x, __m128i k)
+{
+	return _mm_xor_si128(_mm_clmulepi64_si128(x, k, 0x00),
+			     _mm_clmulepi64_si128(x, k, 0x11));
+}
+
+/* The register after @len >= 64 bytes at @p, starting from CNUAS_VCRC_INIT. */
+__attribute__((target("pclmul")))
+static inline unsigned int cnuas_vcrc_clmul(const struct cnuas_vcrc_table *tab,
+					    const unsigned char *p,
+					    unsigned int len)
+{
+	__m128i k1 = _mm_loadu_si128((const __m128i *)tab->k128);
+	__m128i k4 = _mm_loadu_si128((const __m128i *)tab->k512);
+	__m128i x0, x1, x2, x3;
+	unsigned char last[16];
+
+	/* the initial value goes into the first two bytes */
+	x0 = _mm_xor_si128(_mm_loadu_si128((const __m128i *)p),
+			   _mm_cvtsi32_si128(CNUAS_VCRC_INIT));
+	x1 = _mm_loadu_si128((const __m128i *)(p + 16));
+	x2 = _mm_loadu_si128((const __m128i *)(p + 32));
+	x3 = _mm_loadu_si128((const __m128i *)(p + 48));
+	for (p += 64, len -= 64; len >= 64; p += 64, len -= 64) {
+		x0 = _mm_xor_si128(cnuas_vcrc_fold(x0, k4),
+				   _mm_loadu_si128((const __m128i *)p));
+		x1 = _mm_xor_si128(cnuas_vcrc_fold(x1, k4),
+				   _mm_loadu_si128((const __m128i *)(p + 16)));
+		x2 = _mm_xor_si128(cnuas_vcrc_fold(x2, k4),
+				   _mm_loadu_si128((const __m128i *)(p + 32)));
+		x3 = _mm_xor_si128(cnuas_vcrc_fold(x3, k4),
+				   _mm_loadu_si128((const __m128i *)(p + 48)));
+	}
+	x1 = _mm_xor_si128(cnuas_vcrc_fold(x0, k1), x1);
+	x2 = _mm_xor_si128(cnuas_vcrc_fold(x1, k1), x2);
+	x3 = _mm_xor_si128(cnuas_vcrc_fold(x2, k1), x3);
+	for (; len >= 16; p += 16, len -= 16)
+		x3 = _mm_xor_si128(cnuas_vcrc_fold(x3, k1),
+				   _mm_loadu_si128((const __m128i *)p));
+	/* X's 128 bits are a message of 16 bytes whose CRC from 0 is X * x^16 mod P */
+	_mm_storeu_si128((__m128i *)last, x3);
+	return cnuas_vcrc_update(tab, cnuas_vcrc_update(tab, 0, last, 16), p, len);
+}
+#endif
+
+/* The VCRC of @len bytes at @buf (the LRH through the ICRC). */
+static inline unsigned int cnuas_vcrc(const struct cnuas_vcrc_table *tab,
+				      const void *buf, unsigned int len)
+{
+	const unsigned char *p = (const unsigned char *)buf;
+	unsigned int crc;
+
+#ifdef CNUAS_VCRC_CLMUL
+	if (tab->clmul && len >= 64)
+		crc = cnuas_vcrc_clmul(tab, p, len);
+	else
+#endif
+		crc = cnuas_vcrc_update(tab, CNUAS_VCRC_INIT, p, len);
 	return (crc ^ CNUAS_VCRC_XOROUT) & 0xffff;
 }
 

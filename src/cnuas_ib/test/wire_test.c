@@ -766,6 +766,36 @@ static void test_ib_frames(void)
 	}
 }
 
+/*
+ * The VCRC of every length up to a few folds and of the largest frames,
+ * at every alignment, against the bitwise reference: by the tables and,
+ * where the CPU has it, by PCLMULQDQ folding.
+ */
+static void test_vcrc_lengths(void)
+{
+	static struct cnuas_vcrc_table tab, tables;
+	static u8 buf[9216 + 16];
+	unsigned int len, off, i, want, bad = 0;
+
+	cnuas_vcrc_table_init(&tab);
+	tables = tab;
+#ifdef CNUAS_VCRC_CLMUL
+	tables.clmul = 0;
+	printf("VCRC by PCLMULQDQ: %s\n", tab.clmul ? "yes" : "no (tables only)");
+#endif
+	for (i = 0; i < sizeof(buf); i++)
+		buf[i] = (u8)(i * 2654435761u >> 13);
+	for (len = 0; len <= 9216; len += len < 400 ? 1 : 97) {
+		for (off = 0; off < 16; off += len < 400 ? 1 : 5) {
+			want = vcrc_ref(buf + off, len);
+			if (cnuas_vcrc(&tab, buf + off, len) != want ||
+			    cnuas_vcrc(&tables, buf + off, len) != want)
+				bad++;
+		}
+	}
+	CHECK(!bad, "%u lengths and alignments with a wrong VCRC", bad);
+}
+
 int main(void)
 {
 	unsigned int i;
@@ -781,6 +811,7 @@ int main(void)
 	}
 	test_icrc_malformed();
 	test_ib_frames();
+	test_vcrc_lengths();
 
 	printf("%d checks, %d failed\n", checks, failures);
 	return failures ? 1 : 0;
