@@ -32,22 +32,30 @@ port=18690
 # readbw PARAM: ib_read_bw with napi_thread=PARAM; the client samples
 # sysfs "threaded" and the NAPI thread's nice level into /tmp/napi.seen
 # (at nice -20 itself, or the load leaves it no CPU).
+# perftest times with the TSC, calibrated against gettimeofday; on a
+# loaded TCG host that calibration can fail after the run ("Correlation
+# coefficient r^2 ... < 0.9", no report, exit 1: see 47). Such a run is
+# tried again, at most twice; any other failure stands.
 readbw() {
-	local args="-d cnuas_0 -s 65536 -n 10000 -x 1"
+	local args="-d cnuas_0 -s 65536 -n 10000 -x 1" try
 	param "$1"
-	if ! pair_run "read-bw-napi$1" 120 "$A" "$B" "$(listening $port)" \
-		"ib_read_bw $args -p $port" \
-		"sh -c 'rm -f /tmp/napi.seen; ib_read_bw $args -p $port $(ip_of "$A") & p=\$!
-			renice -n -20 \$\$ >/dev/null
-			while kill -0 \$p 2>/dev/null; do
-				t=\$(cat /sys/class/net/cnuas0/threaded)
-				ni=\$(cut -d\" \" -f19 /proc/\$(pgrep -o napi/cnuas0)/stat 2>/dev/null)
-				echo \"\$t \$ni\" >>/tmp/napi.seen; sleep 0.1
-			done; wait \$p'" ||
-		! grep -q 'BW average' "$PR_CLI"; then
-		pair_show 10
-		fail "ib_read_bw with napi_thread=$1 failed"
-	fi
+	for try in 1 2 3; do
+		pair_run "read-bw-napi$1" 120 "$A" "$B" "$(listening $port)" \
+			"ib_read_bw $args -p $port" \
+			"sh -c 'rm -f /tmp/napi.seen; ib_read_bw $args -p $port $(ip_of "$A") & p=\$!
+				renice -n -20 \$\$ >/dev/null
+				while kill -0 \$p 2>/dev/null; do
+					t=\$(cat /sys/class/net/cnuas0/threaded)
+					ni=\$(cut -d\" \" -f19 /proc/\$(pgrep -o napi/cnuas0)/stat 2>/dev/null)
+					echo \"\$t \$ni\" >>/tmp/napi.seen; sleep 0.1
+				done; wait \$p'" && grep -q 'BW average' "$PR_CLI" && break
+		port=$((port + 1))
+		if [ "$try" = 3 ] || ! grep -q 'Correlation coefficient' "$PR_CLI"; then
+			pair_show 10
+			fail "ib_read_bw with napi_thread=$1 failed"
+		fi
+		echo "# ib_read_bw napi_thread=$1: perftest could not calibrate the TSC; again"
+	done
 	port=$((port + 1))
 	echo "PASS ib_read_bw napi_thread=$1:" \
 		"$(grep -A1 'BW average' "$PR_CLI" | tail -1 | awk '{ print $4 " MB/s" }')"
