@@ -33,7 +33,6 @@ import struct
 import sys
 import threading
 import time
-import zlib
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "..", "userspace", "vswitchd", "test"))
@@ -53,27 +52,12 @@ CLASSES = ("random", "valid", "near-psn", "truncated", "bad-icrc", "rkey", "opco
            "bth", "grh")
 
 
-def icrc(body, lnh):
-    """The ICRC of LRH .. payload: the variant fields as 1s (the VL, on a
-    GRH its traffic class, flow label and hop limit, the BTH's resv8a)."""
-    m = bytearray(body)
-    m[0] |= 0xF0
-    b = 8
-    if lnh == 3:
-        m[8] |= 0x0F
-        m[9:12] = b"\xff\xff\xff"
-        m[15] = 0xFF
-        b += 40
-    m[b + 4] = 0xFF
-    return zlib.crc32(bytes(m)) & 0xFFFFFFFF
-
-
 def frame(dlid, slid, bth, rest, lnh=2, grh=b"", sl=0, bad_icrc=False, pktlen=None):
     n = 8 + len(grh) + 12 + len(rest) + 4
     assert n % 4 == 0
     lrh = struct.pack("!BBHHH", 0, (sl << 4) | lnh, dlid, (pktlen or n) // 4 & 0x7FF, slid)
     body = lrh + grh + bth + rest
-    c = icrc(body, lnh)
+    c = T.icrc(body, lnh)
     if bad_icrc:
         c ^= 1 << random.randrange(32)
     f = body + struct.pack("<I", c)

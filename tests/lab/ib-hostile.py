@@ -36,7 +36,6 @@ import subprocess
 import sys
 import threading
 import time
-import zlib
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "..", "userspace", "vswitchd", "test"))
@@ -114,22 +113,6 @@ def buf_sum(b):
 
 # ---- the wire
 
-def icrc(body, lnh):
-    """ICRC of LRH .. payload with the variant fields as 1s (IBA 7.8.1:
-    a local packet's VL; with a GRH the whole LRH, the GRH's traffic
-    class, flow label and hop limit; the BTH's resv8a)."""
-    m = bytearray(body)
-    m[0] |= 0xF0
-    b = 8
-    if lnh == 3:
-        m[0:8] = b"\xff" * 8
-        m[8] |= 0x0F
-        m[9:12] = b"\xff\xff\xff"
-        m[15] = 0xFF
-        b += 40
-    m[b + 4] = 0xFF
-    return zlib.crc32(bytes(m)) & 0xFFFFFFFF
-
 
 class Rx:
     pass
@@ -193,7 +176,7 @@ class Fabric:
         n = 8 + 12 + len(ext) + len(pay) + pad + 4
         lrh = struct.pack("!BBHHH", 0, 2, self.dlid, n // 4, self.lid)  # VL 0, SL 0, LNH 2
         body = lrh + bth + ext + pay + b"\0" * pad
-        f = body + struct.pack("<I", icrc(body, 2))
+        f = body + struct.pack("<I", T.icrc(body, 2))
         self.s.send(f + struct.pack("<H", T.vcrc(f)))
 
     def recv(self, qpn, timeout):
@@ -213,7 +196,7 @@ class Fabric:
             if n < b + 12 + 4 or len(f) < n + 2 or struct.unpack_from("!H", f, 6)[0] != self.dlid:
                 continue
             if struct.unpack_from("<H", f, n)[0] != T.vcrc(f[:n]) or \
-                    struct.unpack_from("<I", f, n - 4)[0] != icrc(f[:n - 4], lnh):
+                    struct.unpack_from("<I", f, n - 4)[0] != T.icrc(f[:n - 4], lnh):
                 self.bad_crc += 1
                 continue
             op, flags, _, dqp, psn = struct.unpack_from("!BBHII", f, b)

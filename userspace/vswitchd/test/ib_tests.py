@@ -34,11 +34,20 @@ def vcrc(b):
     return c ^ 0xFFFF
 
 
-def icrc(f):
-    """f: LRH .. end of payload (local packet, LNH 2)."""
+def icrc(f, lnh=2):
+    """f: LRH .. end of payload. The variant fields count as ones (IBA
+    7.8.1): a local packet's VL; with a GRH (LNH 3) the whole LRH and the
+    GRH's traffic class, flow label and hop limit; the BTH's resv8a."""
     m = bytearray(f)
     m[0] |= 0xF0             # VL
-    m[8 + 4] = 0xFF          # BTH FECN/BECN/resv
+    b = 8
+    if lnh == 3:
+        m[0:8] = b"\xff" * 8
+        m[8] |= 0x0F         # traffic class
+        m[9:12] = b"\xff\xff\xff"   # traffic class, flow label
+        m[15] = 0xFF         # hop limit
+        b += 40
+    m[b + 4] = 0xFF          # BTH FECN/BECN/resv
     return zlib.crc32(bytes(m)) & 0xFFFFFFFF
 
 
