@@ -924,6 +924,7 @@ bool ib_forward(struct vswitch *sw, struct port *p, uint8_t *data, uint32_t len,
 					continue;
 				}
 				if (!sl_passes(ib, in, out, x.sl)) {
+					p->c.ib_drop_vl++;
 					ib->port[out].pc.xmit_discards++;
 					continue;
 				}
