@@ -24,8 +24,7 @@ need_cnuas_nodes 2
 need_eth_or_verbs_over_ib
 N=${MCAST_MSGS:-50}
 for n in 0 1; do
-	lsh -t 30 "$n" "modprobe -q cnuas_ib; modprobe -q ib_uverbs; modprobe -q rdma_ucm; i=0; while [ ! -e /sys/class/infiniband/cnuas_0 ] && [ \$i -lt 50 ]; do sleep 0.2; i=\$((i+1)); done; [ -e /sys/class/infiniband/cnuas_0 ]" ||
-		skip "node$n has no cnuas_0 (cnuas_ib not loaded)"
+	rdma_dev_up "$n" cnuas_0 rdma_ucm
 done
 lsh -t 30 0 "command -v mckey" >/dev/null || skip "no mckey in the guest image (rdmacm-utils)"
 

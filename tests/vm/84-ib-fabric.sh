@@ -60,12 +60,12 @@
 . "$(dirname "$0")/lib.sh"
 if [ "$LINK_LAYER" != ib ]; then
 	"$VSWITCHD" --help 2>&1 | grep -q -- '--link-layer' ||
-		skip "cnuas-vswitchd has no --link-layer (no IB lab)"
+		fail "cnuas-vswitchd has no --link-layer"
 	side_lab ibfab --nodes 2 --link-layer ib --gpu --mtu "$MTU"
 	echo "PASS IB lab of two: up in $SIDE_BOOT s (the group's ${#SIDE_PAUSED[@]} guests paused)"
 fi
 lsh -t 30 0 'command -v opensm >/dev/null && command -v ibnetdiscover >/dev/null' ||
-	skip "the guest image has no opensm or infiniband-diags"
+	fail "the guest image has no opensm or infiniband-diags"
 P=/sys/class/infiniband/cnuas_0/ports/1
 
 for n in 0 1; do

@@ -9,11 +9,19 @@ LAB=${LAB:-$VM_TESTS/../../scripts/lab}
 LAB_DIR=$("$LAB" dir)
 export CNUAS_LAB_DIR=$LAB_DIR
 
+# shellcheck source=../lib-skip.sh
+. "$VM_TESTS/../lib-skip.sh"
+# A skip with no declared reason (tests/skip-reasons): by hand on a lab of
+# another shape it says why; under tests/run it fails.
 skip() { echo "SKIP: $*"; exit 77; }
 fail() { echo "FAIL: $*"; exit 1; }
 note() { echo "# $*"; }
 
-[ -f "$LAB_DIR/lab.env" ] || skip "no lab running in $LAB_DIR (scripts/lab up)"
+if [ ! -f "$LAB_DIR/lab.env" ]; then
+	# tests/run booted this lab: its lab.env gone is a broken lab.
+	[ -z "${CNUAS_LAB_GROUP:-}" ] || fail "no lab.env in $LAB_DIR: the $CNUAS_LAB_GROUP group's lab went away"
+	skip "no lab running in $LAB_DIR (scripts/lab up)"
+fi
 # shellcheck disable=SC1091
 . "$LAB_DIR/lab.env"
 # Labs started before these settings existed.
@@ -57,25 +65,48 @@ import json, sys
 print(" ".join(sorted(p["kind"] for p in json.load(sys.stdin)["ports"])))'
 }
 # sites_sub WHERE TEST ENV=VALUE...: another VM test on a --sites lab's
-# nodes, with ENV; it must pass (or skip) across WHERE.
+# nodes, with ENV; it must pass across WHERE. A skip is listed as a part
+# of this test that did not run (sub_skip), and tests/run holds it to a
+# declared reason like any other.
 sites_sub() {
-	local where=$1 t=$2 log=$PR_DIR.$2.log rc
+	local where=$1 t=$2 log=$PR_DIR.$2.log rc line
 	shift 2
 	env CNUAS_LOSSY_PATH=1 "$@" timeout -k 10 600 "$VM_TESTS/$t.sh" >"$log" 2>&1
 	rc=$?
 	case $rc in
 	0) echo "PASS $t ($*): $(tail -n 1 "$log")" ;;
-	77) echo "SKIP $t: $(grep -m1 '^SKIP' "$log")" ;;
+	77)
+		line=$(grep '^SKIP:' "$log" | tail -n 1)
+		sub_skip "${CNUAS_TEST:-$(basename "$0" .sh)}>$t across the $where" \
+			"$(skip_line_tag "$line")" "$(skip_line_reason "$line")"
+		;;
 	*) tail -n 25 "$log"; fail "$t ($*) failed across the $where (rc $rc, log $log)" ;;
 	esac
 }
 # need_ib_sm TOOL...: an IB lab of two cnuas nodes, OpenSM and TOOL on
-# node0 (test 84 runs such a test in its IB lab).
+# node0 (test 84 runs such a test in its IB lab). Our image has them all:
+# one missing there is a failure.
 need_ib_sm() {
-	[ "$LINK_LAYER" = ib ] || skip "needs an IB lab (test 84 runs this one in its own)"
+	[ "$LINK_LAYER" = ib ] || skip_because in-ib-lab "needs an IB lab: test 84 runs it in its own"
 	need_cnuas_nodes 2
-	lsh -t 30 0 "for t in opensm $*; do command -v \$t >/dev/null || exit 1; done" ||
-		skip "the guest image lacks opensm or one of: $*"
+	local out
+	out=$(lsh -t 30 0 "for t in opensm $*; do command -v \$t >/dev/null || echo \$t; done") ||
+		fail "node0: cannot look for opensm $*"
+	[ -z "$out" ] || fail "node0's image lacks: $(echo $out)"
+}
+# rdma_dev_up NODE DEV [MODULE...]: cnuas_ib (for a cnuas device),
+# ib_uverbs and MODULE loaded on NODE and DEV registered within 10 s;
+# else a failure that shows modprobe's error and the kernel's last words.
+rdma_dev_up() {
+	local n=$1 dev=$2 out
+	shift 2
+	out=$(lsh -t 60 "$n" "case $dev in cnuas_*) modprobe cnuas_ib || exit 1 ;; esac
+		modprobe -a ib_uverbs $* || exit 1
+		i=0
+		while [ ! -e /sys/class/infiniband/$dev ] && [ \$i -lt 50 ]; do sleep 0.2; i=\$((i+1)); done
+		[ -e /sys/class/infiniband/$dev ] && exit 0
+		echo 'no /sys/class/infiniband/$dev after 10 s; there are:' \$(ls /sys/class/infiniband)
+		dmesg | tail -n 15; exit 1" 2>&1) || { echo "$out"; fail "node$n: $dev did not register"; }
 }
 # The IB switch's view (`cnuas-vsctl --json show`), and one field of its
 # "ib" object: sw_json; sw_field JSON FIELD.
