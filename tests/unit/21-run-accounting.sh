@@ -5,8 +5,10 @@
 # tests/run, tests/lib-skip.sh, tests/skip-reasons and tests/vm/lib.sh,
 # a fake scripts/lab whose lab is a lab.env in a directory, and tests
 # that pass, fail or skip with declared and undeclared reasons, whole or
-# in part (sub_skip, sites_sub), opt out, claim vm/84 ran them, and lose
-# their lab.env. Each run's summary and status are checked.
+# in part (sub_skip, sites_sub), opt out, claim vm/84 ran them, lose
+# their lab.env, and take down a side lab whose logs are clean or show a
+# kernel WARNING or a sanitizer report. Each run's summary and status are
+# checked.
 # Exit: 0 pass, anything else fail.
 # timeout: 120
 set -uo pipefail
@@ -22,9 +24,9 @@ cp "$top/tests/vm/lib.sh" "$T/tests/vm/"
 cat >"$T/scripts/lab" <<EOS
 #!/bin/bash
 case \$1 in
-dir) echo "$T/lab" ;;
+dir) echo "\${CNUAS_LAB_DIR:-$T/lab}" ;;
 up) printf 'NODES=2 VIRTIO_NODES=0 RXE_NODES=1 LINK_LAYER=eth MTU=1500\n' >"$T/lab/lab.env" ;;
-down) rm -f "$T/lab/lab.env"; echo "lab down" ;;
+down) rm -f "\${CNUAS_LAB_DIR:-$T/lab}/lab.env"; echo "lab down" ;;
 esac
 EOS
 chmod +x "$T/scripts/lab"
@@ -33,7 +35,7 @@ t() { # t GROUP/NAME BODY: a fake test
 	chmod +x "$T/tests/$1.sh"
 }
 run() { # run GROUP...: tests/run on the fake tree; its output in $T/out
-	(cd "$T" && env -u CNUAS_LAB_GROUP -u CNUAS_MPI4 tests/run "$@") >"$T/out" 2>/dev/null
+	(cd "$T" && env -u CNUAS_LAB_GROUP -u CNUAS_LAB_DIR -u CNUAS_MPI4 tests/run "$@") >"$T/out" 2>/dev/null
 }
 has() { grep -qF -- "$1" "$T/out" || fail "no line '$1' in: $(cat "$T/out")"; }
 
@@ -46,6 +48,10 @@ t vm/10-pass 'exit 0'
 t vm/84-ib-fabric 'exit ${FAKE_84_RC:-0}'
 t vm/88-ib-pkey '. tests/vm/lib.sh; need_ib_sm smpquery; exit 1'
 t vm/child-skip 'echo "SKIP: no-nftables: no nft"; exit 77'
+# side_lab_down reads the side lab's logs (a fake one: nothing paused)
+side='. tests/vm/lib.sh; SIDE_DIR=$LAB_DIR-side SIDE_GROUP=$LAB_DIR SIDE_PAUSED=(); mkdir -p "$SIDE_DIR"
+echo "[ 1.0] cnuas: up" >"$SIDE_DIR/node0.console.log"; : >"$SIDE_DIR/switch.log"; trap side_lab_down EXIT'
+t vm/80-side-clean "$side"
 t vm/87-sites '. tests/vm/lib.sh; mkdir -p "$(dirname "$PR_DIR")"; sites_sub "two sites" child-skip; echo ok'
 run unit vm
 rc=$?
@@ -57,7 +63,7 @@ has "SKIP vm/88-ib-pkey: in-ib-lab:"
 has "  unit/30-part>target: no-rdma-core: no source"
 has "  vm/87-sites>child-skip across the two sites: no-nftables: no nft"
 has "  unit/40-optout: CNUAS_X=0"
-has "5 passed, 0 failed, 2 skipped (2 parts of tests skipped), 1 opted out"
+has "6 passed, 0 failed, 2 skipped (2 parts of tests skipped), 1 opted out"
 grep -q '^group times: unit [0-9]*s vm [0-9]*s$' "$T/out" || fail "no group times: $(cat "$T/out")"
 
 # 2. Undeclared skips, whole and in part, a claim that does not hold, and
@@ -68,6 +74,8 @@ t unit/20-unknown-tag 'echo "SKIP: lab-shape: needs two cnuas nodes"; exit 77'
 t unit/30-no-line 'exit 77'
 t unit/40-part '. tests/lib-skip.sh; sub_skip "$CNUAS_TEST>t" no-such-tag "why"; exit 0'
 t vm/child-skip 'echo "SKIP: the guest image has no foo"; exit 77'
+t vm/81-side-warn "$side"'; echo "[ 2.0] WARNING: CPU: 0 PID: 1 at x.c:1" >>"$SIDE_DIR/node0.console.log"'
+t vm/82-side-asan "$side"'; echo "==1==ERROR: AddressSanitizer: heap-use-after-free" >>"$SIDE_DIR/switch.log"'
 t vm/99-lab-gone 'rm "$(scripts/lab dir)/lab.env"; . tests/vm/lib.sh; exit 0'
 FAKE_84_RC=1 run unit vm
 rc=$?
@@ -82,12 +90,15 @@ has "FAIL vm/87-sites"
 has "FAIL vm/99-lab-gone"
 grep -q "FAIL: no lab.env in $T/lab" "$T/build/test-logs/vm_99-lab-gone.log" ||
 	fail "vm/99-lab-gone: $(cat "$T/build/test-logs/vm_99-lab-gone.log")"
-has "1 passed, 8 failed, 0 skipped"
+has "FAIL vm/81-side-warn"
+has "FAIL vm/82-side-asan"
+grep -q "WARNING: CPU: 0" "$T/build/test-logs/vm_81-side-warn.log" || fail "vm/81-side-warn: no WARNING line shown"
+has "2 passed, 10 failed, 0 skipped"
 
 # 3. An opt-out switch in the environment is listed.
 rm "$T"/tests/unit/*.sh "$T"/tests/vm/[0-9]*.sh
 t unit/10-pass 'exit 0'
-(cd "$T" && CNUAS_FOO=0 tests/run unit) >"$T/out" 2>/dev/null || fail "opt-out switch: tests/run failed"
+(cd "$T" && env -u CNUAS_LAB_DIR CNUAS_FOO=0 tests/run unit) >"$T/out" 2>/dev/null || fail "opt-out switch: tests/run failed"
 has "opt-out switches set: CNUAS_FOO=0"
 
 [ $bad = 0 ] && echo "PASS: tests/run accounts for every skip"

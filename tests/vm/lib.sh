@@ -171,12 +171,22 @@ side_lab() {
 	. "$SIDE_DIR/lab.env"
 }
 side_lab_down() {
-	local n
+	local n rc=$? bad
+	# Every console and the switch read before the lab goes: a problem
+	# there fails the test, whatever it said.
+	bad=$(lab_log_problems "$SIDE_DIR")
 	CNUAS_LAB_DIR=$SIDE_DIR "$LAB" down >/dev/null 2>&1
 	for n in "${SIDE_PAUSED[@]}"; do
 		CNUAS_LAB_DIR=$SIDE_GROUP "$LAB" qmp "$n" '{"execute":"cont"}' >/dev/null ||
 			echo "cannot resume node$n of $SIDE_GROUP"
 	done
+	if [ -n "$bad" ]; then
+		echo "$bad" | head -n 20
+		echo "FAIL: kernel or switch problems in the logs of the lab in $SIDE_DIR"
+		exit 1
+	fi
+	[ $rc = 0 ] || return
+	echo "logs clean: the consoles and switch of the lab in $SIDE_DIR"
 }
 
 ping_ok() { lsh -t 30 "$1" "ping -c 1 -W 2 $2 >/dev/null"; }
@@ -205,9 +215,32 @@ ipoib_reconfigure() {
 		ip -6 addr replace $(ip6_of "$1")/64 dev ib0 nodad"
 }
 
+# A guest kernel's problem on its console: an Oops, BUG (soft lockups
+# too), WARNING (lockdep's reports too), panic, GPF, lockdep, a hard
+# lockup, a hung task or an RCU stall. The switch's log: the same, or a
+# sanitizer's report (its own "warning:" lines are about its peers).
+CONSOLE_BAD_RE='Oops|BUG:|WARNING:|Kernel panic|general protection fault|possible (circular|recursive) locking|inconsistent lock state|lockdep|soft lockup|hard LOCKUP|blocked for more than [0-9]+ seconds|hung_task|rcu.*detected stalls|self-detected stall'
+SWITCH_BAD_RE="$CONSOLE_BAD_RE|AddressSanitizer|LeakSanitizer|runtime error:"
+# lab_log_problems DIR: those lines of the consoles and switch logs
+# (switch.log, a --sites lab's siteN.log) of the lab in DIR, by file.
+lab_log_problems() {
+	grep -HnE "$CONSOLE_BAD_RE" "$1"/node*.console.log 2>/dev/null
+	grep -HnE "$SWITCH_BAD_RE" "$1"/switch.log "$1"/site[0-9]*.log 2>/dev/null
+	return 0
+}
+# logs_clean DIR WHAT: fail when lab_log_problems finds anything; else
+# say how many logs were read.
+logs_clean() {
+	local bad n
+	n=$(ls "$1"/node*.console.log 2>/dev/null | wc -l)
+	[ "$n" -gt 0 ] || fail "no console logs under $1 ($2)"
+	bad=$(lab_log_problems "$1")
+	[ -z "$bad" ] || { echo "$bad" | head -n 20; fail "kernel or switch problems in the logs of $2"; }
+	echo "logs clean: $n consoles and the switch of $2"
+}
 # Count of console lines that show a kernel problem.
 console_problems() {
-	grep -E 'Oops|BUG:|WARNING:|Kernel panic|general protection fault' "$LAB_DIR"/node*.console.log 2>/dev/null | wc -l
+	grep -E "$CONSOLE_BAD_RE" "$LAB_DIR"/node*.console.log 2>/dev/null | wc -l
 }
 
 # tcp_transfer FROM TO MIB PORT: send MIB MiB of random data over TCP with
