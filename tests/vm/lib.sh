@@ -556,7 +556,13 @@ nvmet_export() {
 		echo ipv4 >$cfg/ports/$4/addr_adrfam
 		echo $(ip_of "$1") >$cfg/ports/$4/addr_traddr
 		echo 4420 >$cfg/ports/$4/addr_trsvcid
-		ln -s $cfg/subsystems/$2 $cfg/ports/$4/subsystems/$2" 2>&1) ||
+		ln -s $cfg/subsystems/$2 $cfg/ports/$4/subsystems/$2
+		# the host connects once: wait until the port listens
+		i=0
+		until rdma res show cm_id 2>/dev/null | grep -qE 'state LISTEN .*:4420( |\$)'; do
+			[ \$i -lt 150 ] || { echo 'no RDMA CM listener on port 4420 after 30 s'; exit 1; }
+			sleep 0.2; i=\$((i + 1))
+		done" 2>&1) ||
 		fail "node$1: nvmet setup failed: $out"
 }
 
