@@ -8,7 +8,7 @@
 # fails.
 # timeout: 900
 set -uo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 tests/fuzz/run-qemu-fuzz replay "$PWD/build/fuzz" 0
 rc=$?
 [ $rc = 77 ] && echo "SKIP: no-qemu-fuzz: no cached qemu-fuzz-x86_64 (make fuzz or scripts/build-qemu-fuzz builds one)"
