@@ -16,7 +16,7 @@ need_cnuas_nodes 2
 need_eth
 ROOT=$(cd "$VM_TESTS/../.." && pwd)
 N=1
-command -v dpkg-parsechangelog >/dev/null || skip "dpkg-dev is not installed on the host"
+command -v dpkg-parsechangelog >/dev/null || skip_because no-dpkg-dev "dpkg-dev is not installed on the host"
 
 old=$(dpkg-parsechangelog -l "$ROOT/debian/changelog" -S Version)
 up=${old%-*}

@@ -11,7 +11,7 @@ debver=$(dpkg-parsechangelog -l debian/changelog -S Version)
 rc=0
 dir=$(scripts/build-debs | tail -n1) || rc=$?
 if [ $rc -eq 3 ]; then
-	echo "SKIP: the provider cannot be built here (no rdma-core source, see above)"
+	echo "SKIP: no-rdma-core: the provider cannot be built here (no rdma-core source, see above)"
 	exit 77
 fi
 [ $rc -eq 0 ] || exit $rc

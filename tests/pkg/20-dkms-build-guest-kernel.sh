@@ -9,7 +9,7 @@ cd "$(dirname "$0")/../.."
 version=$(cat VERSION)
 kdir=$(ls -d /usr/src/linux-headers-6.1.*-amd64 2>/dev/null | sort -V | tail -n1)
 if [ -z "$kdir" ]; then
-	echo "SKIP: no Debian 12 kernel headers (linux-headers-amd64) installed"
+	echo "SKIP: no-kernel-headers: no Debian 12 kernel headers (linux-headers-amd64) installed"
 	exit 77
 fi
 kver=${kdir#/usr/src/linux-headers-}

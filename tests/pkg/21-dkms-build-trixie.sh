@@ -18,7 +18,7 @@ modules=$(sed -n 's/^BUILT_MODULE_NAME\[[0-9]*\]="\(.*\)"/\1/p' dkms.conf)
 rc=0
 scripts/kernel-headers "$suite" >/dev/null || rc=$?
 if [ $rc -eq 75 ]; then
-	echo "SKIP: Debian $suite cannot be fetched (mirror unreachable, nothing cached)"
+	echo "SKIP: no-debian-mirror: Debian $suite cannot be fetched (mirror unreachable, nothing cached)"
 	exit 77
 fi
 [ $rc -eq 0 ] || { echo "FAIL: scripts/kernel-headers $suite failed ($rc)"; exit 1; }

@@ -14,12 +14,12 @@
 # timeout: 2400
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-skip() { echo "SKIP: $*"; exit 77; }
-[ "$(id -u)" = 0 ] || skip "needs root (mmdebstrap, chroot, mounts)"
-command -v mmdebstrap >/dev/null || skip "no mmdebstrap (apt-get install mmdebstrap)"
+skip() { echo "SKIP: $*"; exit 77; } # skip TAG: REASON (tests/skip-reasons)
+[ "$(id -u)" = 0 ] || skip "not-root: needs root (mmdebstrap, chroot, mounts)"
+command -v mmdebstrap >/dev/null || skip "no-mmdebstrap: no mmdebstrap (apt-get install mmdebstrap)"
 suite=bookworm
 cache=${CNUAS_CACHE:-$HOME/.cache/cnuas}/srcpkg-chroot
-mirror=$(scripts/apt-mirror) || skip "no Debian archive in the host's apt sources"
+mirror=$(scripts/apt-mirror) || skip "no-debian-mirror: no Debian archive in the host's apt sources"
 security=$(scripts/apt-mirror --security)
 version=$(cat VERSION)
 debver=$(dpkg-parsechangelog -l debian/changelog -S Version)
@@ -30,7 +30,7 @@ bad() { echo "FAIL $*"; fail=1; }
 
 rc=0
 dir=$(scripts/build-debs | tail -n1) || rc=$?
-[ $rc -ne 3 ] || skip "no rdma-core source tarball for the source package (see above)"
+[ $rc -ne 3 ] || skip "no-rdma-core: no rdma-core source tarball for the source package (see above)"
 [ $rc -eq 0 ] || exit $rc
 dsc=$dir/cnuas_$debver.dsc
 [ -f "$dsc" ] || { echo "FAIL: scripts/build-debs made no $(basename "$dsc")"; exit 1; }
@@ -50,7 +50,7 @@ if [ -d "$root" ]; then
 	ok "cached chroot $(basename "$root") (Build-Depends: $bdeps)"
 else
 	curl -fsS --max-time 20 -r 0-1023 "$mirror/dists/$suite/InRelease" >/dev/null 2>&1 ||
-		skip "cannot reach $mirror and no chroot is cached"
+		skip "no-debian-mirror: cannot reach $mirror and no chroot is cached"
 	echo "== building the $suite buildd chroot with the Build-Depends (a few minutes)"
 	stage=$(mktemp -d)
 	cp "$dsc" "${files[@]/#/$dir/}" "$stage"/

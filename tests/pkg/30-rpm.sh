@@ -20,7 +20,7 @@ version=$(cat VERSION)
 rc=0
 rpms=$(scripts/build-rpms | tail -n1) || rc=$?
 if [ $rc -eq 3 ]; then
-	echo "SKIP: the provider cannot be built here (no rdma-core source, see above)"
+	echo "SKIP: no-rdma-core: the provider cannot be built here (no rdma-core source, see above)"
 	exit 77
 fi
 [ $rc -eq 0 ] || exit $rc

@@ -32,7 +32,7 @@ run() {
     out=$("$REPO/scripts/$1" "$2" 2>"$LOG") || rc=$?
     case $rc in
     0) tail -n 1 <<<"$out" ;;
-    3) echo "SKIP: $(grep -m1 'cannot build here' "$LOG" |
+    3) echo "SKIP: no-qemu-build: $(grep -m1 'cannot build here' "$LOG" |
                      sed 's/^[a-z-]*: //')" >&2
        exit 77 ;;
     *) cat "$LOG" >&2

@@ -22,7 +22,7 @@ case $rc in
     exit 0 ;;
 3)
     reason=$(grep -m1 'cannot build here' "$LOG" | sed 's/^build-qemu: //')
-    echo "SKIP: ${reason:-QEMU cannot be built here}"
+    echo "SKIP: no-qemu-build: ${reason:-QEMU cannot be built here}"
     exit 77 ;;
 *)
     cat "$LOG"

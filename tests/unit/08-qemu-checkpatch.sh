@@ -21,7 +21,7 @@ trap 'rm -rf "$TMP"' EXIT
 }
 echo "ok   scripts/qemu-series --check"
 
-command -v perl >/dev/null || { echo "SKIP: perl not installed"; exit 77; }
+command -v perl >/dev/null || { echo "SKIP: no-perl: perl not installed"; exit 77; }
 
 # Debian's orig tarball, the one scripts/build-qemu fetches (apt-get source).
 orig_tarball() {
@@ -35,7 +35,7 @@ if [ -z "$tarball" ]; then
     tarball=$(orig_tarball)
 fi
 if [ -z "$tarball" ]; then
-    echo "SKIP: no qemu source in $SRC_CACHE (apt-get source -d qemu failed:" \
+    echo "SKIP: no-qemu-source: no qemu source in $SRC_CACHE (apt-get source -d qemu failed:" \
          "$(tail -n 1 "$TMP/fetch.log"))"
     exit 77
 fi

@@ -13,7 +13,7 @@ trap 'rm -f "$log"' EXIT
 rc=0
 scripts/build-provider >"$log" 2>&1 || rc=$?
 if [ "$rc" -eq 3 ]; then
-	echo "SKIP: provider cannot be built here: $(grep -E 'build-provider|fetch-rdma-core' "$log" | tail -n1)"
+	echo "SKIP: no-rdma-core: provider cannot be built here: $(grep -E 'build-provider|fetch-rdma-core' "$log" | tail -n1)"
 	exit 77
 elif [ "$rc" -ne 0 ]; then
 	cat "$log"

@@ -13,7 +13,7 @@ set -u
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 CC=${CC:-cc}
-command -v "$CC" >/dev/null || { echo "SKIP: no C compiler ($CC)"; exit 77; }
+command -v "$CC" >/dev/null || { echo "SKIP: no-cc: no C compiler ($CC)"; exit 77; }
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 

@@ -9,7 +9,7 @@
 set -u
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-[ -f /usr/include/infiniband/verbs.h ] || { echo "SKIP: libibverbs-dev not installed"; exit 77; }
+[ -f /usr/include/infiniband/verbs.h ] || { echo "SKIP: no-libibverbs-dev: libibverbs-dev not installed"; exit 77; }
 OUT=$(mktemp -d)
 trap 'rm -rf "$OUT"' EXIT
 if make -s -C "$REPO/userspace/peermem" O="$OUT" check >"$OUT/log" 2>&1; then

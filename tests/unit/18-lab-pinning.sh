@@ -9,8 +9,8 @@
 
 set -u
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-command -v taskset >/dev/null || { echo "SKIP: no taskset (util-linux)"; exit 77; }
-[ "$(nproc)" -ge 2 ] || { echo "SKIP: one CPU, nothing to pin"; exit 77; }
+command -v taskset >/dev/null || { echo "SKIP: no-taskset: no taskset (util-linux)"; exit 77; }
+[ "$(nproc)" -ge 2 ] || { echo "SKIP: one-cpu: one CPU, nothing to pin"; exit 77; }
 fails=0
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 ok() { echo "PASS: $*"; }

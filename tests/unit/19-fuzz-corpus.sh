@@ -11,12 +11,17 @@ probe=$(mktemp -d)
 trap 'rm -rf "$probe"' EXIT
 echo 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { return d && n; }' >"$probe/p.c"
 if ! clang -fsanitize=fuzzer,address,undefined -o "$probe/p" "$probe/p.c" >"$probe/log" 2>&1; then
-	echo "SKIP: clang with libFuzzer is missing (apt-get install clang libclang-rt-14-dev): $(head -n1 "$probe/log")"
+	echo "SKIP: no-libfuzzer: clang with libFuzzer is missing (apt-get install clang libclang-rt-14-dev): $(head -n1 "$probe/log")"
 	exit 77
 fi
 
-# The provider's target needs rdma-core's headers: fetched once and cached.
-scripts/fetch-rdma-core >/dev/null 2>&1 || echo "rdma-core not available: provider_cq left out"
+# The provider's target needs rdma-core's headers: fetched once and
+# cached. Without them the target is left out, a skip tests/run lists.
+if ! scripts/fetch-rdma-core >"$probe/fetch" 2>&1; then
+	. tests/lib-skip.sh
+	sub_skip "${CNUAS_TEST:-unit/19-fuzz-corpus}>provider_cq" no-rdma-core \
+		"rdma-core's source cannot be had: $(tail -n 1 "$probe/fetch")"
+fi
 
 make -s -C tests/fuzz all
 targets=$(make -s -C tests/fuzz targets)

@@ -58,7 +58,10 @@ passed() { pair_result "$1" && grep -q 'iters in' "$PR_CLI" && grep -q 'iters in
 # ACK for that message leaves the server retrying to a destroyed QP
 # ("transport retry counter exceeded") after the client passed. Such a
 # case runs again, alone, twice at most, and says so; any other failure
-# stands.
+# stands. Not a retry around our code: the loss is the lossy path's by
+# design (tests 78 and 87 only), and neither tool can recover from it
+# (rdma-core's ibv_ud_pingpong has no timeout; ibv_rc_pingpong's client
+# does not wait for its last ACK): no upstream fix to wait for.
 lost() {
 	case $1 in
 	ud*) return 0 ;;

@@ -50,8 +50,7 @@ else
 	done
 	[ -n "$src" ] || skip "needs a virtio or rxe node as the attacker"
 fi
-lsh -t 30 "$N" "modprobe -q cnuas_ib 2>/dev/null; modprobe -q ib_uverbs 2>/dev/null; i=0; while [ ! -e /sys/class/infiniband/$DEV ] && [ \$i -lt 50 ]; do sleep 0.2; i=\$((i+1)); done; [ -e /sys/class/infiniband/$DEV ]" ||
-	skip "node$N has no $DEV (cnuas_ib not loaded)"
+rdma_dev_up "$N" "$DEV"
 lsh -t 30 "$N" "command -v cnuas-hostile >/dev/null" || skip "the guest image has no cnuas-hostile"
 if [ "$LINK_LAYER" = ib ]; then
 	lsh -t 30 "$N" "command -v socat >/dev/null" || skip "the guest image has no socat (the side channel's relay)"

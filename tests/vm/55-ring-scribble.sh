@@ -11,8 +11,7 @@ need_cnuas_nodes 1
 N=${SCRIBBLE_NODE:-0}
 DEV=${VERBS_DEV:-cnuas_0}
 SECS=${SCRIBBLE_SECONDS:-20}
-lsh -t 30 "$N" "modprobe -q cnuas_ib 2>/dev/null; modprobe -q ib_uverbs 2>/dev/null; i=0; while [ ! -e /sys/class/infiniband/$DEV ] && [ \$i -lt 50 ]; do sleep 0.2; i=\$((i+1)); done; [ -e /sys/class/infiniband/$DEV ]" ||
-	skip "node$N has no $DEV (cnuas_ib not loaded)"
+rdma_dev_up "$N" "$DEV"
 console=$LAB_DIR/node$N.console.log
 before=$(wc -l <"$console")
 restore() { lsh -t 30 "$N" 'sysctl -qw kernel.panic_on_warn=0' >/dev/null 2>&1 || true; }

@@ -26,7 +26,7 @@ MIB=${XFER_MIB:-256}
 # grow with the packets in flight (XFER_ARGS overrides)
 XARGS=${XFER_ARGS:--c 64 -w 4}
 for n in $N0 $N1; do
-	lsh -t 30 "$n" "modprobe -q cnuas_ib 2>/dev/null; modprobe -q ib_uverbs 2>/dev/null; i=0; while [ ! -e /sys/class/infiniband/$DEV ] && [ \$i -lt 50 ]; do sleep 0.2; i=\$((i+1)); done; [ -e /sys/class/infiniband/$DEV ]" || skip "node$n has no $DEV (cnuas_ib not loaded)"
+	rdma_dev_up "$n" "$DEV"
 done
 wait_ping "$N0" "$(ip_of "$N1")" 30 || fail "node0 cannot reach node1"
 

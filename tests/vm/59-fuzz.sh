@@ -25,7 +25,7 @@ DEV=${VERBS_DEV:-cnuas_0}
 read -r N0 N1 <<<"${VERBS_NODES:-0 1}"
 COUNT=${FUZZ_COUNT:-5000}
 for n in $N0 $N1; do
-	lsh -t 30 "$n" "modprobe -q cnuas_ib 2>/dev/null; modprobe -q ib_uverbs 2>/dev/null; i=0; while [ ! -e /sys/class/infiniband/$DEV ] && [ \$i -lt 50 ]; do sleep 0.2; i=\$((i+1)); done; [ -e /sys/class/infiniband/$DEV ]" || skip "node$n has no $DEV (cnuas_ib not loaded)"
+	rdma_dev_up "$n" "$DEV"
 done
 NETDEV=${VERBS_NETDEV:-cnuas0}
 # the fuzz source: a virtio/rxe node if there is one, else node 1's cnuas0

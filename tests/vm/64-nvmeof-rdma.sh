@@ -42,11 +42,10 @@ i0=$(lsh -t 30 "$H" 'cat /sys/class/infiniband/cnuas_0/ports/1/hw_counters/remot
 
 nvmet_export "$T" $NQN $IMG 64
 
-# Connect (the port may need a moment to listen), find the namespace.
-dev=$(lsh -t 120 "$H" "for i in 1 2 3 4 5 6 7 8 9 10; do
-		echo 'transport=rdma,traddr=$TADDR,trsvcid=4420,nqn=$NQN' >/dev/nvme-fabrics 2>/dev/null && break
-		sleep 1
-	done
+# Connect once (nvmet_export waited for the port's listener), find the
+# namespace.
+dev=$(lsh -t 120 "$H" "echo 'transport=rdma,traddr=$TADDR,trsvcid=4420,nqn=$NQN' >/dev/nvme-fabrics ||
+		{ echo 'the connect failed:'; dmesg | tail -n 8; exit 1; }
 	for i in \$(seq 50); do
 		for c in /sys/class/nvme/nvme*; do
 			grep -qx $NQN \$c/subsysnqn 2>/dev/null || continue

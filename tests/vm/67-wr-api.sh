@@ -13,7 +13,7 @@ need_eth_or_verbs_over_ib
 # VERBS_DEV / VERBS_NODES="A" run it on another device/node
 DEV=${VERBS_DEV:-cnuas_0}
 read -r N0 <<<"${VERBS_NODES:-0}"
-lsh -t 30 "$N0" "modprobe -q cnuas_ib 2>/dev/null; modprobe -q ib_uverbs 2>/dev/null; i=0; while [ ! -e /sys/class/infiniband/$DEV ] && [ \$i -lt 50 ]; do sleep 0.2; i=\$((i+1)); done; [ -e /sys/class/infiniband/$DEV ]" || skip "node$N0 has no $DEV (cnuas_ib not loaded)"
+rdma_dev_up "$N0" "$DEV"
 out=$(lsh -t 300 "$N0" "cnuas-wrapi -d $DEV" 2>&1)
 rc=$?
 echo "$out"

@@ -35,7 +35,9 @@ port=18690
 # perftest times with the TSC, calibrated against gettimeofday; on a
 # loaded TCG host that calibration can fail after the run ("Correlation
 # coefficient r^2 ... < 0.9", no report, exit 1: see 47). Such a run is
-# tried again, at most twice; any other failure stands.
+# tried again, at most twice, and says RETRY; any other failure stands.
+# Upstream: perftest's get_cpu_mhz() calibration, not fixed as of the
+# perftest 4.5 of Debian 12 (no release known to fix it).
 readbw() {
 	local args="-d cnuas_0 -s 65536 -n 10000 -x 1" try
 	param "$1"
@@ -54,7 +56,7 @@ readbw() {
 			pair_show 10
 			fail "ib_read_bw with napi_thread=$1 failed"
 		fi
-		echo "# ib_read_bw napi_thread=$1: perftest could not calibrate the TSC; again"
+		echo "# ib_read_bw napi_thread=$1: RETRY $try: perftest 4.5 could not calibrate the TSC (r^2 < 0.9)"
 	done
 	port=$((port + 1))
 	echo "PASS ib_read_bw napi_thread=$1:" \

@@ -14,13 +14,13 @@
 # of what leaves the tunnel (set-fault on its TAP port): RC repairs it,
 # nft counts the drops and cnuas_0's sequence-error counters move. The
 # TAP ports of both switches must have carried the traffic.
-# CNUAS_SITES=0 skips the test.
+# CNUAS_SITES=0 opts out of the test.
 # timeout: 1800
 . "$(dirname "$0")/lib.sh"
-[ "${CNUAS_SITES:-1}" != 0 ] || skip "CNUAS_SITES=0"
+[ "${CNUAS_SITES:-1}" != 0 ] || skip_because opt-out "CNUAS_SITES=0"
 need_eth
-[ "$(id -u)" = 0 ] || skip "needs root (network namespaces, TAP interfaces)"
-command -v nft >/dev/null || skip "needs nft (nftables) for the lossy underlay"
+[ "$(id -u)" = 0 ] || skip_because not-root "needs root (network namespaces, TAP interfaces)"
+command -v nft >/dev/null || skip_because no-nftables "needs nft (nftables) for the lossy underlay"
 MIB=${SITES_XFER_MIB:-64}
 side_lab sites --nodes 2 --rxe-nodes 1 --sites 2 --mtu "$MTU"
 echo "PASS lab of two sites: up in $SIDE_BOOT s (the group's ${#SIDE_PAUSED[@]} guests paused)"

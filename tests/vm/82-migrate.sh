@@ -401,11 +401,10 @@ want rping-rxe && { rdma_ready "$(first_rxe_node)"; rping_to_moving rping-rxe "$
 # nvme_across TAG MOVER PEER [HOST]: HOST (default node 0) runs the I/O.
 nvme_across() {
 	local tag=$1 mv=$2 peer=$3 H=${4:-$N0} dev res rc klog
+	# One connect: nvmet_export waited for the port's listener.
 	dev=$(lsh -t 120 $H "dmesg -C
-		for i in 1 2 3 4 5 6 7 8 9 10; do
-			echo 'transport=rdma,traddr=$(ip_of $N1),trsvcid=4420,nqn=$NQN' >/dev/nvme-fabrics 2>/dev/null && break
-			sleep 1
-		done
+		echo 'transport=rdma,traddr=$(ip_of $N1),trsvcid=4420,nqn=$NQN' >/dev/nvme-fabrics ||
+			{ echo 'the connect failed:'; dmesg | tail -n 8; exit 1; }
 		for i in \$(seq 50); do
 			for c in /sys/class/nvme/nvme*; do
 				grep -qx $NQN \$c/subsysnqn 2>/dev/null || continue
@@ -414,7 +413,7 @@ nvme_across() {
 				done
 			done
 			sleep 0.2
-		done; exit 1") || fail "$tag: node$H: no NVMe namespace from $NQN over RDMA"
+		done; exit 1") || fail "$tag: node$H: no NVMe namespace from $NQN over RDMA${dev:+: $dev}"
 	# Passes of 32 MiB (1 MiB and 4 KiB blocks), each read back and
 	# compared, until the migration is over and one more pass is done.
 	lsh -t 30 $H "rm -f /tmp/mig-nvme.log /tmp/mig-nvme.stop /tmp/mig-nvme.rc; head -c 32M /dev/urandom >/tmp/mig-nvme.in

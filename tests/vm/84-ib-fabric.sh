@@ -60,12 +60,12 @@
 . "$(dirname "$0")/lib.sh"
 if [ "$LINK_LAYER" != ib ]; then
 	"$VSWITCHD" --help 2>&1 | grep -q -- '--link-layer' ||
-		skip "cnuas-vswitchd has no --link-layer (no IB lab)"
+		fail "cnuas-vswitchd has no --link-layer"
 	side_lab ibfab --nodes 2 --link-layer ib --gpu --mtu "$MTU"
 	echo "PASS IB lab of two: up in $SIDE_BOOT s (the group's ${#SIDE_PAUSED[@]} guests paused)"
 fi
 lsh -t 30 0 'command -v opensm >/dev/null && command -v ibnetdiscover >/dev/null' ||
-	skip "the guest image has no opensm or infiniband-diags"
+	fail "the guest image has no opensm or infiniband-diags"
 P=/sys/class/infiniband/cnuas_0/ports/1
 
 for n in 0 1; do
@@ -169,9 +169,11 @@ pkts() { lsh -t 30 1 "cat $P/counters/unicast_rcv_packets"; }
 cm_port=18520
 cm() { # cm NAME MIN-PKTS PORT SERVER-CMD CLIENT-CMD: server on node1, client on node0
 	# (PORT: the server's RDMA CM port, %P: a fresh one, also in the commands)
-	local name=$1 min=$2 b a try ok=0 srv cli port
+	local name=$1 min=$2 b a try tries=1 ok=0 srv cli port
+	# Only perftest -R runs again (below); RDMA CM itself has one go.
+	case $name in *-R) tries=6 ;; esac
 	b=$(pkts)
-	for try in 1 2 3 4 5 6; do
+	for try in $(seq "$tries"); do
 		cm_port=$((cm_port + 1))
 		port=${3//%P/$cm_port} srv=${4//%P/$cm_port} cli=${5//%P/$cm_port}
 		lsh -t 30 1 "{ timeout 150 $srv & echo \$! >/tmp/$name.pid; wait \$!; echo \"exit \$?\"; } >/tmp/$name.srv 2>&1 &"
@@ -187,9 +189,12 @@ cm() { # cm NAME MIN-PKTS PORT SERVER-CMD CLIENT-CMD: server on node1, client on
 		# 1 "unsupported", else REJ "invalid service ID", reason 8: both
 		# sides' CMs as the IBA has them), and its own retry crashes (see
 		# below): a fresh pair again. One try in two or three loses the
-		# race under TCG, hence six.
-		lsh -t 30 0 "grep -qE 'RDMA_CM_EVENT_(UNREACHABLE; error: 1|REJECTED; error: 8)\.' /tmp/$name.cli" || break
-		note "$name: attempt $try: $(lsh 0 "grep -m1 -o 'RDMA_CM_EVENT_.*' /tmp/$name.cli") (the server not listening yet)"
+		# race under TCG, hence six. Upstream: perftest 4.5's -R retry
+		# is a use-after-free in librdmacm use, fixed in perftest 26.04
+		# (commit 3d9d8d0); with that, drop this loop.
+		[ "$try" -lt "$tries" ] &&
+			lsh -t 30 0 "grep -qE 'RDMA_CM_EVENT_(UNREACHABLE; error: 1|REJECTED; error: 8)\.' /tmp/$name.cli" || break
+		note "$name: RETRY $try for perftest 4.5's -R race (its own retry crashes; fixed in perftest 26.04, commit 3d9d8d0): $(lsh 0 "grep -m1 -o 'RDMA_CM_EVENT_.*' /tmp/$name.cli")"
 	done
 	if [ $ok = 1 ] &&
 		lsh -t 60 1 "i=0; until grep -q '^exit ' /tmp/$name.srv || [ \$i -gt 300 ]; do sleep 0.2; i=\$((i+1)); done

@@ -15,16 +15,16 @@
 # counters (ovs-ofctl dump-ports on the VXLAN and TAP ports) and its
 # datapath flows (tnl_push/tnl_pop) show OVS carried it. Boots its own lab
 # in $LAB_DIR-sites-ovs while the group's guests are paused, as 78 does.
-# CNUAS_SITES=0 skips the test.
+# CNUAS_SITES=0 opts out of the test.
 # timeout: 1500
 . "$(dirname "$0")/lib.sh"
-[ "${CNUAS_SITES:-1}" != 0 ] || skip "CNUAS_SITES=0"
+[ "${CNUAS_SITES:-1}" != 0 ] || skip_because opt-out "CNUAS_SITES=0"
 need_eth
-[ "$(id -u)" = 0 ] || skip "needs root (network namespaces, TAP interfaces)"
+[ "$(id -u)" = 0 ] || skip_because not-root "needs root (network namespaces, TAP interfaces)"
 for c in ovs-vswitchd ovsdb-server ovsdb-tool ovs-vsctl ovs-ofctl ovs-appctl; do
-	command -v "$c" >/dev/null || skip "needs Open vSwitch's $c (Debian's openvswitch-switch; scripts/deps check installs it)"
+	command -v "$c" >/dev/null || skip_because no-ovs "needs Open vSwitch's $c (Debian's openvswitch-switch; scripts/deps check installs it)"
 done
-[ -r /usr/share/openvswitch/vswitch.ovsschema ] || skip "no /usr/share/openvswitch/vswitch.ovsschema"
+[ -r /usr/share/openvswitch/vswitch.ovsschema ] || skip_because no-ovs "no /usr/share/openvswitch/vswitch.ovsschema"
 MIB=${SITES_OVS_XFER_MIB:-16}
 side_lab sites-ovs --nodes 2 --rxe-nodes 1 --sites 2 --site-bridge linux,ovs --virtio-netdev stream --mtu "$MTU"
 echo "PASS lab of two sites (site 1 Open vSwitch): up in $SIDE_BOOT s (the group's ${#SIDE_PAUSED[@]} guests paused)"

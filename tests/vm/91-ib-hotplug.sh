@@ -29,11 +29,8 @@
 #   no Oops, BUG or WARNING on a console.
 # timeout: 600
 . "$(dirname "$0")/lib.sh"
-[ "$LINK_LAYER" = ib ] ||
-	skip "needs an IB lab (test 84 runs it in its own; by hand: scripts/lab up --link-layer ib --nodes 2)"
-need_cnuas_nodes 2
-lsh -t 30 0 'command -v opensm >/dev/null && command -v ibnetdiscover >/dev/null && command -v saquery >/dev/null' ||
-	skip "the guest image has no opensm or infiniband-diags"
+# (by hand: scripts/lab up --link-layer ib --nodes 2)
+need_ib_sm ibnetdiscover saquery
 P=/sys/class/infiniband/cnuas_0/ports/1
 lsh -t 60 0 'pgrep -x opensm >/dev/null || opensm -B -f /tmp/opensm.log >/dev/null 2>&1' ||
 	fail "node0: opensm did not start"

@@ -52,10 +52,17 @@ mpi_pingpong_pkts() {
 	echo $pkts
 }
 
-# The known failure of Debian 12's UCX 1.13 over a RoCE device whose UD
-# transport it cannot use: its UD endpoint times out and UCX aborts.
-# shellcheck disable=SC2034 # used by the tests that source this
+# How Debian 12's UCX 1.13 fails over a RoCE device whose UD receives it
+# cannot read (no GRH where it looks, no L3 header type in sl): its UD
+# endpoint times out and UCX aborts. A failure, named for what it means.
 UCX_UD_TIMEOUT_RE='UD endpoint .* unhandled timeout error'
+# ucx_ud_timeout OUT: ": UCX's UD endpoint timed out (...)" when OUT has
+# that message, else nothing.
+ucx_ud_timeout() {
+	local line
+	line=$(grep -m1 -E "$UCX_UD_TIMEOUT_RE" "$1") || return 0
+	echo ": UCX's UD endpoint timed out ($(sed 's/^.*\] *//; s/  */ /g' <<<"$line")): check the provider's UD receives (GRH, L3 header type in sl)"
+}
 
 # mpi_alltoall_pkts ITERS MAX NRANKS MTU: the RoCE packets each rank of
 # `cnuas-mpi-check -i ITERS -m MAX` sends at least in its alltoall (a block

@@ -9,11 +9,19 @@ LAB=${LAB:-$VM_TESTS/../../scripts/lab}
 LAB_DIR=$("$LAB" dir)
 export CNUAS_LAB_DIR=$LAB_DIR
 
+# shellcheck source=../lib-skip.sh
+. "$VM_TESTS/../lib-skip.sh"
+# A skip with no declared reason (tests/skip-reasons): by hand on a lab of
+# another shape it says why; under tests/run it fails.
 skip() { echo "SKIP: $*"; exit 77; }
 fail() { echo "FAIL: $*"; exit 1; }
 note() { echo "# $*"; }
 
-[ -f "$LAB_DIR/lab.env" ] || skip "no lab running in $LAB_DIR (scripts/lab up)"
+if [ ! -f "$LAB_DIR/lab.env" ]; then
+	# tests/run booted this lab: its lab.env gone is a broken lab.
+	[ -z "${CNUAS_LAB_GROUP:-}" ] || fail "no lab.env in $LAB_DIR: the $CNUAS_LAB_GROUP group's lab went away"
+	skip "no lab running in $LAB_DIR (scripts/lab up)"
+fi
 # shellcheck disable=SC1091
 . "$LAB_DIR/lab.env"
 # Labs started before these settings existed.
@@ -57,25 +65,48 @@ import json, sys
 print(" ".join(sorted(p["kind"] for p in json.load(sys.stdin)["ports"])))'
 }
 # sites_sub WHERE TEST ENV=VALUE...: another VM test on a --sites lab's
-# nodes, with ENV; it must pass (or skip) across WHERE.
+# nodes, with ENV; it must pass across WHERE. A skip is listed as a part
+# of this test that did not run (sub_skip), and tests/run holds it to a
+# declared reason like any other.
 sites_sub() {
-	local where=$1 t=$2 log=$PR_DIR.$2.log rc
+	local where=$1 t=$2 log=$PR_DIR.$2.log rc line
 	shift 2
 	env CNUAS_LOSSY_PATH=1 "$@" timeout -k 10 600 "$VM_TESTS/$t.sh" >"$log" 2>&1
 	rc=$?
 	case $rc in
 	0) echo "PASS $t ($*): $(tail -n 1 "$log")" ;;
-	77) echo "SKIP $t: $(grep -m1 '^SKIP' "$log")" ;;
+	77)
+		line=$(grep '^SKIP:' "$log" | tail -n 1)
+		sub_skip "${CNUAS_TEST:-$(basename "$0" .sh)}>$t across the $where" \
+			"$(skip_line_tag "$line")" "$(skip_line_reason "$line")"
+		;;
 	*) tail -n 25 "$log"; fail "$t ($*) failed across the $where (rc $rc, log $log)" ;;
 	esac
 }
 # need_ib_sm TOOL...: an IB lab of two cnuas nodes, OpenSM and TOOL on
-# node0 (test 84 runs such a test in its IB lab).
+# node0 (test 84 runs such a test in its IB lab). Our image has them all:
+# one missing there is a failure.
 need_ib_sm() {
-	[ "$LINK_LAYER" = ib ] || skip "needs an IB lab (test 84 runs this one in its own)"
+	[ "$LINK_LAYER" = ib ] || skip_because in-ib-lab "needs an IB lab: test 84 runs it in its own"
 	need_cnuas_nodes 2
-	lsh -t 30 0 "for t in opensm $*; do command -v \$t >/dev/null || exit 1; done" ||
-		skip "the guest image lacks opensm or one of: $*"
+	local out
+	out=$(lsh -t 30 0 "for t in opensm $*; do command -v \$t >/dev/null || echo \$t; done") ||
+		fail "node0: cannot look for opensm $*"
+	[ -z "$out" ] || fail "node0's image lacks: $(echo $out)"
+}
+# rdma_dev_up NODE DEV [MODULE...]: cnuas_ib (for a cnuas device),
+# ib_uverbs and MODULE loaded on NODE and DEV registered within 10 s;
+# else a failure that shows modprobe's error and the kernel's last words.
+rdma_dev_up() {
+	local n=$1 dev=$2 out
+	shift 2
+	out=$(lsh -t 60 "$n" "case $dev in cnuas_*) modprobe cnuas_ib || exit 1 ;; esac
+		modprobe -a ib_uverbs $* || exit 1
+		i=0
+		while [ ! -e /sys/class/infiniband/$dev ] && [ \$i -lt 50 ]; do sleep 0.2; i=\$((i+1)); done
+		[ -e /sys/class/infiniband/$dev ] && exit 0
+		echo 'no /sys/class/infiniband/$dev after 10 s; there are:' \$(ls /sys/class/infiniband)
+		dmesg | tail -n 15; exit 1" 2>&1) || { echo "$out"; fail "node$n: $dev did not register"; }
 }
 # The IB switch's view (`cnuas-vsctl --json show`), and one field of its
 # "ib" object: sw_json; sw_field JSON FIELD.
@@ -140,12 +171,22 @@ side_lab() {
 	. "$SIDE_DIR/lab.env"
 }
 side_lab_down() {
-	local n
+	local n rc=$? bad
+	# Every console and the switch read before the lab goes: a problem
+	# there fails the test, whatever it said.
+	bad=$(lab_log_problems "$SIDE_DIR")
 	CNUAS_LAB_DIR=$SIDE_DIR "$LAB" down >/dev/null 2>&1
 	for n in "${SIDE_PAUSED[@]}"; do
 		CNUAS_LAB_DIR=$SIDE_GROUP "$LAB" qmp "$n" '{"execute":"cont"}' >/dev/null ||
 			echo "cannot resume node$n of $SIDE_GROUP"
 	done
+	if [ -n "$bad" ]; then
+		echo "$bad" | head -n 20
+		echo "FAIL: kernel or switch problems in the logs of the lab in $SIDE_DIR"
+		exit 1
+	fi
+	[ $rc = 0 ] || return
+	echo "logs clean: the consoles and switch of the lab in $SIDE_DIR"
 }
 
 ping_ok() { lsh -t 30 "$1" "ping -c 1 -W 2 $2 >/dev/null"; }
@@ -174,9 +215,32 @@ ipoib_reconfigure() {
 		ip -6 addr replace $(ip6_of "$1")/64 dev ib0 nodad"
 }
 
+# A guest kernel's problem on its console: an Oops, BUG (soft lockups
+# too), WARNING (lockdep's reports too), panic, GPF, lockdep, a hard
+# lockup, a hung task or an RCU stall. The switch's log: the same, or a
+# sanitizer's report (its own "warning:" lines are about its peers).
+CONSOLE_BAD_RE='Oops|BUG:|WARNING:|Kernel panic|general protection fault|possible (circular|recursive) locking|inconsistent lock state|lockdep|soft lockup|hard LOCKUP|blocked for more than [0-9]+ seconds|hung_task|rcu.*detected stalls|self-detected stall'
+SWITCH_BAD_RE="$CONSOLE_BAD_RE|AddressSanitizer|LeakSanitizer|runtime error:"
+# lab_log_problems DIR: those lines of the consoles and switch logs
+# (switch.log, a --sites lab's siteN.log) of the lab in DIR, by file.
+lab_log_problems() {
+	grep -HnE "$CONSOLE_BAD_RE" "$1"/node*.console.log 2>/dev/null
+	grep -HnE "$SWITCH_BAD_RE" "$1"/switch.log "$1"/site[0-9]*.log 2>/dev/null
+	return 0
+}
+# logs_clean DIR WHAT: fail when lab_log_problems finds anything; else
+# say how many logs were read.
+logs_clean() {
+	local bad n
+	n=$(ls "$1"/node*.console.log 2>/dev/null | wc -l)
+	[ "$n" -gt 0 ] || fail "no console logs under $1 ($2)"
+	bad=$(lab_log_problems "$1")
+	[ -z "$bad" ] || { echo "$bad" | head -n 20; fail "kernel or switch problems in the logs of $2"; }
+	echo "logs clean: $n consoles and the switch of $2"
+}
 # Count of console lines that show a kernel problem.
 console_problems() {
-	grep -E 'Oops|BUG:|WARNING:|Kernel panic|general protection fault' "$LAB_DIR"/node*.console.log 2>/dev/null | wc -l
+	grep -E "$CONSOLE_BAD_RE" "$LAB_DIR"/node*.console.log 2>/dev/null | wc -l
 }
 
 # tcp_transfer FROM TO MIB PORT: send MIB MiB of random data over TCP with
@@ -492,7 +556,13 @@ nvmet_export() {
 		echo ipv4 >$cfg/ports/$4/addr_adrfam
 		echo $(ip_of "$1") >$cfg/ports/$4/addr_traddr
 		echo 4420 >$cfg/ports/$4/addr_trsvcid
-		ln -s $cfg/subsystems/$2 $cfg/ports/$4/subsystems/$2" 2>&1) ||
+		ln -s $cfg/subsystems/$2 $cfg/ports/$4/subsystems/$2
+		# the host connects once: wait until the port listens
+		i=0
+		until rdma res show cm_id 2>/dev/null | grep -qE 'state LISTEN .*:4420( |\$)'; do
+			[ \$i -lt 150 ] || { echo 'no RDMA CM listener on port 4420 after 30 s'; exit 1; }
+			sleep 0.2; i=\$((i + 1))
+		done" 2>&1) ||
 		fail "node$1: nvmet setup failed: $out"
 }
 

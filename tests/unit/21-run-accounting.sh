@@ -1,0 +1,105 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later OR MIT
+# shellcheck disable=SC2016 # the fake tests are single-quoted on purpose
+# tests/run's accounting of skips, on a tree of fake tests: a copy of
+# tests/run, tests/lib-skip.sh, tests/skip-reasons and tests/vm/lib.sh,
+# a fake scripts/lab whose lab is a lab.env in a directory, and tests
+# that pass, fail or skip with declared and undeclared reasons, whole or
+# in part (sub_skip, sites_sub), opt out, claim vm/84 ran them, lose
+# their lab.env, and take down a side lab whose logs are clean or show a
+# kernel WARNING or a sanitizer report. Each run's summary and status are
+# checked.
+# Exit: 0 pass, anything else fail.
+# timeout: 120
+set -uo pipefail
+top=$(cd "$(dirname "$0")/../.." && pwd)
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+bad=0
+fail() { echo "FAIL: $*"; bad=1; }
+
+mkdir -p "$T/tests/unit" "$T/tests/vm" "$T/scripts" "$T/lab"
+cp "$top/tests/run" "$top/tests/lib-skip.sh" "$top/tests/skip-reasons" "$T/tests/"
+cp "$top/tests/vm/lib.sh" "$T/tests/vm/"
+cat >"$T/scripts/lab" <<EOS
+#!/bin/bash
+case \$1 in
+dir) echo "\${CNUAS_LAB_DIR:-$T/lab}" ;;
+up) printf 'NODES=2 VIRTIO_NODES=0 RXE_NODES=1 LINK_LAYER=eth MTU=1500\n' >"$T/lab/lab.env" ;;
+down) rm -f "\${CNUAS_LAB_DIR:-$T/lab}/lab.env"; echo "lab down" ;;
+esac
+EOS
+chmod +x "$T/scripts/lab"
+t() { # t GROUP/NAME BODY: a fake test
+	printf '#!/bin/bash\n%s\n' "$2" >"$T/tests/$1.sh"
+	chmod +x "$T/tests/$1.sh"
+}
+run() { # run GROUP...: tests/run on the fake tree; its output in $T/out
+	(cd "$T" && env -u CNUAS_LAB_GROUP -u CNUAS_LAB_DIR -u CNUAS_MPI4 tests/run "$@") >"$T/out" 2>/dev/null
+}
+has() { grep -qF -- "$1" "$T/out" || fail "no line '$1' in: $(cat "$T/out")"; }
+
+# 1. Declared skips, whole and in part, an opt-out, and a claim that holds.
+t unit/10-pass 'exit 0'
+t unit/20-skip 'echo "SKIP: no-cc: no C compiler"; exit 77'
+t unit/30-part '. tests/lib-skip.sh; sub_skip "$CNUAS_TEST>target" no-rdma-core "no source"; exit 0'
+t unit/40-optout '. tests/lib-skip.sh; skip_because opt-out "CNUAS_X=0"'
+t vm/10-pass 'exit 0'
+t vm/84-ib-fabric 'exit ${FAKE_84_RC:-0}'
+t vm/88-ib-pkey '. tests/vm/lib.sh; need_ib_sm smpquery; exit 1'
+t vm/child-skip 'echo "SKIP: no-nftables: no nft"; exit 77'
+# side_lab_down reads the side lab's logs (a fake one: nothing paused)
+side='. tests/vm/lib.sh; SIDE_DIR=$LAB_DIR-side SIDE_GROUP=$LAB_DIR SIDE_PAUSED=(); mkdir -p "$SIDE_DIR"
+echo "[ 1.0] cnuas: up" >"$SIDE_DIR/node0.console.log"; : >"$SIDE_DIR/switch.log"; trap side_lab_down EXIT'
+t vm/80-side-clean "$side"
+t vm/87-sites '. tests/vm/lib.sh; mkdir -p "$(dirname "$PR_DIR")"; sites_sub "two sites" child-skip; echo ok'
+run unit vm
+rc=$?
+[ $rc = 0 ] || fail "declared skips: tests/run exited $rc"
+has "PASS unit/30-part"
+has "SKIP unit/20-skip: no-cc: no C compiler"
+has "OPT-OUT unit/40-optout: CNUAS_X=0"
+has "SKIP vm/88-ib-pkey: in-ib-lab:"
+has "  unit/30-part>target: no-rdma-core: no source"
+has "  vm/87-sites>child-skip across the two sites: no-nftables: no nft"
+has "  unit/40-optout: CNUAS_X=0"
+has "6 passed, 0 failed, 2 skipped (2 parts of tests skipped), 1 opted out"
+grep -q '^group times: unit [0-9]*s vm [0-9]*s$' "$T/out" || fail "no group times: $(cat "$T/out")"
+
+# 2. Undeclared skips, whole and in part, a claim that does not hold, and
+# a lab.env gone in the middle of the group: all failures.
+rm "$T"/tests/unit/*.sh
+t unit/10-untagged 'echo "SKIP: needs two cnuas nodes"; exit 77'
+t unit/20-unknown-tag 'echo "SKIP: lab-shape: needs two cnuas nodes"; exit 77'
+t unit/30-no-line 'exit 77'
+t unit/40-part '. tests/lib-skip.sh; sub_skip "$CNUAS_TEST>t" no-such-tag "why"; exit 0'
+t vm/child-skip 'echo "SKIP: the guest image has no foo"; exit 77'
+t vm/81-side-warn "$side"'; echo "[ 2.0] WARNING: CPU: 0 PID: 1 at x.c:1" >>"$SIDE_DIR/node0.console.log"'
+t vm/82-side-asan "$side"'; echo "==1==ERROR: AddressSanitizer: heap-use-after-free" >>"$SIDE_DIR/switch.log"'
+t vm/99-lab-gone 'rm "$(scripts/lab dir)/lab.env"; . tests/vm/lib.sh; exit 0'
+FAKE_84_RC=1 run unit vm
+rc=$?
+[ $rc = 1 ] || fail "undeclared skips: tests/run exited $rc"
+has "FAIL unit/10-untagged (0s): skip of unit/10-untagged with undeclared reason 'none'"
+has "FAIL unit/20-unknown-tag (0s): skip of unit/20-unknown-tag with undeclared reason 'lab-shape'"
+has "FAIL unit/30-no-line"
+has "FAIL unit/40-part (0s): skip of unit/40-part>t with undeclared reason 'no-such-tag'"
+has "FAIL vm/84-ib-fabric"
+has "FAIL vm/88-ib-pkey (0s): skip of vm/88-ib-pkey claims vm/84-ib-fabric runs it"
+has "FAIL vm/87-sites"
+has "FAIL vm/99-lab-gone"
+grep -q "FAIL: no lab.env in $T/lab" "$T/build/test-logs/vm_99-lab-gone.log" ||
+	fail "vm/99-lab-gone: $(cat "$T/build/test-logs/vm_99-lab-gone.log")"
+has "FAIL vm/81-side-warn"
+has "FAIL vm/82-side-asan"
+grep -q "WARNING: CPU: 0" "$T/build/test-logs/vm_81-side-warn.log" || fail "vm/81-side-warn: no WARNING line shown"
+has "2 passed, 10 failed, 0 skipped"
+
+# 3. An opt-out switch in the environment is listed.
+rm "$T"/tests/unit/*.sh "$T"/tests/vm/[0-9]*.sh
+t unit/10-pass 'exit 0'
+(cd "$T" && env -u CNUAS_LAB_DIR CNUAS_FOO=0 tests/run unit) >"$T/out" 2>/dev/null || fail "opt-out switch: tests/run failed"
+has "opt-out switches set: CNUAS_FOO=0"
+
+[ $bad = 0 ] && echo "PASS: tests/run accounts for every skip"
+exit $bad
