@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later OR MIT */
-/* pcap capture of switched frames (LINKTYPE_ETHERNET, or LINKTYPE_INFINIBAND in IB mode). */
+/*
+ * pcap capture of switched frames: LINKTYPE_ETHERNET, or in IB mode
+ * LINKTYPE_ERF records of type InfiniBand (what ibdump writes).
+ */
 #ifndef CNUAS_CAPTURE_H
 #define CNUAS_CAPTURE_H
 
@@ -9,7 +12,7 @@
 struct capture;
 
 #define CAPTURE_LINKTYPE_ETHERNET	1
-#define CAPTURE_LINKTYPE_INFINIBAND	247
+#define CAPTURE_LINKTYPE_INFINIBAND	247	/* asked for; written as ERF */
 
 /* port_id 0 = all ports. Returns NULL and fills err on failure. */
 struct capture *capture_start(const char *path, uint32_t port_id, int linktype, char *err,
