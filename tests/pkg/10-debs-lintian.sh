@@ -72,6 +72,8 @@ mapfile -t dkms_files < <(make -s --no-print-directory -C src dkms-files |
 	sed "s|^|/usr/src/cnuas-$version/|")
 exact "$dkms_deb" /usr/src/cnuas-"$version"/dkms.conf "${dkms_files[@]}"
 exact "$sw_deb" /etc/default/cnuas-vswitchd /lib/systemd/system/cnuas-vswitchd.service \
+	/etc/apparmor.d/abstractions/libvirt-qemu.d/cnuas-vswitchd \
+	/usr/lib/sysusers.d/cnuas-vswitchd.conf \
 	/usr/bin/cnuas-vsctl /usr/sbin/cnuas-vswitchd \
 	/usr/share/man/man8/cnuas-vsctl.8.gz /usr/share/man/man8/cnuas-vswitchd.8.gz
 exact "$prov_deb" /usr/lib/"$multiarch"/libibverbs/libcnuas-rdmav34.so \
@@ -99,6 +101,20 @@ check() { # check WHAT GOT WANT
 		fail=1
 	fi
 }
+# The switch package makes the group its socket belongs to before it
+# starts the service, and the service runs with it.
+postinst=$(ctl "$sw_deb" postinst)
+sysusers_at=$(echo "$postinst" | grep -n 'systemd-sysusers.*cnuas-vswitchd.conf' | head -n1 | cut -d: -f1)
+start_at=$(echo "$postinst" | grep -n 'deb-systemd-invoke' | head -n1 | cut -d: -f1)
+check "cnuas-vswitchd: postinst creates the group before it starts the service" \
+	"$([ -n "$sysusers_at" ] && [ -n "$start_at" ] && [ "$sysusers_at" -lt "$start_at" ] && echo yes)" yes
+check "cnuas-vswitchd: the group" \
+	"$(dpkg-deb --fsys-tarfile "$sw_deb" | tar -xO ./usr/lib/sysusers.d/cnuas-vswitchd.conf | grep -v '^#')" \
+	"g cnuas - -"
+check "cnuas-vswitchd: the unit runs with it, its runtime folder closed to others" \
+	"$(dpkg-deb --fsys-tarfile "$sw_deb" | tar -xO ./lib/systemd/system/cnuas-vswitchd.service |
+		grep -E '^(Group|RuntimeDirectoryMode)=' | xargs)" "Group=cnuas RuntimeDirectoryMode=0750"
+
 dpkg-deb -x "$pm_deb" "$tmp/pm"
 so=$tmp/pm$ml/libcnuaspeermem.so.1.0.0
 check "libcnuaspeermem1: SONAME" \
