@@ -97,7 +97,7 @@ struct ib_switch {
 	struct ib_port port[IB_MAX_PORTS + 1];
 };
 
-/* ib_route.c: setup, ports, the forwarding plane */
+/* ib_route.c: setup (sw->ops becomes ib_fwd_mode), ports, the forwarding plane */
 int ib_init(struct vswitch *sw, unsigned nports, uint64_t guid, bool guid_set);
 void ib_fini(struct vswitch *sw);
 int ib_port_attach(struct vswitch *sw, struct port *p);
@@ -131,7 +131,7 @@ void ib_trap_256(struct vswitch *sw, unsigned slid, const uint8_t *mad);
 /* The 8-byte SLtoVL table of a packet from IB port @in leaving by @out. */
 uint8_t *ib_sl2vl(const struct ib_switch *ib, unsigned in, unsigned out);
 
-/* ctl: show, lft, mft */
+/* ctl: show (JSON: the top object's "ib" member), lft, mft */
 void ib_ctl_show(struct vswitch *sw, struct strbuf *b, bool json);
 int ib_ctl_lft(struct vswitch *sw, struct strbuf *b, bool json);
 int ib_ctl_mft(struct vswitch *sw, struct strbuf *b, bool json);

@@ -6,6 +6,8 @@
  * states that gate data.
  */
 #include "capture.h"
+#include "dp.h"
+#include "fwd_mode.h"
 #include "ib.h"
 #include "switch.h"
 
@@ -102,6 +104,7 @@ int ib_init(struct vswitch *sw, unsigned nports, uint64_t guid, bool guid_set)
 	for (unsigned n = 0; n <= IB_MAX_PORTS; n++)
 		ib->port[n].slot = -1;
 	sw->ib = ib;
+	sw->ops = &ib_fwd_mode;
 	ib_sma_defaults(ib);
 	for (unsigned n = 0; n <= nports; n++)
 		ib_port_info_defaults(ib, n);
@@ -154,8 +157,6 @@ void ib_timers(struct vswitch *sw)
 {
 	struct ib_switch *ib = sw->ib;
 
-	if (!ib)
-		return;
 	if (ib->handover_port && sw->now >= ib->handover_until)
 		ib_handover_end(sw);
 	if (ib->trap256_tid && sw->now >= ib->trap256_next)
@@ -211,8 +212,10 @@ int ib_port_attach(struct vswitch *sw, struct port *p)
 	}
 	for (n = 1; n <= ib->nports && ib->port[n].slot >= 0; n++)
 		;
-	if (n > ib->nports)
+	if (n > ib->nports) {
+		vs_log(VS_LOG_WARN, "refusing connection: all %u IB ports in use", ib->nports);
 		return -1;
+	}
 	ib->port[n].slot = p->idx;
 	ib->port[n].state = IB_PS_INIT;
 	ib->port[n].neighbor_lid = 0;
@@ -316,8 +319,7 @@ void ib_send_built(struct vswitch *sw, unsigned out, uint8_t *frame, uint32_t le
 	k = pkt_new(frame, len);
 	if (!k)
 		return;
-	if (sw->cap && capture_port(sw->cap) == 0)
-		capture_frame(sw->cap, k->data, k->len);
+	dp_capture_own(sw, k->data, k->len);
 	if (dp_flood_one(sw, d, k->data, k->len, k, 0))
 		count_xmit(sw->ib, out, len, false);
 	else
@@ -995,7 +997,7 @@ void ib_ctl_show(struct vswitch *sw, struct strbuf *b, bool json)
 	unsigned top = mad_get_field(ib->sw_info, 0, IB_SW_LINEAR_FDB_TOP_F);
 
 	if (json) {
-		sb_printf(b, "{\"guid\": \"0x%016llx\", \"nports\": %u, \"lid\": %u, \"lmc\": %u, "
+		sb_printf(b, ", \"ib\": {\"guid\": \"0x%016llx\", \"nports\": %u, \"lid\": %u, \"lmc\": %u, "
 			     "\"sm_lid\": %u, \"port_state_change\": %u, \"linear_fdb_top\": %u, "
 			     "\"mkey_violations\": %llu, \"traps_sent\": %llu, "
 			     "\"handover_port\": %u, \"handovers\": %llu, \"ports\": [",
@@ -1109,3 +1111,32 @@ int ib_ctl_mft(struct vswitch *sw, struct strbuf *b, bool json)
 		sb_printf(b, "]}\n");
 	return 0;
 }
+
+static int ib_ctl_table(struct vswitch *sw, struct strbuf *b, const char *name, bool json)
+{
+	return strcmp(name, "lft") ? ib_ctl_mft(sw, b, json) : ib_ctl_lft(sw, b, json);
+}
+
+static void ib_describe(const struct vswitch *sw, char *buf, size_t len)
+{
+	snprintf(buf, len, "ib, %u ports, guid 0x%016llx", sw->ib->nports,
+		 (unsigned long long)sw->ib->guid);
+}
+
+const struct fwd_mode ib_fwd_mode = {
+	.name = "ib",
+	.capture_linktype = CAPTURE_LINKTYPE_INFINIBAND,
+	.link_vcrc = true,
+	.dst_off = 2,		/* the LRH's DLID */
+	.dst_len = 2,
+	.forward = ib_forward,
+	.fault_corrupt = ib_fault_corrupt,
+	.port_attach = ib_port_attach,
+	.port_detach = ib_port_detach,
+	.port_handover = ib_port_handover,
+	.timers = ib_timers,
+	.fini = ib_fini,
+	.describe = ib_describe,
+	.ctl_show = ib_ctl_show,
+	.ctl_table = ib_ctl_table,
+};

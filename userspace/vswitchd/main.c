@@ -5,6 +5,7 @@
  */
 #include "capture.h"
 #include "fdb.h"
+#include "fwd_mode.h"
 #include "ib.h"
 #include "switch.h"
 
@@ -132,8 +133,7 @@ static void accept_ports(struct vswitch *sw)
 			snprintf(p->peer, sizeof(p->peer), "pid %d", (int)cr.pid);
 		else
 			snprintf(p->peer, sizeof(p->peer), "unknown");
-		if (sw->ib && ib_port_attach(sw, p) < 0) {
-			vs_log(VS_LOG_WARN, "refusing connection: all %u IB ports in use", sw->ib->nports);
+		if (sw->ops->port_attach && sw->ops->port_attach(sw, p) < 0) {
 			port_destroy(sw, p);
 			continue;
 		}
@@ -219,7 +219,8 @@ static void vswitch_fini(struct vswitch *sw)
 		close(sw->sig_fd);
 	if (sw->epfd >= 0)
 		close(sw->epfd);
-	ib_fini(sw);
+	if (sw->ops->fini)
+		sw->ops->fini(sw);
 	free(sw->ports);
 	free(sw->active);
 	free(sw->dirty);
@@ -504,10 +505,13 @@ int main(int argc, char **argv)
 		vs_log(VS_LOG_ERR, "cannot detach: %s", strerror(errno));
 		return 1;
 	}
-	if (sw->cfg.link_layer == LINK_IB &&
-	    ib_init(sw, sw->cfg.ib_ports, sw->cfg.ib_guid, sw->cfg.ib_guid != 0) < 0) {
-		vs_log(VS_LOG_ERR, "out of memory");
-		return 1;
+	if (sw->cfg.link_layer == LINK_IB) {
+		if (ib_init(sw, sw->cfg.ib_ports, sw->cfg.ib_guid, sw->cfg.ib_guid != 0) < 0) {
+			vs_log(VS_LOG_ERR, "out of memory");
+			return 1;
+		}
+	} else {
+		eth_fwd_start(sw);
 	}
 	if (vswitch_init(sw) < 0) {
 		vswitch_fini(sw);
@@ -546,13 +550,11 @@ int main(int argc, char **argv)
 	}
 	if (psec_ignored)
 		vs_log(VS_LOG_INFO, "--port-security/--port-macs have no effect in InfiniBand mode");
-	if (sw->ib)
-		vs_log(VS_LOG_INFO, "listening on %s (control %s), link-layer ib, %u ports, "
-		       "guid 0x%016llx, queue %u frames", sw->cfg.socket_path, sw->cfg.ctl_path,
-		       sw->ib->nports, (unsigned long long)sw->ib->guid, sw->cfg.queue_frames);
-	else
-		vs_log(VS_LOG_INFO, "listening on %s (control %s), link-layer eth, aging %u s, queue %u frames",
-		       sw->cfg.socket_path, sw->cfg.ctl_path, sw->cfg.aging_s, sw->cfg.queue_frames);
+	char mode[128];
+
+	sw->ops->describe(sw, mode, sizeof(mode));
+	vs_log(VS_LOG_INFO, "listening on %s (control %s), link-layer %s, queue %u frames",
+	       sw->cfg.socket_path, sw->cfg.ctl_path, mode, sw->cfg.queue_frames);
 #ifdef HAVE_SYSTEMD
 	sd_notify(0, "READY=1");
 #endif
