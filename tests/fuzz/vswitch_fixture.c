@@ -4,7 +4,7 @@
 
 #include "capture.h"
 #include "fdb.h"
-#include "ib.h"
+#include "fwd_mode.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -114,6 +114,7 @@ int vsf_init(struct vsf *v, unsigned nports, unsigned queue_frames, const char *
 	sw->flood_cap = 2 * queue_frames;
 	sw->low_water = queue_frames / 2;
 	qos_default(&sw->qos_all);
+	eth_fwd_start(sw);	/* switch_frames may make it an IB switch (ib_init) */
 	sw->ports = calloc(n, sizeof(*sw->ports));
 	sw->active = calloc(n, sizeof(int));
 	sw->dirty = calloc(n, sizeof(int));
@@ -173,7 +174,8 @@ void vsf_fini(struct vsf *v)
 
 	while (sw->nactive)
 		port_destroy(sw, &sw->ports[sw->active[sw->nactive - 1]]);
-	ib_fini(sw);
+	if (sw->ops->fini)
+		sw->ops->fini(sw);
 	if (sw->cap) {
 		capture_stop(sw->cap);
 		sw->cap = NULL;

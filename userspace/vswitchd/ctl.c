@@ -3,7 +3,7 @@
 #include "capture.h"
 #include "ctl_proto.h"
 #include "fdb.h"
-#include "ib.h"
+#include "fwd_mode.h"
 #include "strbuf.h"
 #include "switch.h"
 
@@ -262,7 +262,7 @@ static int cmd_show(struct vswitch *sw, struct req *r)
 		sb_json_str(b, sw->cfg.socket_path);
 		sb_printf(b, ", \"link_layer\": \"%s\", \"aging_s\": %u, \"queue_frames\": %u, "
 			     "\"fdb_entries\": %u, \"stream_framing_errors\": %llu, \"capture\": ",
-			  sw->ib ? "ib" : "eth", sw->cfg.aging_s, sw->cfg.queue_frames, sw->fdb->n,
+			  sw->ops->name, sw->cfg.aging_s, sw->cfg.queue_frames, sw->fdb->n,
 			  (unsigned long long)sw->stream_framing_errors);
 		if (sw->cap) {
 			sb_printf(b, "{\"file\": ");
@@ -277,7 +277,7 @@ static int cmd_show(struct vswitch *sw, struct req *r)
 		sb_printf(b, ", \"ports\": [");
 	} else {
 		sb_printf(b, "switch %s: link-layer %s, %u ports, %u fdb entries, aging %u s, capture ",
-			  sw->cfg.socket_path, sw->ib ? "ib" : "eth", sw->nactive, sw->fdb->n,
+			  sw->cfg.socket_path, sw->ops->name, sw->nactive, sw->fdb->n,
 			  sw->cfg.aging_s);
 		if (sw->cap && capture_port(sw->cap))
 			sb_printf(b, "%s (port %u)\n", capture_path(sw->cap), capture_port(sw->cap));
@@ -309,7 +309,7 @@ static int cmd_show(struct vswitch *sw, struct req *r)
 			sb_printf(b, ", \"macs_learned\": %u, \"counters\": ",
 				  sw->fdb->port_n[p->idx]);
 			json_counters(b, &p->c);
-			if (!sw->ib) {
+			if (sw->ops->traffic_classes) {
 				sb_printf(b, ", \"qos\": ");
 				qos_json(b, &p->qos);
 				sb_printf(b, ", \"classes\": ");
@@ -333,19 +333,17 @@ static int cmd_show(struct vswitch *sw, struct req *r)
 	if (r->json) {
 		sb_printf(b, "], \"fault_all\": ");
 		json_fault(b, &sw->fault_all);
-		if (!sw->ib) {
+		if (sw->ops->traffic_classes) {
 			sb_printf(b, ", \"qos_all\": ");
 			qos_json(b, &sw->qos_all);
 		}
-		if (sw->ib) {
-			sb_printf(b, ", \"ib\": ");
-			ib_ctl_show(sw, b, true);
-		}
+		if (sw->ops->ctl_show)
+			sw->ops->ctl_show(sw, b, true);
 		sb_printf(b, "}\n");
 		return 0;
 	}
-	if (sw->ib)
-		ib_ctl_show(sw, b, false);
+	if (sw->ops->ctl_show)
+		sw->ops->ctl_show(sw, b, false);
 	/* the settings of faulty ports, one line each */
 	p = NULL;
 	if (sw->fault_all.active) {
@@ -450,7 +448,7 @@ static int cmd_fault(struct vswitch *sw, struct req *r)
 		return -1;
 	if (fault_parse(&f, r->argc - 2, r->argv + 2, r->err, sizeof(r->err)) < 0)
 		return -1;
-	if (f.vcrc && !sw->ib)
+	if (f.vcrc && !sw->ops->link_vcrc)
 		return fail(r, "vcrc= needs --link-layer ib (an Ethernet frame has no VCRC)");
 	p->fault = f;
 	fault_start(&p->fault, p->id);
@@ -519,7 +517,7 @@ static int cmd_set_fault(struct vswitch *sw, struct req *r)
 		return fail(r, "usage: set-fault [--port ID|all] drop=P reorder=P corrupt=P [vcrc=P] [delay=MS] [seed=N] | set-fault [--port ID|all] clear");
 	if (fault_parse(&f, r->argc - first, r->argv + first, r->err, sizeof(r->err)) < 0)
 		return -1;
-	if (f.vcrc && !sw->ib)
+	if (f.vcrc && !sw->ops->link_vcrc)
 		return fail(r, "vcrc= needs --link-layer ib (an Ethernet frame has no VCRC)");
 	if (one) {
 		one->fault = f;
@@ -633,7 +631,7 @@ static int cmd_set_qos(struct vswitch *sw, struct req *r)
 
 	if (first < 0)
 		return -1;
-	if (sw->ib)
+	if (!sw->ops->traffic_classes)
 		return fail(r, "set-qos: traffic classes are for Ethernet mode (InfiniBand mode has one class)");
 	if (r->argc <= first)
 		return fail(r, "usage: set-qos [--port ID|all] [reset] [strict=T,..|all|none] [weights=T:W,..] [lossless=T,..|all|none] [map=P:T,..] [dscp=D:P,..|default]");
@@ -673,7 +671,7 @@ static int cmd_show_qos(struct vswitch *sw, struct req *r)
 
 	if (r->argc > 2)
 		return fail(r, "usage: show-qos [PORT]");
-	if (sw->ib)
+	if (!sw->ops->traffic_classes)
 		return fail(r, "show-qos: traffic classes are for Ethernet mode (InfiniBand mode has one class)");
 	if (r->argc == 2 && parse_port(sw, r, r->argv[1], &one) < 0)
 		return -1;
@@ -740,7 +738,7 @@ static int cmd_capture(struct vswitch *sw, struct req *r)
 	if (sw->cap)
 		return fail(r, "a capture to %s is running; stop it first", capture_path(sw->cap));
 	sw->cap = capture_start(r->argv[2], p ? p->id : 0,
-				sw->ib ? CAPTURE_LINKTYPE_INFINIBAND : CAPTURE_LINKTYPE_ETHERNET,
+				sw->ops->capture_linktype,
 				r->err, sizeof(r->err));
 	if (!sw->cap)
 		return -1;
@@ -761,7 +759,7 @@ static int cmd_add_dgram(struct vswitch *sw, struct req *r)
 
 	if (r->argc != 3)
 		return fail(r, "usage: add-dgram SWITCH_PATH QEMU_PATH");
-	if (sw->ib)
+	if (!sw->ops->ethernet_ports)
 		return fail(r, "add-dgram: dgram ports carry Ethernet; not in InfiniBand mode");
 	if (r->argv[1][0] != '/' || r->argv[2][0] != '/')
 		return fail(r, "add-dgram paths must be absolute");
@@ -785,7 +783,7 @@ static int cmd_add_stream(struct vswitch *sw, struct req *r)
 
 	if (r->argc != 2)
 		return fail(r, "usage: add-stream PATH");
-	if (sw->ib)
+	if (!sw->ops->ethernet_ports)
 		return fail(r, "add-stream: stream ports carry Ethernet; not in InfiniBand mode");
 	if (r->argv[1][0] != '/')
 		return fail(r, "add-stream path must be absolute");
@@ -812,7 +810,7 @@ static int cmd_add_tap(struct vswitch *sw, struct req *r)
 
 	if (r->argc != 2)
 		return fail(r, "usage: add-tap IFNAME");
-	if (sw->ib)
+	if (!sw->ops->ethernet_ports)
 		return fail(r, "add-tap: TAP ports carry Ethernet; not in InfiniBand mode");
 	p = tap_add(sw, r->argv[1], r->err, sizeof(r->err));
 	if (!p)
@@ -832,11 +830,9 @@ static int cmd_ib_table(struct vswitch *sw, struct req *r)
 {
 	if (r->argc != 1)
 		return fail(r, "usage: %s", r->argv[0]);
-	if (!sw->ib)
+	if (!sw->ops->ctl_table)
 		return fail(r, "%s: the switch is not in InfiniBand mode", r->argv[0]);
-	if (!strcmp(r->argv[0], "lft"))
-		return ib_ctl_lft(sw, &r->out, r->json);
-	return ib_ctl_mft(sw, &r->out, r->json);
+	return sw->ops->ctl_table(sw, &r->out, r->argv[0], r->json);
 }
 
 /*
@@ -864,8 +860,8 @@ static int cmd_del_port(struct vswitch *sw, struct req *r)
 			    kind_name(p));
 	vs_log(VS_LOG_INFO, "port %u (%s) %s over the control socket", p->id, p->peer,
 	       handover ? "handed over" : "removed");
-	if (handover && sw->ib)
-		ib_port_handover(sw, p, ms);
+	if (handover && sw->ops->port_handover)
+		sw->ops->port_handover(sw, p, ms);
 	shutdown(p->fd, SHUT_RDWR);
 	dp_port_hangup(sw, p);
 	if (r->json)

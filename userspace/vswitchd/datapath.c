@@ -3,6 +3,9 @@
  * The data path: receive batches, ingress faults, learning, forwarding,
  * egress batching and lossless back-pressure.
  *
+ * What a frame is forwarded to is for the forwarding mode (fwd_mode.h:
+ * eth_fwd.c, ib_fwd.c); it hands frames back through dp.h.
+ *
  * Back-pressure. Every port has a bounded egress queue (queue_frames for
  * known unicast). When a known-unicast frame's destination is full, the
  * ingress port stops: the frame (and the rest of its receive batch) is
@@ -25,19 +28,15 @@
  * class is dropped and counted (drop_tc_full) and never pauses anyone.
  */
 #include "capture.h"
+#include "dp.h"
 #include "fdb.h"
-#include "ib.h"
+#include "fwd_mode.h"
 #include "switch.h"
 
 #include <errno.h>
 #include <poll.h>
 #include <string.h>
 #include <sys/epoll.h>
-
-static inline uint32_t now_s(const struct vswitch *sw)
-{
-	return (uint32_t)(sw->now / 1000000000ull);
-}
 
 static inline void cap_port(struct vswitch *sw, const struct port *p, const uint8_t *d, uint32_t len)
 {
@@ -364,18 +363,18 @@ static inline bool port_gone(const struct port *d)
 	return d->closing || d->tx_dead;
 }
 
-/* Capture a frame as forwarded: all ports, or the port it came from. */
 void dp_capture_fwd(struct vswitch *sw, const struct port *p, const uint8_t *data, uint32_t len)
 {
 	if (sw->cap && (capture_port(sw->cap) == 0 || capture_port(sw->cap) == p->id))
 		capture_frame(sw->cap, data, len);
 }
 
-/*
- * A frame of priority prio from p to its one known destination d. Returns
- * false, with p paused on d, when d's queue for the frame's class is full
- * and lossless; a full lossy class drops the frame instead.
- */
+void dp_capture_own(struct vswitch *sw, const uint8_t *data, uint32_t len)
+{
+	if (sw->cap && capture_port(sw->cap) == 0)
+		capture_frame(sw->cap, data, len);
+}
+
 bool dp_unicast(struct vswitch *sw, struct port *p, struct port *d, uint8_t *data, uint32_t len,
 		struct pkt *k, unsigned prio)
 {
@@ -405,7 +404,6 @@ bool dp_unicast(struct vswitch *sw, struct port *p, struct port *d, uint8_t *dat
 	return true;
 }
 
-/* One copy of a flooded (or replicated) frame to d; never pauses. */
 bool dp_flood_one(struct vswitch *sw, struct port *d, uint8_t *data, uint32_t len, struct pkt *k,
 		  unsigned prio)
 {
@@ -419,56 +417,6 @@ bool dp_flood_one(struct vswitch *sw, struct port *d, uint8_t *data, uint32_t le
 		return false;
 	}
 	emit(sw, d, tc, data, len, k);
-	return true;
-}
-
-/*
- * Learn and forward one frame from p. Returns false, with p paused on the
- * destination, when a known-unicast destination is full.
- */
-static bool forward(struct vswitch *sw, struct port *p, uint8_t *data, uint32_t len, struct pkt *k)
-{
-	if (sw->ib)
-		return ib_forward(sw, p, data, len, k);
-	if (data[6] & 1) {	/* multicast source address: invalid */
-		p->c.drop_bad_src++;
-		return true;
-	}
-	/* a closing port released its MACs: what it still sends learns nothing */
-	switch (p->closing ? fdb_check_closing(sw->fdb, fdb_key(data + 6), (uint32_t)p->idx) :
-		fdb_learn(sw->fdb, fdb_key(data + 6), (uint32_t)p->idx, now_s(sw), &p->psec)) {
-	case FDB_SPOOF:		/* another port's pinned MAC */
-		p->c.drop_mac_spoof++;
-		return true;
-	case FDB_LIMIT:
-		p->c.drop_mac_limit++;
-		return true;
-	default:		/* learned, or table full: forward anyway */
-		break;
-	}
-	unsigned prio = qos_classify(&p->qos, data, len);
-
-	if (!(data[0] & 1)) {
-		int slot = fdb_lookup(sw->fdb, fdb_key(data), now_s(sw));
-
-		if (slot >= 0) {
-			struct port *d = &sw->ports[slot];
-
-			if (d == p) {	/* never back out of the ingress port */
-				p->c.drop_filtered++;
-				return true;
-			}
-			return dp_unicast(sw, p, d, data, len, k, prio);
-		}
-	}
-	p->c.flood++;
-	dp_capture_fwd(sw, p, data, len);
-	for (unsigned i = 0; i < sw->nactive; i++) {
-		struct port *d = &sw->ports[sw->active[i]];
-
-		if (d != p)
-			dp_flood_one(sw, d, data, len, k, prio);
-	}
 	return true;
 }
 
@@ -487,7 +435,7 @@ static void hold_append(struct port *p, struct pkt *k)
 static void forward_or_hold(struct vswitch *sw, struct port *p, uint8_t *data, uint32_t len,
 			    struct pkt *k)
 {
-	if (p->hold_head || p->blocked_on >= 0 || !forward(sw, p, data, len, k))
+	if (p->hold_head || p->blocked_on >= 0 || !sw->ops->forward(sw, p, data, len, k))
 		hold_append(p, k);
 }
 
@@ -497,7 +445,7 @@ static void run_hold(struct vswitch *sw, struct port *p)
 	while (p->hold_head && p->blocked_on < 0) {
 		struct pkt *k = p->hold_head;
 
-		if (!forward(sw, p, k->data, k->len, k))
+		if (!sw->ops->forward(sw, p, k->data, k->len, k))
 			break;
 		p->hold_head = k->next;
 		if (!p->hold_head)
@@ -550,10 +498,7 @@ static void ingress(struct vswitch *sw, struct port *p, struct pkt *rx)
 			return;
 		}
 		if (f->corrupt && rc < f->corrupt) {
-			if (sw->ib)
-				ib_fault_corrupt(sw, f, data, len);
-			else
-				fault_corrupt_frame(f, data, len);
+			sw->ops->fault_corrupt(sw, f, data, len);
 			p->c.fault_corrupt++;
 		}
 		if (f->reorder && rr < f->reorder && !p->reorder) {
@@ -569,9 +514,10 @@ static void ingress(struct vswitch *sw, struct port *p, struct pkt *rx)
 			p->c.fault_delay++;
 		}
 	}
-	/* to the same MAC, or in IB mode the same DLID (LRH bytes 2-3) */
-	bool release = p->reorder && (sw->ib ? !memcmp(p->reorder->data + 2, data + 2, 2) :
-				       !memcmp(p->reorder->data, data, 6));
+	/* to the same destination: MAC, or in IB mode DLID (LRH bytes 2-3) */
+	const struct fwd_mode *m = sw->ops;
+	bool release = p->reorder &&
+		       !memcmp(p->reorder->data + m->dst_off, data + m->dst_off, m->dst_len);
 
 	pass(sw, p, data, len, rx, due);
 	if (release) {
@@ -639,7 +585,7 @@ static void port_rx(struct vswitch *sw, struct port *p)
 			}
 			p->c.rx_frames++;
 			p->c.rx_bytes += len;
-			if (!sw->ib) {
+			if (sw->ops->traffic_classes) {
 				unsigned prio = qos_classify(&p->qos, sw->rx_pkt[i]->data, len);
 
 				p->rx_prio_frames[prio]++;
@@ -690,8 +636,8 @@ void dp_port_hangup(struct vswitch *sw, struct port *p)
 	if (p->closing)
 		return;
 	p->closing = true;
-	if (sw->ib)
-		ib_port_detach(sw, p);
+	if (sw->ops->port_detach)
+		sw->ops->port_detach(sw, p);
 	fdb_del_port(sw->fdb, (uint32_t)p->idx);
 	port_drop_egress(sw, p);
 	port_update_events(sw, p);
@@ -743,11 +689,12 @@ void dp_timers(struct vswitch *sw, int *timeout_ms)
 	uint64_t next = sw->next_sweep;
 
 	if (sw->now >= sw->next_sweep) {
-		fdb_age(sw->fdb, now_s(sw));
+		fdb_age(sw->fdb, dp_now_s(sw));
 		if (sw->cap)
 			capture_flush(sw->cap);
 		ctl_expire(sw);
-		ib_timers(sw);
+		if (sw->ops->timers)
+			sw->ops->timers(sw);
 		sw->next_sweep = sw->now + 1000000000ull;
 		next = sw->next_sweep;
 	}

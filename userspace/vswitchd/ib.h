@@ -17,16 +17,13 @@
 #ifndef CNUAS_IB_H
 #define CNUAS_IB_H
 
+#include <infiniband/mad.h>
 #include <stdbool.h>
 #include <stdint.h>
 
 #include "cnuas_ib_link.h"
 #include "strbuf.h"
-
-struct vswitch;
-struct port;
-struct pkt;
-struct fault;
+#include "switch.h"
 
 #define IB_DEFAULT_PORTS	32
 #define IB_MAX_PORTS		254
@@ -35,6 +32,13 @@ struct fault;
 #define IB_MFT_POSITIONS	16		/* 16 ports each: 0..255 */
 #define IB_PKEY_CAP		32		/* one block */
 #define IB_MAD_LEN		256
+
+/* The MAD frames the switch sends: LRH, BTH (UD SEND only), DETH, the MAD, ICRC, VCRC. */
+#define IB_BTH_OP_UD_SEND_ONLY	0x64
+#define IB_DETH_LEN		8
+#define IB_MAD_OFF		(CNUAS_LRH_LEN + CNUAS_BTH_LEN + IB_DETH_LEN)
+#define IB_MAD_FRAME_LEN	(IB_MAD_OFF + IB_MAD_LEN + CNUAS_ICRC_LEN + CNUAS_VCRC_LEN)
+#define IB_QP1_QKEY		0x80010000u
 
 /* IBA PortInfo.PortState */
 enum { IB_PS_NOP = 0, IB_PS_DOWN, IB_PS_INIT, IB_PS_ARMED, IB_PS_ACTIVE };
@@ -97,23 +101,101 @@ struct ib_switch {
 	struct ib_port port[IB_MAX_PORTS + 1];
 };
 
-/* ib_route.c: setup, ports, the forwarding plane */
+/* A received frame, parsed by ib_fwd.c's link checks. */
+struct ibf {
+	uint8_t *f;
+	uint32_t len;		/* whole frame, VCRC included */
+	unsigned vl, sl, lnh, dlid, slid;
+	uint8_t *bth;		/* NULL: no BTH (raw) */
+	unsigned dqp, pkey;
+	uint8_t *mad;		/* UD with a full MAD, else NULL */
+	unsigned sqp;
+};
+
+static inline unsigned ib_own_lid(const struct ib_switch *ib)
+{
+	return mad_get_field((void *)ib->port[0].pi, 0, IB_PORT_LID_F);
+}
+
+/* Whether @dlid is one of the switch's own LIDs (base LID and LMC). */
+static inline bool ib_is_own_lid(const struct ib_switch *ib, unsigned dlid)
+{
+	unsigned lid = ib_own_lid(ib);
+	unsigned lmc = mad_get_field((void *)ib->port[0].pi, 0, IB_PORT_LMC_F);
+
+	return lid && dlid >= lid && dlid < lid + (1u << lmc);
+}
+
+static inline unsigned ib_lft_port(const struct ib_switch *ib, unsigned dlid)
+{
+	if (dlid >= IB_LFT_CAP)
+		return 0xff;
+	return ib->lft[dlid];
+}
+
+/* The vswitchd port behind IB port @n, or NULL. */
+static inline struct port *ib_slot(struct vswitch *sw, unsigned n)
+{
+	if (n == 0 || n > sw->ib->nports || sw->ib->port[n].slot < 0)
+		return NULL;
+	return &sw->ports[sw->ib->port[n].slot];
+}
+
+/* PMA: one packet of @len bytes sent out of IB port @out. */
+static inline void ib_count_xmit(struct ib_switch *ib, unsigned out, uint32_t len, bool mcast)
+{
+	struct ib_pcnt *c = &ib->port[out].pc;
+
+	c->xmit_pkts++;
+	c->xmit_bytes += len;
+	if (mcast)
+		c->xmit_mcast++;
+	else
+		c->xmit_ucast++;
+}
+
+/* ib_mode.c: setup (sw->ops becomes ib_fwd_mode), timers */
 int ib_init(struct vswitch *sw, unsigned nports, uint64_t guid, bool guid_set);
 void ib_fini(struct vswitch *sw);
+/* Once a second: hand-overs, trap 256 resends, the M_Key lease. */
+void ib_timers(struct vswitch *sw);
+
+/* ib_port.c: IB ports, hand-over of a migrating guest's */
 int ib_port_attach(struct vswitch *sw, struct port *p);
 void ib_port_detach(struct vswitch *sw, struct port *p);
 /* p's IB port keeps its state for the next guest port for @ms ms. */
 void ib_port_handover(struct vswitch *sw, struct port *p, unsigned ms);
-/* Once a second: a hand-over nobody took ends in a link down. */
-void ib_timers(struct vswitch *sw);
+/* A hand-over nobody took ends in a link down. */
+void ib_handover_end(struct vswitch *sw);
+
+/* ib_fwd.c: the forwarding plane */
 /* One frame from p; false: p must pause (unicast destination full). */
 bool ib_forward(struct vswitch *sw, struct port *p, uint8_t *data, uint32_t len, struct pkt *k);
+/* The 8-byte SLtoVL table of a packet from IB port @in leaving by @out. */
+uint8_t *ib_sl2vl(const struct ib_switch *ib, unsigned in, unsigned out);
+
+/* ib_smp.c: VL15, and MADs to the switch itself */
+void ib_handle_smp(struct vswitch *sw, struct port *p, struct ibf *x);
+/* A PMA MAD LID-routed to the switch, from IB port @in: answered. */
+void ib_pma_local(struct vswitch *sw, struct port *p, struct ibf *x, unsigned in);
+
+/* ib_frame.c: frames the switch writes */
+/* Write the ICRC and VCRC of a frame of @len bytes (VCRC included). */
+void ib_reseal(const struct ib_switch *ib, uint8_t *f, uint32_t len);
 void ib_fault_corrupt(struct vswitch *sw, struct fault *f, uint8_t *data, uint32_t len);
 /* Send a frame the switch built (LRH..ICRC then room for the VCRC) out of IB port @out. */
 void ib_send_built(struct vswitch *sw, unsigned out, uint8_t *frame, uint32_t len);
-unsigned ib_lft_port(const struct ib_switch *ib, unsigned dlid);
-unsigned ib_own_lid(const struct ib_switch *ib);
-const char *ib_state_name(unsigned state);
+/* A MAD frame (IB_MAD_FRAME_LEN bytes, no GRH) around @mad; returns its length. */
+uint32_t ib_build_mad_frame(uint8_t *f, unsigned vl, unsigned sl, unsigned dlid, unsigned slid,
+			    unsigned pkey, unsigned dqp, uint32_t qkey, unsigned sqp,
+			    const uint8_t *mad);
+
+/* ib_trap.c: traps to the master SM */
+void ib_trap_128(struct vswitch *sw);
+/* Bad M_Key: @mad, refused, came from @slid. */
+void ib_trap_256(struct vswitch *sw, unsigned slid, const uint8_t *mad);
+/* The trap 256 in flight: resend it, or give up. */
+void ib_trap256_resend(struct vswitch *sw);
 
 /* ib_sma.c: the switch's SMA and PMA */
 /*
@@ -125,15 +207,10 @@ bool ib_sma_process(struct vswitch *sw, unsigned in, uint8_t *mad, bool dr);
 bool ib_pma_process(struct vswitch *sw, uint8_t *mad);
 void ib_sma_defaults(struct ib_switch *ib);
 void ib_port_info_defaults(struct ib_switch *ib, unsigned n);
-void ib_trap_128(struct vswitch *sw);
-/* Bad M_Key: @mad, refused, came from @slid. */
-void ib_trap_256(struct vswitch *sw, unsigned slid, const uint8_t *mad);
-/* The 8-byte SLtoVL table of a packet from IB port @in leaving by @out. */
-uint8_t *ib_sl2vl(const struct ib_switch *ib, unsigned in, unsigned out);
 
-/* ctl: show, lft, mft */
+/* ib_ctl.c: show (JSON: the top object's "ib" member), lft and mft */
 void ib_ctl_show(struct vswitch *sw, struct strbuf *b, bool json);
-int ib_ctl_lft(struct vswitch *sw, struct strbuf *b, bool json);
-int ib_ctl_mft(struct vswitch *sw, struct strbuf *b, bool json);
+int ib_ctl_table(struct vswitch *sw, struct strbuf *b, const char *name, bool json);
+const char *ib_state_name(unsigned state);
 
 #endif

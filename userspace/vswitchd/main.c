@@ -1,16 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0-or-later OR MIT
 /*
- * cnuas-vswitchd: the Cnuas software switch. Options, startup, the event
- * loop and clean shutdown.
+ * cnuas-vswitchd: the Cnuas software switch. Start-up (from the options,
+ * options.c), the event loop and clean shutdown.
  */
 #include "capture.h"
 #include "fdb.h"
+#include "fwd_mode.h"
 #include "ib.h"
+#include "options.h"
 #include "switch.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,61 +23,6 @@
 #ifdef HAVE_SYSTEMD
 #include <systemd/sd-daemon.h>
 #endif
-
-#define DEFAULT_SOCKET "/run/cnuas/switch.sock"
-#define VS_VERSION "0.1.0"
-
-struct dgram_opt {
-	char *local, *remote;
-};
-
-static void usage(FILE *f)
-{
-	fprintf(f,
-		"Usage: cnuas-vswitchd [OPTIONS]\n"
-		"The Cnuas software switch: an Ethernet learning bridge between VMs, or\n"
-		"a managed InfiniBand switch (--link-layer ib).\n\n"
-		"  --socket PATH       SOCK_SEQPACKET listening socket, one connection = one port\n"
-		"                      (default " DEFAULT_SOCKET ")\n"
-		"  --ctl PATH          control socket (default SOCKET_PATH.ctl)\n"
-		"  --dgram SW=QEMU     add a QEMU -netdev dgram port: bind SW, send to QEMU\n"
-		"                      (repeatable)\n"
-		"  --stream PATH       listen on unix stream socket PATH for QEMU -netdev stream\n"
-		"                      (server=off) peers, one connection = one port\n"
-		"  --tap IFNAME        add a TAP port: create (or attach) interface IFNAME\n"
-		"                      and set it up (repeatable)\n"
-		"  --link-layer eth|ib link layer: eth (default, Ethernet learning bridge) or\n"
-		"                      ib (InfiniBand switch managed by a subnet manager)\n"
-		"  --ib-ports N        IB mode: switch ports (NumPorts), 1..254 (default 32)\n"
-		"  --guid GUID         IB mode: NodeGUID, hex (default: derived from --socket)\n"
-		"  --aging SECONDS     MAC aging time, 0 = never (default 300)\n"
-		"  --queue-frames N    egress queue bound per port, 16..65536 (default 256)\n"
-		"  --max-ports N       most ports at once, 2..4096 (default 256)\n"
-		"  --port-security     pin each MAC to the port that first sent it (no moves,\n"
-		"                      no aging) and limit MACs per port (default 4)\n"
-		"  --port-macs N       MACs a port may learn, 0 = any (default: 4 with\n"
-		"                      --port-security, else any)\n"
-		"  --foreground        do not detach\n"
-		"  --syslog            log to syslog instead of stderr\n"
-		"  --verbose           log debug messages\n"
-		"  --help, --version\n");
-}
-
-static int parse_uint(const char *opt, const char *s, unsigned lo, unsigned hi, unsigned *out)
-{
-	char *end;
-	unsigned long v;
-
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (errno || end == s || *end || *s == '-' || v < lo || v > hi) {
-		fprintf(stderr, "cnuas-vswitchd: %s: '%s' is not a number in %u..%u\n", opt, s, lo, hi);
-		return -1;
-	}
-	*out = (unsigned)v;
-	return 0;
-}
-
 
 static int setup_signals(struct vswitch *sw)
 {
@@ -132,8 +78,7 @@ static void accept_ports(struct vswitch *sw)
 			snprintf(p->peer, sizeof(p->peer), "pid %d", (int)cr.pid);
 		else
 			snprintf(p->peer, sizeof(p->peer), "unknown");
-		if (sw->ib && ib_port_attach(sw, p) < 0) {
-			vs_log(VS_LOG_WARN, "refusing connection: all %u IB ports in use", sw->ib->nports);
+		if (sw->ops->port_attach && sw->ops->port_attach(sw, p) < 0) {
 			port_destroy(sw, p);
 			continue;
 		}
@@ -219,7 +164,8 @@ static void vswitch_fini(struct vswitch *sw)
 		close(sw->sig_fd);
 	if (sw->epfd >= 0)
 		close(sw->epfd);
-	ib_fini(sw);
+	if (sw->ops->fini)
+		sw->ops->fini(sw);
 	free(sw->ports);
 	free(sw->active);
 	free(sw->dirty);
@@ -314,245 +260,87 @@ static int daemonize(int *ready_fd)
 	return 0;
 }
 
-int main(int argc, char **argv)
+/* Add the ports the options name. */
+static int add_option_ports(struct vswitch *sw, const struct vs_options *o)
 {
-	static const struct option opts[] = {
-		{ "socket", required_argument, NULL, 's' },
-		{ "ctl", required_argument, NULL, 'c' },
-		{ "dgram", required_argument, NULL, 'd' },
-		{ "tap", required_argument, NULL, 't' },
-		{ "stream", required_argument, NULL, 'T' },
-		{ "link-layer", required_argument, NULL, 'l' },
-		{ "ib-ports", required_argument, NULL, 'I' },
-		{ "guid", required_argument, NULL, 'G' },
-		{ "aging", required_argument, NULL, 'a' },
-		{ "queue-frames", required_argument, NULL, 'q' },
-		{ "max-ports", required_argument, NULL, 'm' },
-		{ "port-security", no_argument, NULL, 'P' },
-		{ "port-macs", required_argument, NULL, 'M' },
-		{ "foreground", no_argument, NULL, 'f' },
-		{ "syslog", no_argument, NULL, 'S' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },
-		{ 0 },
-	};
-	static struct vswitch sw_storage;
-	struct vswitch *sw = &sw_storage;
-	struct dgram_opt dg[64];
-	bool port_security = false, port_macs_set = false;
-	unsigned port_macs = 0;
-	unsigned ndg = 0, ntap = 0, nstream = 0;
-	char *tap[64], *stream[VS_MAX_STREAM_LISTEN];
-	char *ctl_alloc = NULL;
-	int opt, ready_fd = -1, rc = 0;
+	char err[256];
 
-	sw->cfg.socket_path = DEFAULT_SOCKET;
-	sw->cfg.aging_s = 300;
-	sw->cfg.queue_frames = 256;
-	sw->cfg.max_ports = 256;
+	for (unsigned i = 0; i < o->ndgram; i++) {
+		if (!dgram_add(sw, o->dgram[i].local, o->dgram[i].remote, err, sizeof(err))) {
+			vs_log(VS_LOG_ERR, "--dgram %s=%s: %s", o->dgram[i].local, o->dgram[i].remote,
+			       err);
+			return -1;
+		}
+	}
+	for (unsigned i = 0; i < o->nstream; i++) {
+		if (stream_listen_add(sw, o->stream[i], err, sizeof(err)) < 0) {
+			vs_log(VS_LOG_ERR, "--stream %s: %s", o->stream[i], err);
+			return -1;
+		}
+	}
+	for (unsigned i = 0; i < o->ntap; i++) {
+		if (!tap_add(sw, o->tap[i], err, sizeof(err))) {
+			vs_log(VS_LOG_ERR, "--tap %s: %s", o->tap[i], err);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/*
+ * Start the switch the options describe: log, detach (*ready_fd: tell the
+ * parent once ready), the forwarding mode, sockets and ports. Returns the
+ * exit code on failure, OPTS_RUN when running.
+ */
+static int start(struct vswitch *sw, const struct vs_options *o, int *ready_fd)
+{
+	char mode[128];
+
+	sw->cfg = o->cfg;
 	sw->epfd = sw->listen_fd = sw->ctl_fd = sw->sig_fd = -1;
-
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "fhvV", opts, NULL)) != -1) {
-		switch (opt) {
-		case 's':
-			sw->cfg.socket_path = optarg;
-			break;
-		case 'c':
-			sw->cfg.ctl_path = optarg;
-			break;
-		case 'd': {
-			char *eq = strchr(optarg, '=');
-
-			if (!eq || eq == optarg || !eq[1]) {
-				fprintf(stderr, "cnuas-vswitchd: --dgram wants SWITCH_PATH=QEMU_PATH, got '%s'\n",
-					optarg);
-				return 2;
-			}
-			if (ndg == sizeof(dg) / sizeof(dg[0])) {
-				fprintf(stderr, "cnuas-vswitchd: too many --dgram options\n");
-				return 2;
-			}
-			*eq = 0;
-			dg[ndg].local = optarg;
-			dg[ndg++].remote = eq + 1;
-			break;
-		}
-		case 't':
-			if (ntap == sizeof(tap) / sizeof(tap[0])) {
-				fprintf(stderr, "cnuas-vswitchd: too many --tap options\n");
-				return 2;
-			}
-			tap[ntap++] = optarg;
-			break;
-		case 'T':
-			if (nstream == VS_MAX_STREAM_LISTEN) {
-				fprintf(stderr, "cnuas-vswitchd: too many --stream options (max %d)\n",
-					VS_MAX_STREAM_LISTEN);
-				return 2;
-			}
-			stream[nstream++] = optarg;
-			break;
-		case 'l':
-			if (!strcmp(optarg, "ib")) {
-				sw->cfg.link_layer = LINK_IB;
-			} else if (!strcmp(optarg, "eth")) {
-				sw->cfg.link_layer = LINK_ETH;
-			} else {
-				fprintf(stderr, "cnuas-vswitchd: --link-layer: unknown link layer '%s' (eth or ib)\n",
-					optarg);
-				return 2;
-			}
-			break;
-		case 'I':
-			if (parse_uint("--ib-ports", optarg, 1, IB_MAX_PORTS, &sw->cfg.ib_ports) < 0)
-				return 2;
-			break;
-		case 'G': {
-			char *end;
-
-			errno = 0;
-			sw->cfg.ib_guid = strtoull(optarg, &end, 16);
-			if (errno || end == optarg || *end || !sw->cfg.ib_guid) {
-				fprintf(stderr, "cnuas-vswitchd: --guid: '%s' is not a non-zero hex GUID\n",
-					optarg);
-				return 2;
-			}
-			break;
-		}
-		case 'a':
-			if (parse_uint("--aging", optarg, 0, 1000000, &sw->cfg.aging_s) < 0)
-				return 2;
-			break;
-		case 'q':
-			if (parse_uint("--queue-frames", optarg, 16, 65536, &sw->cfg.queue_frames) < 0)
-				return 2;
-			break;
-		case 'm':
-			if (parse_uint("--max-ports", optarg, 2, 4096, &sw->cfg.max_ports) < 0)
-				return 2;
-			break;
-		case 'P':
-			port_security = true;
-			break;
-		case 'M':
-			if (parse_uint("--port-macs", optarg, 0, FDB_MAX, &port_macs) < 0)
-				return 2;
-			port_macs_set = true;
-			break;
-		case 'f':
-			sw->cfg.foreground = true;
-			break;
-		case 'S':
-			sw->cfg.use_syslog = true;
-			break;
-		case 'v':
-			sw->cfg.verbose = 1;
-			break;
-		case 'h':
-			usage(stdout);
-			return 0;
-		case 'V':
-			printf("cnuas-vswitchd %s\n", VS_VERSION);
-			return 0;
-		default:
-			fprintf(stderr, "cnuas-vswitchd: unknown option or missing argument: '%s'\n",
-				argv[optind - 1]);
-			fprintf(stderr, "Try 'cnuas-vswitchd --help'.\n");
-			return 2;
-		}
-	}
-	if (sw->cfg.link_layer == LINK_IB && (ndg || ntap || nstream)) {
-		fprintf(stderr, "cnuas-vswitchd: --dgram, --stream and --tap ports are Ethernet only "
-				"(not with --link-layer ib)\n");
-		return 2;
-	}
-	if (sw->cfg.link_layer != LINK_IB && (sw->cfg.ib_ports || sw->cfg.ib_guid)) {
-		fprintf(stderr, "cnuas-vswitchd: --ib-ports and --guid need --link-layer ib\n");
-		return 2;
-	}
-	if (!sw->cfg.ib_ports)
-		sw->cfg.ib_ports = IB_DEFAULT_PORTS;
-	/* no MACs to pin in IB mode: accepted (the lab passes it), without effect */
-	bool psec_ignored = sw->cfg.link_layer == LINK_IB && (port_security || port_macs_set);
-
-	if (psec_ignored)
-		port_security = port_macs_set = false;
 	qos_default(&sw->qos_all);
-	sw->psec_all.pin = port_security;
-	sw->psec_all.limit = port_macs_set ? port_macs : port_security ? 4 : 0;
-	if (optind < argc) {
-		fprintf(stderr, "cnuas-vswitchd: unexpected argument '%s'\n", argv[optind]);
-		return 2;
-	}
-	if (!sw->cfg.ctl_path) {
-		size_t l = strlen(sw->cfg.socket_path) + 5;
-
-		ctl_alloc = malloc(l);
-		if (!ctl_alloc)
-			return 1;
-		snprintf(ctl_alloc, l, "%s.ctl", sw->cfg.socket_path);
-		sw->cfg.ctl_path = ctl_alloc;
-	}
-	if (!strcmp(sw->cfg.ctl_path, sw->cfg.socket_path)) {
-		fprintf(stderr, "cnuas-vswitchd: --ctl and --socket must differ\n");
-		return 2;
-	}
+	sw->psec_all = o->psec;
 	vs_log_init(sw->cfg.use_syslog || !sw->cfg.foreground, sw->cfg.verbose);
-	if (!sw->cfg.foreground && daemonize(&ready_fd) < 0) {
+	if (!sw->cfg.foreground && daemonize(ready_fd) < 0) {
 		vs_log(VS_LOG_ERR, "cannot detach: %s", strerror(errno));
 		return 1;
 	}
-	if (sw->cfg.link_layer == LINK_IB &&
-	    ib_init(sw, sw->cfg.ib_ports, sw->cfg.ib_guid, sw->cfg.ib_guid != 0) < 0) {
-		vs_log(VS_LOG_ERR, "out of memory");
-		return 1;
+	if (sw->cfg.link_layer == LINK_IB) {
+		if (ib_init(sw, sw->cfg.ib_ports, sw->cfg.ib_guid, sw->cfg.ib_guid != 0) < 0) {
+			vs_log(VS_LOG_ERR, "out of memory");
+			return 1;
+		}
+	} else {
+		eth_fwd_start(sw);
 	}
-	if (vswitch_init(sw) < 0) {
+	if (vswitch_init(sw) < 0 || add_option_ports(sw, o) < 0) {
 		vswitch_fini(sw);
-		free(ctl_alloc);
 		return 1;
 	}
-	for (unsigned i = 0; i < ndg; i++) {
-		char err[256];
-
-		if (!dgram_add(sw, dg[i].local, dg[i].remote, err, sizeof(err))) {
-			vs_log(VS_LOG_ERR, "--dgram %s=%s: %s", dg[i].local, dg[i].remote, err);
-			vswitch_fini(sw);
-			free(ctl_alloc);
-			return 1;
-		}
-	}
-	for (unsigned i = 0; i < nstream; i++) {
-		char err[256];
-
-		if (stream_listen_add(sw, stream[i], err, sizeof(err)) < 0) {
-			vs_log(VS_LOG_ERR, "--stream %s: %s", stream[i], err);
-			vswitch_fini(sw);
-			free(ctl_alloc);
-			return 1;
-		}
-	}
-	for (unsigned i = 0; i < ntap; i++) {
-		char err[256];
-
-		if (!tap_add(sw, tap[i], err, sizeof(err))) {
-			vs_log(VS_LOG_ERR, "--tap %s: %s", tap[i], err);
-			vswitch_fini(sw);
-			free(ctl_alloc);
-			return 1;
-		}
-	}
-	if (psec_ignored)
+	if (o->psec_ignored)
 		vs_log(VS_LOG_INFO, "--port-security/--port-macs have no effect in InfiniBand mode");
-	if (sw->ib)
-		vs_log(VS_LOG_INFO, "listening on %s (control %s), link-layer ib, %u ports, "
-		       "guid 0x%016llx, queue %u frames", sw->cfg.socket_path, sw->cfg.ctl_path,
-		       sw->ib->nports, (unsigned long long)sw->ib->guid, sw->cfg.queue_frames);
-	else
-		vs_log(VS_LOG_INFO, "listening on %s (control %s), link-layer eth, aging %u s, queue %u frames",
-		       sw->cfg.socket_path, sw->cfg.ctl_path, sw->cfg.aging_s, sw->cfg.queue_frames);
+	sw->ops->describe(sw, mode, sizeof(mode));
+	vs_log(VS_LOG_INFO, "listening on %s (control %s), link-layer %s, queue %u frames",
+	       sw->cfg.socket_path, sw->cfg.ctl_path, mode, sw->cfg.queue_frames);
+	return OPTS_RUN;
+}
+
+int main(int argc, char **argv)
+{
+	static struct vswitch sw_storage;
+	static struct vs_options o;
+	struct vswitch *sw = &sw_storage;
+	int ready_fd = -1;
+	int rc = parse_options(&o, argc, argv);
+
+	if (rc == OPTS_RUN)
+		rc = check_options(&o);
+	if (rc == OPTS_RUN)
+		rc = start(sw, &o, &ready_fd);
+	if (rc != OPTS_RUN) {
+		free(o.ctl_alloc);
+		return rc;
+	}
 #ifdef HAVE_SYSTEMD
 	sd_notify(0, "READY=1");
 #endif
@@ -567,6 +355,6 @@ int main(int argc, char **argv)
 #endif
 	vswitch_fini(sw);
 	vs_log(VS_LOG_INFO, "stopped");
-	free(ctl_alloc);
-	return rc;
+	free(o.ctl_alloc);
+	return 0;
 }

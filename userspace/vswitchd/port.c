@@ -2,7 +2,7 @@
 /* Port lifecycle, egress queue and epoll interest. */
 #include "capture.h"
 #include "fdb.h"
-#include "ib.h"
+#include "fwd_mode.h"
 #include "switch.h"
 
 #include <stdio.h>
@@ -165,8 +165,8 @@ void port_destroy(struct vswitch *sw, struct port *p)
 	close(p->fd);
 	if (p->kind == PORT_DGRAM && p->local_path[0])
 		unlink(p->local_path);
-	if (sw->ib)
-		ib_port_detach(sw, p);
+	if (sw->ops->port_detach)
+		sw->ops->port_detach(sw, p);
 	port_drop_egress(sw, p);
 	if (p->blocked_on >= 0) {
 		sw->ports[p->blocked_on].n_waiters--;

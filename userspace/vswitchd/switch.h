@@ -199,6 +199,7 @@ struct port {
 
 struct fdb;
 struct capture;
+struct fwd_mode;
 
 enum link_layer { LINK_ETH, LINK_IB };
 
@@ -259,7 +260,8 @@ struct vswitch {
 	struct qos qos_all;	/* traffic classes of ports added later */
 
 	struct fdb *fdb;
-	struct ib_switch *ib;	/* InfiniBand mode, else NULL */
+	const struct fwd_mode *ops;	/* the forwarding mode, set once at start-up */
+	struct ib_switch *ib;	/* InfiniBand mode's state (ib.h), else NULL */
 	struct capture *cap;
 	struct ctl_conn ctl[VS_MAX_CTL_CONNS];
 
@@ -296,11 +298,7 @@ void dp_timers(struct vswitch *sw, int *timeout_ms);
 void dp_port_hangup(struct vswitch *sw, struct port *p);
 void dp_unblock_waiters(struct vswitch *sw, struct port *d);
 void dp_housekeeping(struct vswitch *sw);
-void dp_capture_fwd(struct vswitch *sw, const struct port *p, const uint8_t *data, uint32_t len);
-bool dp_unicast(struct vswitch *sw, struct port *p, struct port *d, uint8_t *data, uint32_t len,
-		struct pkt *k, unsigned prio);
-bool dp_flood_one(struct vswitch *sw, struct port *d, uint8_t *data, uint32_t len, struct pkt *k,
-		  unsigned prio);
+/* dp.h: what the data path offers the forwarding modes */
 
 /* qos.c */
 void qos_default(struct qos *q);

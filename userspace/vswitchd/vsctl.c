@@ -84,7 +84,16 @@ static char *absolute(const char *path, char *buf, size_t len)
 	return buf;
 }
 
-int main(int argc, char **argv)
+/* The command line: where the switch is, the output form, the command. */
+struct vsctl_opts {
+	const char *ctl;
+	int json;
+	int nargs;
+	char *args[CTL_MAX_ARGS];	/* the command and its arguments */
+};
+
+/* Fill @o from the command line; returns -1 to go on, else the exit code. */
+static int parse_options(struct vsctl_opts *o, int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "ctl", required_argument, NULL, 'c' },
@@ -92,17 +101,17 @@ int main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	const char *ctl = DEFAULT_CTL;
-	int json = 0, opt;
+	int opt;
 
+	o->ctl = DEFAULT_CTL;
 	opterr = 0;
 	while ((opt = getopt_long(argc, argv, "+c:jh", opts, NULL)) != -1) {
 		switch (opt) {
 		case 'c':
-			ctl = optarg;
+			o->ctl = optarg;
 			break;
 		case 'j':
-			json = 1;
+			o->json = 1;
 			break;
 		case 'h':
 			usage(stdout);
@@ -119,25 +128,37 @@ int main(int argc, char **argv)
 		fprintf(stderr, "Try 'cnuas-vsctl --help'.\n");
 		return 2;
 	}
-	int nargs = argc - optind;
-	char *args[CTL_MAX_ARGS] = { 0 };
+	o->nargs = argc - optind;
+	/* at most CTL_MAX_ARGS: no command takes more (check_command) */
+	memcpy(o->args, argv + optind,
+	       (size_t)(o->nargs < CTL_MAX_ARGS ? o->nargs : CTL_MAX_ARGS) * sizeof(char *));
+	return -1;
+}
+
+/*
+ * A known command with an allowed number of arguments, which may not be
+ * empty nor hold newlines; paths made absolute (the switch resolves them
+ * in its own directory). Returns -1 to go on, else the exit code.
+ */
+static int check_command(struct vsctl_opts *o)
+{
+	char **args = o->args;
+	int nargs = o->nargs;
 	size_t c;
 
 	for (c = 0; c < sizeof(cmds) / sizeof(cmds[0]); c++)
-		if (!strcmp(argv[optind], cmds[c].name))
+		if (!strcmp(args[0], cmds[c].name))
 			break;
 	if (c == sizeof(cmds) / sizeof(cmds[0])) {
-		fprintf(stderr, "cnuas-vsctl: unknown command '%s'\n", argv[optind]);
+		fprintf(stderr, "cnuas-vsctl: unknown command '%s'\n", args[0]);
 		fprintf(stderr, "Try 'cnuas-vsctl --help'.\n");
 		return 2;
 	}
 	if (nargs - 1 < cmds[c].min || nargs - 1 > cmds[c].max) {
-		fprintf(stderr, "cnuas-vsctl: wrong number of arguments for '%s'\n", argv[optind]);
+		fprintf(stderr, "cnuas-vsctl: wrong number of arguments for '%s'\n", args[0]);
 		fprintf(stderr, "Try 'cnuas-vsctl --help'.\n");
 		return 2;
 	}
-	memcpy(args, argv + optind, (size_t)nargs * sizeof(char *));
-	/* the switch resolves paths in its own directory: send absolute ones */
 	static char abs1[2 * PATH_MAX], abs2[2 * PATH_MAX];
 
 	if (!strcmp(args[0], "capture") && nargs >= 3 && !strcmp(args[1], "start"))
@@ -158,7 +179,13 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
+	return -1;
+}
 
+/* Send the request, print the reply; returns the exit code. */
+static int request(const struct vsctl_opts *o)
+{
+	const char *ctl = o->ctl;
 	struct sockaddr_un a = { .sun_family = AF_UNIX };
 	int fd;
 
@@ -183,9 +210,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, "cnuas-vsctl: %s\n", strerror(errno));
 		return 3;
 	}
-	fprintf(req, "%s\n%s\n", CTL_MAGIC, json ? "json" : "text");
-	for (int i = 0; i < nargs; i++)
-		fprintf(req, "%s\n", args[i]);
+	fprintf(req, "%s\n%s\n", CTL_MAGIC, o->json ? "json" : "text");
+	for (int i = 0; i < o->nargs; i++)
+		fprintf(req, "%s\n", o->args[i]);
 	if (fclose(req) != 0 || shutdown(fd, SHUT_WR) < 0) {
 		fprintf(stderr, "cnuas-vsctl: sending the request failed: %s\n", strerror(errno));
 		return 3;
@@ -234,5 +261,17 @@ int main(int argc, char **argv)
 		fprintf(stderr, "cnuas-vsctl: malformed reply from the switch\n");
 	}
 	free(resp);
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	struct vsctl_opts o = { 0 };
+	int rc = parse_options(&o, argc, argv);
+
+	if (rc < 0)
+		rc = check_command(&o);
+	if (rc < 0)
+		rc = request(&o);
 	return rc;
 }

@@ -1,0 +1,112 @@
+// SPDX-License-Identifier: GPL-2.0-or-later OR MIT
+/*
+ * InfiniBand mode: IB ports. A connection takes the lowest free IB port
+ * (Init, LinkUp) and gives it back (Down, Polling); a migrating guest's
+ * port is handed over to the next one instead. The SM hears of every
+ * change by trap 128.
+ */
+#include "ib.h"
+#include "switch.h"
+
+#include <infiniband/mad.h>
+#include <stdio.h>
+#include <string.h>
+
+static void port_state_change(struct vswitch *sw)
+{
+	mad_set_field(sw->ib->sw_info, 0, IB_SW_STATE_CHANGE_F, 1);
+	ib_trap_128(sw);
+}
+
+/* IB port @n lost its link: Down, Polling, counted, reported to the SM. */
+static void ib_link_down(struct vswitch *sw, unsigned n)
+{
+	struct ib_switch *ib = sw->ib;
+
+	if (ib->port[n].state >= IB_PS_INIT)
+		ib->port[n].pc.link_downed++;
+	ib->port[n].state = IB_PS_DOWN;
+	mad_set_field(ib->port[n].pi, 0, IB_PORT_PHYS_STATE_F, IB_PHYS_POLLING);
+	port_state_change(sw);
+}
+
+void ib_handover_end(struct vswitch *sw)
+{
+	struct ib_switch *ib = sw->ib;
+	unsigned n = ib->handover_port;
+
+	ib->handover_port = 0;
+	vs_log(VS_LOG_INFO, "IB port %u down: no port took it over", n);
+	ib_link_down(sw, n);
+}
+
+/*
+ * A live migration moves a guest's HCA to a new QEMU process, whose
+ * connection replaces this one. Unplugging and plugging the "cable" would
+ * take the port down until the SM swept it Active again, seconds in which
+ * no data may pass (IBA: only an Active port forwards). Instead the IB port
+ * stays as the SM left it, with nothing behind it, and the next guest port
+ * to connect takes it over, as if the cable had never moved. One hand-over
+ * at a time: the switch cannot tell which new connection is which guest.
+ */
+void ib_port_handover(struct vswitch *sw, struct port *p, unsigned ms)
+{
+	struct ib_switch *ib = sw->ib;
+	unsigned n = p->ib_port;
+
+	if (!n || ib->port[n].slot != p->idx)
+		return;
+	if (ib->handover_port)
+		ib_handover_end(sw);
+	ib->port[n].slot = -1;
+	p->ib_port = 0;
+	ib->handover_port = n;
+	ib->handover_until = sw->now + (uint64_t)ms * 1000000ull;
+	vs_log(VS_LOG_INFO, "IB port %u (%s) handed over: kept %s for %u ms", n, p->peer,
+	       ib_state_name(ib->port[n].state), ms);
+}
+
+int ib_port_attach(struct vswitch *sw, struct port *p)
+{
+	struct ib_switch *ib = sw->ib;
+	unsigned n = ib->handover_port;
+
+	if (n && ib->port[n].slot < 0) {
+		ib->handover_port = 0;
+		ib->handovers++;
+		ib->port[n].slot = p->idx;
+		p->ib_port = n;
+		snprintf(p->peer + strlen(p->peer), sizeof(p->peer) - strlen(p->peer), " ib %u", n);
+		vs_log(VS_LOG_INFO, "port %u takes IB port %u over: %s", p->id, n,
+		       ib_state_name(ib->port[n].state));
+		return 0;
+	}
+	for (n = 1; n <= ib->nports && ib->port[n].slot >= 0; n++)
+		;
+	if (n > ib->nports) {
+		vs_log(VS_LOG_WARN, "refusing connection: all %u IB ports in use", ib->nports);
+		return -1;
+	}
+	ib->port[n].slot = p->idx;
+	ib->port[n].state = IB_PS_INIT;
+	ib->port[n].neighbor_lid = 0;
+	mad_set_field(ib->port[n].pi, 0, IB_PORT_PHYS_STATE_F, IB_PHYS_LINKUP);
+	p->ib_port = n;
+	snprintf(p->peer + strlen(p->peer), sizeof(p->peer) - strlen(p->peer), " ib %u", n);
+	vs_log(VS_LOG_INFO, "port %u is IB port %u: Init, LinkUp", p->id, n);
+	port_state_change(sw);
+	return 0;
+}
+
+void ib_port_detach(struct vswitch *sw, struct port *p)
+{
+	struct ib_switch *ib = sw->ib;
+	unsigned n = p->ib_port;
+
+	if (!n || ib->port[n].slot != p->idx)
+		return;
+	ib->port[n].slot = -1;
+	p->ib_port = 0;
+	vs_log(VS_LOG_INFO, "IB port %u down (port %u gone)", n, p->id);
+	ib_link_down(sw, n);
+}
