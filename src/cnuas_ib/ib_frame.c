@@ -142,35 +142,6 @@ static int cnuas_ib_frame_sqpn(const u8 *bth)
 	return deth ? (int)cnuas_deth_sqpn(deth) : -1;
 }
 
-/*
- * Once BTH, extension headers and payload are in place: QP0's packets
- * go on VL15, with the permissive SLID while the port has no LID or
- * when they go to the permissive DLID (a directed route SMP); then the
- * ICRC, which covers the SLID: the device's where it seals them and the
- * frame goes to it, else ours.
- */
-static void cnuas_ib_frame_seal_sw(struct sk_buff *skb);
-static bool cnuas_ib_frame_is_local(struct cnuas_ib_dev *cdev,
-				    const struct sk_buff *skb);
-
-static void cnuas_ib_frame_seal(struct cnuas_ib_dev *cdev,
-				struct sk_buff *skb)
-{
-	u8 *lrh = skb->data;
-
-	if (!cnuas_ib_frame_sqpn(skb_transport_header(skb))) {
-		u16 slid = cnuas_ib_port_slid(&cdev->port, IB_QPT_SMI,
-					      cnuas_lrh_dlid(lrh),
-					      cnuas_lrh_slid(lrh));
-
-		cnuas_lrh_set_vl(lrh, CNUAS_VL15);
-		lrh[6] = slid >> 8;
-		lrh[7] = slid & 0xff;
-	}
-	if (!cnuas_ib_seal_hw(cdev, skb, cnuas_ib_frame_is_local(cdev, skb)))
-		cnuas_ib_frame_seal_sw(skb);
-}
-
 /* The ICRC of a linear frame, computed here. */
 static void cnuas_ib_frame_seal_sw(struct sk_buff *skb)
 {
@@ -192,6 +163,31 @@ static bool cnuas_ib_frame_is_local(struct cnuas_ib_dev *cdev,
 	return cnuas_ib_lid_ours(cnuas_lrh_dlid(skb_mac_header(skb)),
 				 cnuas_ib_port_lid(&cdev->port),
 				 cnuas_ib_port_lmc(&cdev->port));
+}
+
+/*
+ * Once BTH, extension headers and payload are in place: QP0's packets
+ * go on VL15, with the permissive SLID while the port has no LID or
+ * when they go to the permissive DLID (a directed route SMP); then the
+ * ICRC, which covers the SLID: the device's where it seals them and the
+ * frame goes to it, else ours.
+ */
+static void cnuas_ib_frame_seal(struct cnuas_ib_dev *cdev,
+				struct sk_buff *skb)
+{
+	u8 *lrh = skb->data;
+
+	if (!cnuas_ib_frame_sqpn(skb_transport_header(skb))) {
+		u16 slid = cnuas_ib_port_slid(&cdev->port, IB_QPT_SMI,
+					      cnuas_lrh_dlid(lrh),
+					      cnuas_lrh_slid(lrh));
+
+		cnuas_lrh_set_vl(lrh, CNUAS_VL15);
+		lrh[6] = slid >> 8;
+		lrh[7] = slid & 0xff;
+	}
+	if (!cnuas_ib_seal_hw(cdev, skb, cnuas_ib_frame_is_local(cdev, skb)))
+		cnuas_ib_frame_seal_sw(skb);
 }
 
 /* The GRH of a frame (LRH at @lrh), or NULL. */
