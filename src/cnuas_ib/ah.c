@@ -1,84 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Address vectors (RoCE v2: Ethernet/IP/UDP addressing resolved from an
- * rdma_ah_attr; InfiniBand: LIDs, ib_frame.c) and address handles,
- * kernel and user. User UD WQEs name
- * their AH by number (ah_xa), checked against the QP's PD.
+ * Address handles, kernel and user: their address vector is the link
+ * layer's to resolve (->av_from_attr, link_ops.h: roce_frame.c,
+ * ib_frame.c). User UD WQEs name their AH by number (ah_xa), checked
+ * against the QP's PD.
  */
-#include <linux/etherdevice.h>
-#include <linux/jhash.h>
-#include <rdma/ib_addr.h>
-#include <rdma/ib_cache.h>
-
 #include "cnuas_ib.h"
-
-int cnuas_ib_av_from_attr(struct cnuas_ib_dev *cdev, struct cnuas_ib_av *av,
-			  const struct rdma_ah_attr *attr)
-{
-	const struct ib_global_route *grh;
-	const struct ib_gid_attr *sgid_attr;
-	enum rdma_network_type ntype;
-	u16 vlan_id = 0xffff;
-	int err;
-
-	if (!cnuas_ib_is_eth(cdev))
-		return cnuas_ib_av_from_attr_ib(cdev, av, attr);
-	if (attr->type != RDMA_AH_ATTR_TYPE_ROCE ||
-	    !(rdma_ah_get_ah_flags(attr) & IB_AH_GRH))
-		return -EINVAL;
-	grh = rdma_ah_read_grh(attr);
-	sgid_attr = grh->sgid_attr;
-	if (!sgid_attr)
-		return -EINVAL;
-	ntype = rdma_gid_attr_network_type(sgid_attr);
-	if (ntype != RDMA_NETWORK_IPV4 && ntype != RDMA_NETWORK_IPV6)
-		return -EINVAL;	/* RoCE v1 GIDs: not on this wire */
-
-	memset(av, 0, sizeof(*av));
-	err = rdma_read_gid_l2_fields(sgid_attr, &vlan_id, av->smac);
-	if (err)
-		return err;
-	av->valid = true;
-	av->network_type = ntype;
-	av->vlan_id = vlan_id < VLAN_N_VID ? vlan_id : 0xffff;
-	av->hop_limit = grh->hop_limit;
-	av->traffic_class = grh->traffic_class;
-	av->flow_label = grh->flow_label & 0xfffff;
-	av->sl = rdma_ah_get_sl(attr);
-	av->sgid_index = grh->sgid_index;
-	av->sgid = sgid_attr->gid;
-	av->dgid = grh->dgid;
-	ether_addr_copy(av->dmac, attr->roce.dmac);
-	rdma_gid2ip((struct sockaddr *)&av->saddr, &av->sgid);
-	rdma_gid2ip((struct sockaddr *)&av->daddr, &av->dgid);
-	if (av->flow_label)
-		av->udp_sport = rdma_flow_label_to_udp_sport(av->flow_label);
-	else	/* an AH has no QPNs: spread by the address pair */
-		av->udp_sport = IB_ROCE_UDP_ENCAP_VALID_PORT_MIN |
-			(jhash(&av->dgid, sizeof(av->dgid),
-			       jhash(&av->sgid, sizeof(av->sgid), 0)) &
-			 (IB_ROCE_UDP_ENCAP_VALID_PORT_MAX -
-			  IB_ROCE_UDP_ENCAP_VALID_PORT_MIN));
-	return 0;
-}
-
-void cnuas_ib_av_to_attr(const struct cnuas_ib_av *av,
-			 struct rdma_ah_attr *attr)
-{
-	union ib_gid dgid = av->dgid;
-
-	if (av->network_type == RDMA_NETWORK_IB) {
-		cnuas_ib_av_to_attr_ib(av, attr);
-		return;
-	}
-	memset(attr, 0, sizeof(*attr));
-	attr->type = RDMA_AH_ATTR_TYPE_ROCE;
-	rdma_ah_set_port_num(attr, 1);
-	rdma_ah_set_sl(attr, av->sl);
-	rdma_ah_set_grh(attr, &dgid, av->flow_label, av->sgid_index,
-			av->hop_limit, av->traffic_class);
-	ether_addr_copy(attr->roce.dmac, av->dmac);
-}
+#include "link_ops.h"
 
 int cnuas_ib_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
 		       struct ib_udata *udata)
@@ -96,7 +24,7 @@ int cnuas_ib_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
 		err = -ENOMEM;
 		goto err_count;
 	}
-	err = cnuas_ib_av_from_attr(cdev, &ah->av, init->ah_attr);
+	err = cdev->link->av_from_attr(cdev, &ah->av, init->ah_attr);
 	if (err)
 		goto err_count;
 	refcount_set(&ah->ref, 1);
@@ -128,7 +56,7 @@ err_count:
 
 int cnuas_ib_query_ah(struct ib_ah *ibah, struct rdma_ah_attr *attr)
 {
-	cnuas_ib_av_to_attr(&to_cah(ibah)->av, attr);
+	to_cdev(ibah->device)->link->av_to_attr(&to_cah(ibah)->av, attr);
 	return 0;
 }
 

@@ -22,26 +22,32 @@
  *   qp.c        QP create/query/destroy, the state machine (modify_qp)
  *   post.c      post_send/post_recv of kernel QPs, doorbell of user QPs
  *   mcast.c     multicast groups of UD QPs (attach_mcast/detach_mcast)
- *   transport.h the RoCEv2 transport's state and entry points
+ *   transport.h the transport's state and entry points
  *   transport.c its QP life cycle: runners, work item, timers, parking
- *   net.c       frames to/from cnuas_net: headers, ICRC, validation
- *   recv.c      received frames: checks, demultiplex by QPN
+ *   net.c       frames to/from cnuas_net: build, zero copy, seal, send
+ *   frame.c     what the link layers' frames share: reusable skbs, ICRC
+ *               offload
+ *   recv.c      received frames: transport headers, demultiplex by QPN
  *   req.c       requester: WQEs to packets, segmentation, retransmission
  *   comp.c      completer: ACK/NAK/READ/atomic responses, completions
  *   resp.c      responder: PSN checks, RECV/WRITE/READ/atomic execution,
  *               ACK coalescing and holding, NAKs, duplicate replay
  *   counters.c  hardware counters (rdma statistic)
+ *   loopback.c  frames to this port, delivered without the wire
+ *   link_ops.h  the link layer's table (cdev->link, picked at probe)
+ *   roce_frame.c RoCEv2 link layer: Ethernet/IP/UDP frames, ICRC, IP
+ *               address vectors, groups by IP address
+ *   ib_frame.c  InfiniBand link layer: LRH, GRH, native ICRC, LID
+ *               address vectors, groups by MLID
+ *   ib_wire.h   ... its host-testable part: LRH/GRH build and walk, ICRC
  *   port.h      IB mode: the port's state, what the data path asks of it
  *   port.c      ... link and SM driven port state, modify_port, query_port
  *   mad.c       process_mad: MAD dispatch, M_Key check
  *   sma.c       subnet management agent: SubnGet/SubnSet attributes
  *   pma.c       performance management agent: PortCounters(Extended)
- *   debug.h     debug lines per object and counter (dynamic debug)
+ *   trap.c      traps to the master SM: Bad M_Key, P_Key, Q_Key
+ *   debug.h     debug lines per object and counter, drop reasons
  *   debug.c     ... the names and explanations they print
- *   loopback.c  frames to our own MAC, delivered without the wire
- *   ib_frame.c  InfiniBand link layer frames: LRH, GRH, native ICRC, LID
- *               address vectors (ib_wire.h: the host-testable part)
- *   debug.h     dynamic-debug helpers and drop reasons
  *   compat.h    differences between the kernels we build against
  *   wire.h      RoCEv2 headers: structs, accessors, opcode table, ICRC API
  *   opcode.c    the BTH opcode table
@@ -141,6 +147,8 @@ struct cnuas_ib_dev {
 	struct ib_device ibdev;		/* first: ib_alloc_device() */
 	struct cnuas_net_aux_dev *adev;
 	u32 link_layer;			/* CNUAS_VNIC_LL_* */
+	/* Its frames and addresses, picked at probe (link_ops.h). */
+	const struct cnuas_ib_link_ops *link;
 
 	struct mutex link_lock;		/* serializes link_up changes */
 	bool link_up;			/* as last reported to ib_core */
@@ -432,7 +440,7 @@ u64 cnuas_ib_sge_total(const struct cnuas_sge *sge, u32 num_sge);
  * once (modify_qp, create_ah).
  */
 struct cnuas_ib_av {
-	bool valid;			/* set by cnuas_ib_av_from_attr() */
+	bool valid;			/* set by the link's ->av_from_attr */
 	u8 network_type;		/* RDMA_NETWORK_IPV4 / _IPV6 / _IB */
 	/* IB link layer: the LRH; the GRH's fields below when @grh */
 	bool grh;
@@ -455,12 +463,6 @@ struct cnuas_ib_av {
 		struct sockaddr_in6 v6;
 	} saddr, daddr;
 };
-
-/* ah.c: resolve @attr (GRH with sgid_attr, RoCE dmac) into @av. */
-int cnuas_ib_av_from_attr(struct cnuas_ib_dev *cdev, struct cnuas_ib_av *av,
-			  const struct rdma_ah_attr *attr);
-void cnuas_ib_av_to_attr(const struct cnuas_ib_av *av,
-			 struct rdma_ah_attr *attr);
 
 struct cnuas_ib_ah {
 	struct ib_ah ibah;
@@ -580,16 +582,12 @@ struct cnuas_ib_qp {
 /* qp.c: referenced QP by number for the receive path, or NULL. */
 struct cnuas_ib_qp *cnuas_ib_qp_get(struct cnuas_ib_dev *cdev, u32 qpn);
 
-/* mcast.c */
-struct cnuas_ib_rxp;
+/* mcast.c (the lookups by a frame's group: link_ops.h) */
 void cnuas_ib_mcast_init(struct cnuas_ib_dev *cdev);
 void cnuas_ib_mcast_cleanup(struct cnuas_ib_dev *cdev);
 int cnuas_ib_attach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid);
 int cnuas_ib_detach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid);
 void cnuas_ib_mcast_qp_destroy(struct cnuas_ib_qp *qp);
-u32 cnuas_ib_mcast_qpns(struct cnuas_ib_dev *cdev,
-			const struct cnuas_ib_rxp *p, u32 *qpn);
-bool cnuas_ib_mcast_local(struct cnuas_ib_dev *cdev, const struct sk_buff *skb);
 void cnuas_ib_qp_put(struct cnuas_ib_qp *qp);
 /*
  * Move @qp to IB_QPS_ERR from the transport (fatal error, retries

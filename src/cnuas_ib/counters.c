@@ -6,6 +6,11 @@
  */
 #include "cnuas_ib.h"
 
+void cnuas_ib_stat_inc(struct cnuas_ib_dev *cdev, enum cnuas_ib_stat s)
+{
+	atomic64_inc(&cdev->tdev.stats[s]);
+}
+
 static const struct rdma_stat_desc cnuas_ib_stat_descs[CNUAS_STAT_NUM] = {
 	[CNUAS_STAT_SENT_PKTS]		= { .name = "sent_pkts" },
 	[CNUAS_STAT_RCVD_PKTS]		= { .name = "rcvd_pkts" },

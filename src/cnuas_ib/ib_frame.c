@@ -2,9 +2,9 @@
 /*
  * The InfiniBand link layer's frames (cnuas-vnic with link_layer=ib):
  * the transport's packets behind an LRH and an optional GRH instead of
- * Ethernet, IP and UDP, with the native ICRC (ib_wire.h). net.c calls
- * here once per frame where it would build, seal or validate a RoCEv2
- * envelope; the transport above is the same.
+ * Ethernet, IP and UDP, with the native ICRC (ib_wire.h). Its table is
+ * cnuas_ib_ib_link (link_ops.h), beside RoCEv2's (roce_frame.c); the
+ * transport above is the same.
  *
  * A cnuas-vnic with F_IB_CRC seals and checks ICRCs (and the VCRC) as it
  * does RoCEv2's, so frames may carry their payload as fragments of the
@@ -21,10 +21,11 @@
 
 #include "cnuas_ib.h"
 #include "ib_wire.h"
+#include "link_ops.h"
 
-int cnuas_ib_av_from_attr_ib(struct cnuas_ib_dev *cdev,
-			     struct cnuas_ib_av *av,
-			     const struct rdma_ah_attr *attr)
+static int cnuas_ib_frame_av_from_attr(struct cnuas_ib_dev *cdev,
+				       struct cnuas_ib_av *av,
+				       const struct rdma_ah_attr *attr)
 {
 	u32 dlid;
 
@@ -63,8 +64,8 @@ int cnuas_ib_av_from_attr_ib(struct cnuas_ib_dev *cdev,
 	return 0;
 }
 
-void cnuas_ib_av_to_attr_ib(const struct cnuas_ib_av *av,
-			    struct rdma_ah_attr *attr)
+static void cnuas_ib_frame_av_to_attr(const struct cnuas_ib_av *av,
+				      struct rdma_ah_attr *attr)
 {
 	memset(attr, 0, sizeof(*attr));
 	attr->type = RDMA_AH_ATTR_TYPE_IB;
@@ -88,11 +89,13 @@ void cnuas_ib_av_to_attr_ib(const struct cnuas_ib_av *av,
  * fragments. The VL of the SL (SLtoVL: VL 0, the one data VL) and the SLID
  * of the port's LID and the path bits: cnuas_ib_frame_seal() moves QP0's
  * to VL15. A linear frame keeps room for the VCRC at its tail, where
- * cnuas_net may write it.
+ * cnuas_net may write it; it takes no skb of @pool.
  */
-struct sk_buff *cnuas_ib_frame_new(struct cnuas_ib_dev *cdev,
-				   const struct cnuas_ib_av *av, u32 hdr_len,
-				   u32 paylen, bool linear, void **bth)
+static struct sk_buff *cnuas_ib_frame_new(struct cnuas_ib_dev *cdev,
+					  struct cnuas_skb_pool *pool,
+					  const struct cnuas_ib_av *av,
+					  u32 hdr_len, u32 paylen, bool linear,
+					  void **bth)
 {
 	u32 hlen = cnuas_ib_hdrs_len(av->grh);
 	u32 tlen = hdr_len + paylen + cnuas_ib_pad(paylen);
@@ -139,32 +142,8 @@ static int cnuas_ib_frame_sqpn(const u8 *bth)
 	return deth ? (int)cnuas_deth_sqpn(deth) : -1;
 }
 
-/*
- * Once BTH, extension headers and payload are in place: QP0's packets
- * go on VL15, with the permissive SLID while the port has no LID or
- * when they go to the permissive DLID (a directed route SMP); then the
- * ICRC, which covers the SLID: the device's where it seals them and the
- * frame goes to it, else ours.
- */
-void cnuas_ib_frame_seal(struct cnuas_ib_dev *cdev, struct sk_buff *skb)
-{
-	u8 *lrh = skb->data;
-
-	if (!cnuas_ib_frame_sqpn(skb_transport_header(skb))) {
-		u16 slid = cnuas_ib_port_slid(&cdev->port, IB_QPT_SMI,
-					      cnuas_lrh_dlid(lrh),
-					      cnuas_lrh_slid(lrh));
-
-		cnuas_lrh_set_vl(lrh, CNUAS_VL15);
-		lrh[6] = slid >> 8;
-		lrh[7] = slid & 0xff;
-	}
-	if (!cnuas_ib_pkt_seal_hw(cdev, skb))
-		cnuas_ib_frame_seal_sw(skb);
-}
-
 /* The ICRC of a linear frame, computed here. */
-void cnuas_ib_frame_seal_sw(struct sk_buff *skb)
+static void cnuas_ib_frame_seal_sw(struct sk_buff *skb)
 {
 	u8 *icrcp = skb_tail_pointer(skb) - CNUAS_ICRC_LEN;
 	u32 icrc = 0;
@@ -177,29 +156,65 @@ void cnuas_ib_frame_seal_sw(struct sk_buff *skb)
 	put_unaligned_le32(icrc, icrcp);
 }
 
-/*
- * The port sends VL15 while its link is up, data VLs only when Active
- * (IBA 7.2): anything else is lost as on a link that is not up.
- */
-bool cnuas_ib_frame_can_send(struct cnuas_ib_dev *cdev,
-			     const struct sk_buff *skb)
-{
-	return cnuas_ib_port_can_send(&cdev->port,
-				      cnuas_lrh_vl(skb_mac_header(skb)));
-}
-
 /* A frame to one of our own LIDs: the loop delivers it, not the wire. */
-bool cnuas_ib_frame_is_local(struct cnuas_ib_dev *cdev,
-			     const struct sk_buff *skb)
+static bool cnuas_ib_frame_is_local(struct cnuas_ib_dev *cdev,
+				    const struct sk_buff *skb)
 {
 	return cnuas_ib_lid_ours(cnuas_lrh_dlid(skb_mac_header(skb)),
 				 cnuas_ib_port_lid(&cdev->port),
 				 cnuas_ib_port_lmc(&cdev->port));
 }
 
-bool cnuas_ib_frame_is_mcast(const struct sk_buff *skb)
+/*
+ * Once BTH, extension headers and payload are in place: QP0's packets
+ * go on VL15, with the permissive SLID while the port has no LID or
+ * when they go to the permissive DLID (a directed route SMP); then the
+ * ICRC, which covers the SLID: the device's where it seals them and the
+ * frame goes to it, else ours.
+ */
+static void cnuas_ib_frame_seal(struct cnuas_ib_dev *cdev,
+				struct sk_buff *skb)
 {
-	return cnuas_lid_is_mcast(cnuas_lrh_dlid(skb_mac_header(skb)));
+	u8 *lrh = skb->data;
+
+	if (!cnuas_ib_frame_sqpn(skb_transport_header(skb))) {
+		u16 slid = cnuas_ib_port_slid(&cdev->port, IB_QPT_SMI,
+					      cnuas_lrh_dlid(lrh),
+					      cnuas_lrh_slid(lrh));
+
+		cnuas_lrh_set_vl(lrh, CNUAS_VL15);
+		lrh[6] = slid >> 8;
+		lrh[7] = slid & 0xff;
+	}
+	if (!cnuas_ib_seal_hw(cdev, skb, cnuas_ib_frame_is_local(cdev, skb)))
+		cnuas_ib_frame_seal_sw(skb);
+}
+
+/* The GRH of a frame (LRH at @lrh), or NULL. */
+static const u8 *cnuas_ib_frame_grh(const u8 *lrh)
+{
+	return cnuas_lrh_lnh(lrh) == CNUAS_LNH_IBA_GLOBAL ?
+	       lrh + CNUAS_LRH_LEN : NULL;
+}
+
+/*
+ * The port sends VL15 while its link is up, data VLs only when Active
+ * (IBA 7.2): anything else is lost as on a link that is not up.
+ */
+static enum cnuas_ib_route cnuas_ib_frame_route(struct cnuas_ib_dev *cdev,
+						const struct sk_buff *skb)
+{
+	const u8 *lrh = skb_mac_header(skb);
+
+	if (!cnuas_ib_port_can_send(&cdev->port, cnuas_lrh_vl(lrh)))
+		return CNUAS_IB_ROUTE_DOWN;
+	if (cnuas_ib_frame_is_local(cdev, skb))
+		return CNUAS_IB_ROUTE_LOCAL;
+	if (!cnuas_lid_is_mcast(cnuas_lrh_dlid(lrh)))
+		return CNUAS_IB_ROUTE_WIRE;
+	return cnuas_ib_mcg_qpns_lid(cdev, cnuas_lrh_dlid(lrh),
+				     cnuas_ib_frame_grh(lrh), NULL) ?
+	       CNUAS_IB_ROUTE_MCAST : CNUAS_IB_ROUTE_WIRE;
 }
 
 static const char *cnuas_ib_frame_why(enum cnuas_ib_verdict v)
@@ -227,8 +242,9 @@ static const char *cnuas_ib_frame_why(enum cnuas_ib_verdict v)
  * port's 2^LMC LIDs), the permissive LID for QP0, or a multicast LID
  * (the group lookup then finds the QPs attached to it).
  */
-int cnuas_ib_frame_parse(struct cnuas_ib_dev *cdev, struct sk_buff *skb,
-			 u32 flags, struct cnuas_ib_rxp *p)
+static int cnuas_ib_frame_parse(struct cnuas_ib_dev *cdev,
+				struct sk_buff *skb, u32 flags,
+				struct cnuas_ib_rxp *p)
 {
 	u8 *d = skb->data;
 	u32 len = skb->len, hlen, want, icrc = 0;
@@ -306,3 +322,23 @@ int cnuas_ib_frame_parse(struct cnuas_ib_dev *cdev, struct sk_buff *skb,
 	}
 	return 0;
 }
+
+/* The group of the packet's DLID and, with a GRH, DGID. */
+static u32 cnuas_ib_frame_mcast_qpns(struct cnuas_ib_dev *cdev,
+				     const struct cnuas_ib_rxp *p, u32 *qpn)
+{
+	return cnuas_ib_mcg_qpns_lid(cdev, p->dlid, p->iph, qpn);
+}
+
+const struct cnuas_ib_link_ops cnuas_ib_ib_link = {
+	.name = "InfiniBand",
+	.av_from_attr = cnuas_ib_frame_av_from_attr,
+	.av_to_attr = cnuas_ib_frame_av_to_attr,
+	.frame_new = cnuas_ib_frame_new,
+	.seal = cnuas_ib_frame_seal,
+	.seal_sw = cnuas_ib_frame_seal_sw,
+	.is_local = cnuas_ib_frame_is_local,
+	.route = cnuas_ib_frame_route,
+	.parse = cnuas_ib_frame_parse,
+	.mcast_qpns = cnuas_ib_frame_mcast_qpns,
+};

@@ -1,15 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Loopback: frames addressed to our own MAC, or on the InfiniBand link
- * layer to one of the port's LIDs (a QP talking to a QP of this
- * device, e.g. perftest or ping-pong on one node) never reach the wire,
+ * Loopback: frames addressed to this port (our own MAC, or on the
+ * InfiniBand link layer one of the port's LIDs: the link layer's
+ * ->is_local and ->route say so) from a QP to a QP of this device, e.g.
+ * perftest or ping-pong on one node, never reach the wire,
  * since the switch does not send a frame back out of its ingress port,
  * and the device has no internal loop. They are queued here and handed to
  * the receive path from the transport's workqueue, in the same context
  * cnuas_net gives ->rx (BH off, RCU read side), never recursively from
  * the sender's locks.
  */
-#include <linux/etherdevice.h>
 #include <linux/netdevice.h>
 #include <linux/skbuff.h>
 
@@ -17,17 +17,6 @@
 
 /* Frames waiting in the loop before senders see a full "ring". */
 #define CNUAS_LOOP_MAX	1024
-
-bool cnuas_ib_loop_is_local(struct cnuas_ib_dev *cdev,
-			    const struct sk_buff *skb)
-{
-	const struct net_device *nd = cdev->adev->netdev;
-	const u8 *dst = skb_mac_header(skb);
-
-	if (!cnuas_ib_is_eth(cdev))	/* a DLID of our own LIDs */
-		return cnuas_ib_frame_is_local(cdev, skb);
-	return nd && ether_addr_equal(dst, nd->dev_addr);
-}
 
 /* Like cnuas_net_aux_xmit(): 0 (the skb is ours) or -EBUSY (the caller's). */
 int cnuas_ib_loop_xmit(struct cnuas_ib_dev *cdev, struct sk_buff *skb)

@@ -10,6 +10,7 @@
 #include <net/addrconf.h>
 
 #include "cnuas_ib.h"
+#include "link_ops.h"
 
 /* Sorted by member name, as ib_core's own list is. */
 const struct ib_device_ops cnuas_ib_dev_ops = {
@@ -167,6 +168,8 @@ static int cnuas_ib_probe(struct auxiliary_device *aux,
 	ibdev = &cdev->ibdev;
 	cdev->adev = adev;
 	cdev->link_layer = adev->link_layer;
+	cdev->link = cnuas_ib_is_eth(cdev) ? &cnuas_ib_roce_link :
+					     &cnuas_ib_ib_link;
 	mutex_init(&cdev->link_lock);
 	atomic_set(&cdev->num_pd, 0);
 	atomic_set(&cdev->num_cq, 0);
@@ -239,7 +242,7 @@ static int cnuas_ib_probe(struct auxiliary_device *aux,
 
 	ibdev_info(ibdev, "on %s, link layer %s\n",
 		   adev->netdev ? netdev_name(adev->netdev) : dev_name(&aux->dev),
-		   cnuas_ib_is_eth(cdev) ? "Ethernet" : "InfiniBand");
+		   cdev->link->name);
 	return 0;
 
 err_unregister:

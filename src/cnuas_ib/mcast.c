@@ -7,7 +7,8 @@
  * GRH), each with its own Q_Key check and receive WQE. The frames themselves come
  * from the switch's flooding; RDMA CM joins the IP group on the netdev.
  * What we send to a group our own QPs joined is looped back to them too
- * (net.c), as an HCA does.
+ * (net.c), as an HCA does. Which group a frame names is its link
+ * layer's to say (link_ops.h): they look it up here.
  *
  * A group is small (at most CNUAS_IB_MAX_MCAST_QP_ATTACH QPNs) and there
  * are few, so a list under one spinlock does; the receive path copies a
@@ -17,8 +18,7 @@
 #include <rdma/ib_addr.h>
 
 #include "cnuas_ib.h"
-#include "cnuas_ib_link.h"
-#include "wire.h"
+#include "link_ops.h"
 
 struct cnuas_ib_mcg {
 	struct list_head node;		/* on cdev->mcg_list */
@@ -157,20 +157,6 @@ void cnuas_ib_mcast_qp_destroy(struct cnuas_ib_qp *qp)
 	atomic_set(&qp->mcast_attached, 0);
 }
 
-/* The GID of an IP header's destination (IPv4: v4-mapped). */
-static void cnuas_mcg_daddr(bool v4, const void *iph, union ib_gid *mgid)
-{
-	if (v4) {
-		const struct iphdr *ip4 = iph;
-
-		ipv6_addr_set_v4mapped(ip4->daddr, (struct in6_addr *)mgid->raw);
-	} else {
-		const struct ipv6hdr *ip6 = iph;
-
-		memcpy(mgid->raw, &ip6->daddr, sizeof(mgid->raw));
-	}
-}
-
 /*
  * InfiniBand: the group of a packet to multicast LID @mlid, with the GRH
  * at @grh (or NULL): the one of its MGID if it has a GRH (several groups
@@ -188,61 +174,41 @@ static struct cnuas_ib_mcg *cnuas_mcg_find_ib(struct cnuas_ib_dev *cdev,
 	return NULL;
 }
 
-/* The GRH of an IB-mode frame (LRH at @lrh), or NULL. */
-static const u8 *cnuas_mcg_grh(const u8 *lrh)
+/*
+ * @g's QPNs into @qpn (if not NULL), with mcg_lock held: how many. A
+ * group lives only while a QP is attached to it, so 0 means no group.
+ */
+static u32 cnuas_mcg_copy(const struct cnuas_ib_mcg *g, u32 *qpn)
 {
-	return cnuas_lrh_lnh(lrh) == CNUAS_LNH_IBA_GLOBAL ?
-	       lrh + CNUAS_LRH_LEN : NULL;
+	if (!g)
+		return 0;
+	if (qpn)
+		memcpy(qpn, g->qpn, g->nqp * sizeof(*qpn));
+	return g->nqp;
 }
 
-/* Has a QP of ours joined the group @skb (a frame we send) goes to? */
-bool cnuas_ib_mcast_local(struct cnuas_ib_dev *cdev, const struct sk_buff *skb)
+u32 cnuas_ib_mcg_qpns(struct cnuas_ib_dev *cdev, const union ib_gid *mgid,
+		      u32 *qpn)
 {
-	const u8 *lrh = skb_mac_header(skb);
-	union ib_gid mgid;
-	bool found;
+	u32 n;
 
 	if (!READ_ONCE(cdev->num_mcg))	/* the common case, lock-free */
-		return false;
-	if (!cnuas_ib_is_eth(cdev)) {
-		spin_lock_bh(&cdev->mcg_lock);
-		found = !!cnuas_mcg_find_ib(cdev, cnuas_lrh_dlid(lrh),
-					    cnuas_mcg_grh(lrh));
-		spin_unlock_bh(&cdev->mcg_lock);
-		return found;
-	}
-	cnuas_mcg_daddr(skb->protocol == htons(ETH_P_IP),
-			skb_network_header(skb), &mgid);
+		return 0;
 	spin_lock_bh(&cdev->mcg_lock);
-	found = !!cnuas_mcg_find(cdev, &mgid);
+	n = cnuas_mcg_copy(cnuas_mcg_find(cdev, mgid), qpn);
 	spin_unlock_bh(&cdev->mcg_lock);
-	return found;
+	return n;
 }
 
-/*
- * The QPNs attached to the packet's destination address, copied into
- * @qpn (CNUAS_IB_MAX_MCAST_QP_ATTACH of them at most); 0: no group.
- */
-u32 cnuas_ib_mcast_qpns(struct cnuas_ib_dev *cdev,
-			const struct cnuas_ib_rxp *p, u32 *qpn)
+u32 cnuas_ib_mcg_qpns_lid(struct cnuas_ib_dev *cdev, u16 mlid, const u8 *grh,
+			  u32 *qpn)
 {
-	union ib_gid mgid;
-	struct cnuas_ib_mcg *g;
-	u32 n = 0;
+	u32 n;
 
-	if (p->net_type == RDMA_NETWORK_IB) {
-		spin_lock(&cdev->mcg_lock);
-		g = cnuas_mcg_find_ib(cdev, p->dlid, p->iph);
-	} else {
-		cnuas_mcg_daddr(p->net_type == RDMA_NETWORK_IPV4, p->iph,
-				&mgid);
-		spin_lock(&cdev->mcg_lock);
-		g = cnuas_mcg_find(cdev, &mgid);
-	}
-	if (g) {
-		n = g->nqp;
-		memcpy(qpn, g->qpn, n * sizeof(*qpn));
-	}
-	spin_unlock(&cdev->mcg_lock);
+	if (!READ_ONCE(cdev->num_mcg))
+		return 0;
+	spin_lock_bh(&cdev->mcg_lock);
+	n = cnuas_mcg_copy(cnuas_mcg_find_ib(cdev, mlid, grh), qpn);
+	spin_unlock_bh(&cdev->mcg_lock);
 	return n;
 }

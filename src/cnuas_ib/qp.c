@@ -11,6 +11,7 @@
 #include <rdma/ib_cache.h>
 
 #include "cnuas_ib.h"
+#include "link_ops.h"
 
 #define CNUAS_IB_QP_ACCESS	(IB_ACCESS_LOCAL_WRITE | \
 				 IB_ACCESS_REMOTE_WRITE | \
@@ -396,7 +397,8 @@ int cnuas_ib_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 	if (err)
 		goto out;
 	if (mask & IB_QP_AV) {
-		err = cnuas_ib_av_from_attr(qp->cdev, &av, &attr->ah_attr);
+		err = qp->cdev->link->av_from_attr(qp->cdev, &av,
+						   &attr->ah_attr);
 		if (err)
 			goto out;
 	}
@@ -470,7 +472,7 @@ int cnuas_ib_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 	attr->qp_access_flags = a.access;
 	cnuas_ib_qp_caps(qp, &attr->cap);
 	if (cnuas_ib_qp_connected(qp) && a.av.valid)
-		cnuas_ib_av_to_attr(&a.av, &attr->ah_attr);
+		qp->cdev->link->av_to_attr(&a.av, &attr->ah_attr);
 	attr->pkey_index = a.pkey_index;
 	attr->port_num = 1;
 	attr->max_rd_atomic = a.max_rd_atomic;

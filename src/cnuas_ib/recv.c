@@ -8,6 +8,7 @@
 #include <linux/skbuff.h>
 
 #include "cnuas_ib.h"
+#include "link_ops.h"
 #include "wire.h"
 
 /*
@@ -108,6 +109,43 @@ static int cnuas_rx_check(struct cnuas_ib_qp *qp, struct cnuas_ib_rxp *p)
 				cnuas_ib_qp_state_name(s));
 }
 
+int cnuas_ib_parse_bth(struct cnuas_ib_dev *cdev, struct cnuas_ib_rxp *p,
+		       void *bth, u32 blen)
+{
+	const struct cnuas_opcode *op;
+	int plen;
+
+	if (cnuas_bth_tver(bth))
+		return cnuas_rx_drop(cdev, CNUAS_STAT_DROP_HDR,
+				     "BTH transport version %u\n",
+				     cnuas_bth_tver(bth));
+	op = cnuas_opcode_get(cnuas_bth_opcode(bth));
+	if (!op)
+		return cnuas_rx_drop(cdev, CNUAS_STAT_DROP_OPCODE,
+				     "opcode 0x%02x unknown or not supported\n",
+				     cnuas_bth_opcode(bth));
+	plen = cnuas_payload_len(op, bth, blen);
+	if (plen < 0)
+		return cnuas_rx_drop(cdev, CNUAS_STAT_DROP_HDR,
+				     "opcode 0x%02x: headers, pad and ICRC overrun the %u bytes from the BTH on\n",
+				     cnuas_bth_opcode(bth), blen);
+	/* Pad only rounds a payload up to 4 bytes. */
+	if ((!(op->flags & CNUAS_OPF_PAYLOAD) && (plen || cnuas_bth_pad(bth))) ||
+	    ((plen + cnuas_bth_pad(bth)) & 3))
+		return cnuas_rx_drop(cdev, CNUAS_STAT_DROP_HDR,
+				     "opcode 0x%02x: payload of %d bytes with pad %u\n",
+				     cnuas_bth_opcode(bth), plen,
+				     cnuas_bth_pad(bth));
+	p->op = op;
+	p->bth = bth;
+	p->opcode = cnuas_bth_opcode(bth);
+	p->psn = cnuas_bth_psn(bth);
+	p->qpn = cnuas_bth_qpn(bth);
+	p->payload = (u8 *)bth + op->hdr_len;
+	p->paylen = plen;
+	return 0;
+}
+
 /* Hand @p to the QP numbered @qpn: 0, or the CNUAS_STAT_* drop reason. */
 static int cnuas_rx_qp(struct cnuas_ib_dev *cdev, u32 qpn,
 		       struct cnuas_ib_rxp *p)
@@ -116,8 +154,8 @@ static int cnuas_rx_qp(struct cnuas_ib_dev *cdev, u32 qpn,
 	bool runner;
 	int why;
 
-	/* QP0 does not exist on RoCE; QPN 1 is the GSI QP. */
-	qp = qpn || !cnuas_ib_is_eth(cdev) ? cnuas_ib_qp_get(cdev, qpn) : NULL;
+	/* QP0 (InfiniBand only) and QP1 are in the table like any QP. */
+	qp = cnuas_ib_qp_get(cdev, qpn);
 	if (!qp)
 		return cnuas_rx_drop(cdev, CNUAS_STAT_DROP_QPN,
 				     "opcode 0x%02x PSN %u: no QP%u\n",
@@ -158,7 +196,7 @@ static int cnuas_rx_mcast(struct cnuas_ib_dev *cdev, struct cnuas_ib_rxp *p)
 		return cnuas_rx_drop(cdev, CNUAS_STAT_DROP_OPCODE,
 				     "multicast opcode 0x%02x is not UD\n",
 				     p->opcode);
-	n = cnuas_ib_mcast_qpns(cdev, p, qpn);
+	n = cdev->link->mcast_qpns(cdev, p, qpn);
 	if (!n)
 		return cnuas_rx_drop(cdev, CNUAS_STAT_DROP_QPN,
 				     "multicast PSN %u: no QP in its group\n",

@@ -367,34 +367,6 @@ struct cnuas_ib_rxp {
 int cnuas_ib_parse(struct cnuas_ib_dev *cdev, struct sk_buff *skb, u32 flags,
 		   struct cnuas_ib_rxp *p);
 /*
- * The transport headers of either link layer, @blen bytes from the BTH
- * through the ICRC: 0 (@p's op, bth, opcode, psn, qpn, payload, paylen
- * set) or the CNUAS_STAT_* drop reason.
- */
-int cnuas_ib_parse_bth(struct cnuas_ib_dev *cdev, struct cnuas_ib_rxp *p,
-		       void *bth, u32 blen);
-
-/* ib_frame.c: the InfiniBand link layer's frames (LRH, GRH, native ICRC) */
-struct rdma_ah_attr;
-int cnuas_ib_av_from_attr_ib(struct cnuas_ib_dev *cdev,
-			     struct cnuas_ib_av *av,
-			     const struct rdma_ah_attr *attr);
-void cnuas_ib_av_to_attr_ib(const struct cnuas_ib_av *av,
-			    struct rdma_ah_attr *attr);
-struct sk_buff *cnuas_ib_frame_new(struct cnuas_ib_dev *cdev,
-				   const struct cnuas_ib_av *av, u32 hdr_len,
-				   u32 paylen, bool linear, void **bth);
-void cnuas_ib_frame_seal(struct cnuas_ib_dev *cdev, struct sk_buff *skb);
-void cnuas_ib_frame_seal_sw(struct sk_buff *skb);
-bool cnuas_ib_pkt_seal_hw(struct cnuas_ib_dev *cdev, struct sk_buff *skb);
-bool cnuas_ib_frame_can_send(struct cnuas_ib_dev *cdev,
-			     const struct sk_buff *skb);
-bool cnuas_ib_frame_is_local(struct cnuas_ib_dev *cdev,
-			     const struct sk_buff *skb);
-bool cnuas_ib_frame_is_mcast(const struct sk_buff *skb);
-int cnuas_ib_frame_parse(struct cnuas_ib_dev *cdev, struct sk_buff *skb,
-			 u32 flags, struct cnuas_ib_rxp *p);
-/*
  * A frame for @av with @hdr_len bytes of BTH and extension headers and
  * @paylen bytes of payload: *bth and *payload point where the caller
  * writes them. Seal it (pad, ICRC, UDP checksum) once they are written:
@@ -407,6 +379,7 @@ struct sk_buff *cnuas_ib_pkt_alloc(struct cnuas_ib_dev *cdev,
 				   u32 hdr_len, u32 paylen, void **bth,
 				   void **payload);
 void cnuas_ib_pkt_seal(struct cnuas_ib_dev *cdev, struct sk_buff *skb);
+/* frame.c: the QP is gone; its reusable frames go with their last user. */
 void cnuas_ib_pkt_pools_free(struct cnuas_skb_pool *pools, int n);
 /*
  * A frame with @paylen payload bytes taken from MRs through @sge (at
@@ -446,9 +419,9 @@ int cnuas_ib_xmit(struct cnuas_ib_dev *cdev, struct sk_buff *skb, bool more);
 /* loopback.c */
 void cnuas_ib_loop_init(struct cnuas_ib_dev *cdev);
 void cnuas_ib_loop_cleanup(struct cnuas_ib_dev *cdev);
-bool cnuas_ib_loop_is_local(struct cnuas_ib_dev *cdev,
-			    const struct sk_buff *skb);
 int cnuas_ib_loop_xmit(struct cnuas_ib_dev *cdev, struct sk_buff *skb);
+
+/* counters.c */
 void cnuas_ib_stat_inc(struct cnuas_ib_dev *cdev, enum cnuas_ib_stat s);
 
 /* transport.c */

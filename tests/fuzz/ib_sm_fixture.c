@@ -35,6 +35,7 @@
 #include <stdio.h>
 
 #include "cnuas_ib.h"
+#include "link_ops.h"
 #include "wire.h"
 #include "ib_sm_fixture.h"
 
@@ -226,11 +227,16 @@ void cnuas_ib_ah_put(struct cnuas_ib_ah *ah)
 	refcount_dec_and_test(&ah->ref);
 }
 
-u32 cnuas_ib_mcast_qpns(struct cnuas_ib_dev *cdev,
-			const struct cnuas_ib_rxp *p, u32 *qpn)
+static u32 fx_mcast_qpns(struct cnuas_ib_dev *cdev,
+			 const struct cnuas_ib_rxp *p, u32 *qpn)
 {
 	return 0;
 }
+
+/* The link layer (link_ops.h): what recv.c asks of it; no groups. */
+static const struct cnuas_ib_link_ops fx_link = {
+	.mcast_qpns = fx_mcast_qpns,
+};
 
 /* ---- mr.c, mw.c, mr-fast.c ---- */
 
@@ -840,6 +846,7 @@ static void fx_setup(const u8 *c, enum fx_mode mode)
 	kstub_in_softirq = false;
 	fx.cdev.adev = &fx.adev;
 	fx.cdev.link_layer = CNUAS_VNIC_LL_ETH;
+	fx.cdev.link = &fx_link;
 	fx.pd.ibpd.device = &fx.cdev.ibdev;
 	fx.pd2.ibpd.device = &fx.cdev.ibdev;
 	for (int i = 0; i < CNUAS_STAT_NUM; i++)
