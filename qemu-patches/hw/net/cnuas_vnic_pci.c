@@ -16,8 +16,6 @@
 #include "migration/vmstate.h"
 #include "cnuas_vnic.h"
 
-#include <sys/un.h>
-
 struct CnuasVnicClass {
     PCIDeviceClass parent_class;
     DeviceRealize parent_dc_realize;
@@ -71,7 +69,6 @@ static bool cnuas_vnic_parse_props(CnuasVnicState *s, unsigned *speed,
                                    Error **errp)
 {
     const char *want = s->speed_str ? s->speed_str : "32";
-    struct sockaddr_un sa;
     unsigned i;
 
     if (!s->link_layer_str || !strcmp(s->link_layer_str, "eth")) {
@@ -102,12 +99,7 @@ static bool cnuas_vnic_parse_props(CnuasVnicState *s, unsigned *speed,
                    s->width);
         return false;
     }
-    if (s->socket_path && strlen(s->socket_path) >= sizeof(sa.sun_path)) {
-        error_setg(errp, "socket_path is longer than %zu bytes",
-                   sizeof(sa.sun_path) - 1);
-        return false;
-    }
-    return true;
+    return cnuas_socklink_check_path(s->socket_path, "socket_path", errp);
 }
 
 static void cnuas_vnic_realize(PCIDevice *pdev, Error **errp)
