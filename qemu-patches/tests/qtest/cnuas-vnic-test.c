@@ -304,6 +304,62 @@ static void test_properties(void)
     vnic_free(v);
 }
 
+/* Boot with @args and read the MAC of the cnuas-vnic in @slot. */
+static uint64_t boot_mac(const char *args, int slot)
+{
+    QOSState *qs = qtest_pc_boot("-nodefaults %s", args);
+    QPCIDevice *dev = qpci_device_find(qs->pcibus, QPCI_DEVFN(slot, 0));
+    QPCIBar bar;
+    uint64_t mac;
+
+    g_assert(dev);
+    bar = qpci_iomap(dev, CNUAS_VNIC_BAR_REGS, NULL);
+    qpci_device_enable(dev);
+    mac = qpci_io_readl(dev, bar, CNUAS_VNIC_REG_MAC_LO) |
+          (uint64_t)qpci_io_readl(dev, bar, CNUAS_VNIC_REG_MAC_HI) << 32;
+    g_free(dev);
+    qtest_shutdown(qs);
+    return mac;
+}
+
+/*
+ * Without mac=, the MAC comes from -uuid and the device: unique per VM
+ * and NIC, the same on every start (and so on a migration destination).
+ * On a fabric without either, the device does not start.
+ */
+static void test_default_mac(void)
+{
+    const char *qemu = g_getenv("QTEST_QEMU_BINARY");
+    const char *u1 = "-uuid 6c3e3ad4-3c51-4b8f-9d1e-0f6a2b7c8d91";
+    const char *nics = "-device cnuas-vnic,id=nic0,addr=0x4,"
+                       "socket_path=/nonexistent/sw.sock "
+                       "-device cnuas-vnic,id=nic1,addr=0x5,"
+                       "socket_path=/nonexistent/sw.sock";
+    g_autofree char *a1 = g_strdup_printf("%s %s", u1, nics);
+    g_autofree char *a2 = g_strdup_printf("-uuid 0f4b2d1e-8a6c-4c3f-b9e2-"
+                                          "7d5a1c0e3b42 %s", nics);
+    uint64_t m0 = boot_mac(a1, 4), m1 = boot_mac(a1, 5);
+    char *argv[] = { (char *)qemu, (char *)"-M", (char *)"pc",
+                     (char *)"-nodefaults", (char *)"-display",
+                     (char *)"none", (char *)"-S", (char *)"-device",
+                     (char *)"cnuas-vnic,socket_path=/nonexistent/sw.sock",
+                     NULL };
+    g_autofree char *err = NULL;
+    int status;
+
+    g_assert_cmphex(m0 & 3, ==, 2);     /* unicast, locally administered */
+    g_assert_cmphex(m1 & 3, ==, 2);
+    g_assert_cmphex(m0, !=, m1);
+    g_assert_cmphex(boot_mac(a1, 4), ==, m0);
+    g_assert_cmphex(boot_mac(a2, 4), !=, m0);
+
+    g_assert(qemu);
+    g_assert(g_spawn_sync(NULL, argv, NULL, G_SPAWN_STDOUT_TO_DEV_NULL, NULL,
+                          NULL, NULL, &err, &status, NULL));
+    g_assert_cmpint(status, !=, 0);
+    g_assert(strstr(err, "needs mac= or -uuid"));
+}
+
 static void test_pcie_link(void)
 {
     QTestState *qts;
@@ -1442,7 +1498,8 @@ static void test_hotplug(void)
     int cfd;
 
     qtest_qmp_device_add(v->qts, "cnuas-vnic", "hp0",
-                         "{'addr': '0x6', 'socket_path': %s}", v->path);
+                         "{'addr': '0x6', 'mac': '52:54:00:12:34:57', "
+                         "'socket_path': %s}", v->path);
     cfd = cnuas_qtest_accept(v->lfd);
     qpci_unplug_acpi_device_test(v->qts, "hp0", 0x6);
     /* The unplugged device closed its connection. */
@@ -1459,6 +1516,7 @@ int main(int argc, char **argv)
     g_test_init(&argc, &argv, NULL);
     qtest_add_func("/cnuas-vnic/registers", test_registers);
     qtest_add_func("/cnuas-vnic/properties", test_properties);
+    qtest_add_func("/cnuas-vnic/default-mac", test_default_mac);
     qtest_add_func("/cnuas-vnic/pcie-link", test_pcie_link);
     qtest_add_func("/cnuas-vnic/tx", test_tx);
     qtest_add_func("/cnuas-vnic/tx-backpressure", test_tx_backpressure);
