@@ -18,11 +18,11 @@
 #include "sysemu/runstate.h"
 #include "hw/misc/cnuasgpu_hw.h"
 #include "hw/misc/cnuaslink.h"
+#include "hw/misc/cnuas_socklink.h"
 
 #define TYPE_CNUASGPU "cnuasgpu"
 OBJECT_DECLARE_SIMPLE_TYPE(CnuasGpuState, CNUASGPU)
 
-#define CNUASGPU_RECONNECT_MS   500
 #define CNUASGPU_REHOLD_MS      50      /* reconnect interval while holding */
 #define CNUASGPU_HOLD_MS        3000    /* x-link-hold-ms default */
 
@@ -61,8 +61,7 @@ struct CnuasGpuState {
     bool link_was_up;           /* at save: the destination holds the link */
 
     /* Link backend (not migrated: each side owns its connection) */
-    int fd;                     /* connected peer, -1 = none */
-    int listen_fd;              /* cnuaslink_listen=on only */
+    CnuasSockLink link;         /* connection, reconnect, hang-up */
     int64_t hold_until;         /* no connection, link still shown up */
     bool rx_armed;
     bool tx_armed;
@@ -73,7 +72,6 @@ struct CnuasGpuState {
     uint64_t stash_epoch, stash_seq;
     bool vm_running;
     VMChangeStateEntry *vmstate_change;
-    QEMUTimer *link_timer;      /* reconnect, hold and hang-up detection */
     uint8_t *txbuf;             /* CNUASGPU_LINK_MAX_FRAME */
     uint8_t *rxbuf;             /* CNUASGPU_LINK_MAX_FRAME */
 };

@@ -21,14 +21,9 @@
 #include "qemu/osdep.h"
 #include "qapi/error.h"
 #include "qemu/bswap.h"
-#include "qemu/cutils.h"
 #include "qemu/main-loop.h"
-#include "qemu/sockets.h"
 #include "exec/memory.h"
 #include "cnuasgpu.h"
-
-#include <poll.h>
-#include <sys/un.h>
 
 static void cnuasgpu_link_readable(void *opaque);
 static void cnuasgpu_link_writable(void *opaque);
@@ -40,7 +35,7 @@ static int64_t cnuasgpu_now_ms(void)
 
 bool cnuasgpu_link_is_up(CnuasGpuState *s)
 {
-    return s->fd >= 0 || s->hold_until;
+    return s->link.fd >= 0 || s->hold_until;
 }
 
 static bool cnuasgpu_rx_ready(CnuasGpuState *s)
@@ -79,7 +74,7 @@ static bool cnuasgpu_link_send(CnuasGpuState *s, uint8_t type, uint64_t epoch,
     ssize_t r;
 
     do {
-        r = sendmsg(s->fd, &msg, MSG_DONTWAIT | MSG_NOSIGNAL);
+        r = sendmsg(s->link.fd, &msg, MSG_DONTWAIT | MSG_NOSIGNAL);
     } while (r < 0 && errno == EINTR);
     return r >= 0;
 }
@@ -87,12 +82,12 @@ static bool cnuasgpu_link_send(CnuasGpuState *s, uint8_t type, uint64_t epoch,
 /* Send what waits: our acknowledgement, then the frame in flight. */
 static void cnuasgpu_link_flush(CnuasGpuState *s)
 {
-    if (s->fd >= 0 && s->vm_running && s->ack_pending &&
+    if (s->link.fd >= 0 && s->vm_running && s->ack_pending &&
         cnuasgpu_link_send(s, CNUASLINK_ACK, s->ack_epoch, s->ack_seq,
                            NULL, 0)) {
         s->ack_pending = false;
     }
-    if (s->fd >= 0 && s->vm_running && s->tx_busy && !s->tx_sent &&
+    if (s->link.fd >= 0 && s->vm_running && s->tx_busy && !s->tx_sent &&
         cnuasgpu_link_send(s, CNUASLINK_DATA, s->epoch, s->tx_seq,
                            s->txbuf, s->tx_pending_len)) {
         s->tx_sent = true;
@@ -132,12 +127,12 @@ void cnuasgpu_link_update(CnuasGpuState *s)
 {
     bool rx, tx;
 
-    if (s->fd < 0) {
+    if (s->link.fd < 0) {
         return;
     }
     cnuasgpu_link_deliver(s);
     cnuasgpu_link_flush(s);
-    if (s->fd < 0) {
+    if (s->link.fd < 0) {
         return;
     }
     rx = s->vm_running;
@@ -147,16 +142,24 @@ void cnuasgpu_link_update(CnuasGpuState *s)
     }
     s->rx_armed = rx;
     s->tx_armed = tx;
-    qemu_set_fd_handler(s->fd, rx ? cnuasgpu_link_readable : NULL,
+    qemu_set_fd_handler(s->link.fd, rx ? cnuasgpu_link_readable : NULL,
                         tx ? cnuasgpu_link_writable : NULL, s);
 }
 
-static void cnuasgpu_link_set(CnuasGpuState *s, int fd)
+/* Hold the link up until @until (ms), 0: no hold; reconnect faster then. */
+static void cnuasgpu_link_hold(CnuasGpuState *s, int64_t until)
 {
-    bool was_up = cnuasgpu_link_is_up(s);
+    s->hold_until = until;
+    s->link.retry_ms = until ? CNUASGPU_REHOLD_MS : CNUAS_SOCKLINK_RETRY_MS;
+}
 
-    s->fd = fd;
-    s->hold_until = 0;
+/* A new connection: the link was up before only if held. */
+static void cnuasgpu_link_set(void *opaque)
+{
+    CnuasGpuState *s = opaque;
+    bool was_up = s->hold_until;
+
+    cnuasgpu_link_hold(s, 0);
     s->rx_armed = false;
     s->tx_armed = false;
     s->tx_sent = false;
@@ -171,7 +174,7 @@ static void cnuasgpu_link_set(CnuasGpuState *s, int fd)
 /* No connection and no hold any more: the link is down. */
 static void cnuasgpu_link_down(CnuasGpuState *s)
 {
-    s->hold_until = 0;
+    cnuasgpu_link_hold(s, 0);
     if (s->tx_busy) {
         cnuasgpu_tx_finish(s, CNUASGPU_TX_ERR_LINK);
     }
@@ -184,87 +187,50 @@ static void cnuasgpu_link_down(CnuasGpuState *s)
  */
 static void cnuasgpu_link_lost(CnuasGpuState *s)
 {
-    if (s->fd < 0) {
+    if (s->link.fd < 0) {
         return;
     }
-    qemu_set_fd_handler(s->fd, NULL, NULL, NULL);
-    close(s->fd);
-    s->fd = -1;
+    cnuas_socklink_close(&s->link);
     s->tx_sent = false;
     s->ack_pending = false;
     s->stash_len = 0;
     if (s->hold_ms) {
-        s->hold_until = cnuasgpu_now_ms() + s->hold_ms;
-        timer_mod(s->link_timer, cnuasgpu_now_ms() + CNUASGPU_REHOLD_MS);
+        cnuasgpu_link_hold(s, cnuasgpu_now_ms() + s->hold_ms);
+        cnuas_socklink_retry(&s->link);
     } else {
         cnuasgpu_link_down(s);
     }
 }
 
-static void cnuasgpu_link_connect(CnuasGpuState *s)
+static void cnuasgpu_link_hung_up(void *opaque)
 {
-    struct sockaddr_un sa = { .sun_family = AF_UNIX };
-    int fd;
-
-    fd = qemu_socket(AF_UNIX, SOCK_SEQPACKET, 0);
-    if (fd < 0) {
-        return;
-    }
-    qemu_socket_set_nonblock(fd);
-    pstrcpy(sa.sun_path, sizeof(sa.sun_path), s->link_path);
-    if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-        close(fd);
-        return;
-    }
-    cnuasgpu_link_set(s, fd);
+    cnuasgpu_link_lost(opaque);
 }
 
-/* Listening side: take one peer at a time, refuse the others. */
-static void cnuasgpu_link_accept(void *opaque)
+/* We read only while the VM runs: a peer may go away meanwhile. */
+static bool cnuasgpu_link_reading(void *opaque)
 {
     CnuasGpuState *s = opaque;
-    int fd = qemu_accept(s->listen_fd, NULL, NULL);
 
-    if (fd < 0) {
-        return;
-    }
-    if (s->fd >= 0) {
-        close(fd);
-        return;
-    }
-    qemu_socket_set_nonblock(fd);
-    cnuasgpu_link_set(s, fd);
+    return s->rx_armed;
 }
 
-/* Did the peer go away while we are not reading (VM stopped)? */
-static bool cnuasgpu_link_hung_up(CnuasGpuState *s)
-{
-    struct pollfd pfd = { .fd = s->fd, .events = POLLRDHUP };
-
-    if (poll(&pfd, 1, 0) <= 0) {
-        return false;
-    }
-    return pfd.revents & (POLLHUP | POLLRDHUP | POLLERR | POLLNVAL);
-}
-
-static void cnuasgpu_link_timer(void *opaque)
+/* No connection: the hold may have run out. */
+static void cnuasgpu_link_unconnected(void *opaque)
 {
     CnuasGpuState *s = opaque;
-    int64_t now = cnuasgpu_now_ms();
 
-    if (s->fd < 0) {
-        if (s->hold_until && now >= s->hold_until) {
-            cnuasgpu_link_down(s);
-        }
-        if (!s->link_listen) {
-            cnuasgpu_link_connect(s);
-        }
-    } else if (!s->rx_armed && cnuasgpu_link_hung_up(s)) {
-        cnuasgpu_link_lost(s);
+    if (s->hold_until && cnuasgpu_now_ms() >= s->hold_until) {
+        cnuasgpu_link_down(s);
     }
-    timer_mod(s->link_timer, now + (s->hold_until ? CNUASGPU_REHOLD_MS :
-                                    CNUASGPU_RECONNECT_MS));
 }
+
+static const CnuasSockLinkOps cnuasgpu_socklink_ops = {
+    .connected = cnuasgpu_link_set,
+    .hung_up = cnuasgpu_link_hung_up,
+    .reading = cnuasgpu_link_reading,
+    .unconnected = cnuasgpu_link_unconnected,
+};
 
 static void cnuasgpu_link_writable(void *opaque)
 {
@@ -336,7 +302,7 @@ static void cnuasgpu_link_readable(void *opaque)
     unsigned budget = 64;       /* bounded work per call, even if flooded */
     uint8_t scratch[16];
 
-    while (budget-- && s->fd >= 0 && s->vm_running) {
+    while (budget-- && s->link.fd >= 0 && s->vm_running) {
         CnuasLinkHdr h;
         /* While a frame waits in rxbuf only acknowledgements may come. */
         struct iovec iov[2] = {
@@ -346,7 +312,7 @@ static void cnuasgpu_link_readable(void *opaque)
                                         CNUASGPU_LINK_MAX_FRAME },
         };
         struct msghdr msg = { .msg_iov = iov, .msg_iovlen = 2 };
-        ssize_t r = recvmsg(s->fd, &msg, MSG_DONTWAIT | MSG_TRUNC);
+        ssize_t r = recvmsg(s->link.fd, &msg, MSG_DONTWAIT | MSG_TRUNC);
 
         if (r < 0 && errno == EINTR) {
             continue;
@@ -381,52 +347,18 @@ static void cnuasgpu_vm_state(void *opaque, bool running, RunState state)
     cnuasgpu_link_update(s);
 }
 
-static int cnuasgpu_link_listen(CnuasGpuState *s, Error **errp)
-{
-    struct sockaddr_un sa = { .sun_family = AF_UNIX };
-    struct stat st;
-    int fd;
-
-    fd = qemu_socket(AF_UNIX, SOCK_SEQPACKET, 0);
-    if (fd < 0) {
-        error_setg_errno(errp, errno, "cnuaslink socket");
-        return -1;
-    }
-    pstrcpy(sa.sun_path, sizeof(sa.sun_path), s->link_path);
-    /* Replace a stale socket from an earlier run, never another file. */
-    if (lstat(s->link_path, &st) == 0 && S_ISSOCK(st.st_mode)) {
-        unlink(s->link_path);
-    }
-    if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, 1) < 0) {
-        error_setg_errno(errp, errno, "cannot listen on '%s'", s->link_path);
-        close(fd);
-        return -1;
-    }
-    qemu_socket_set_nonblock(fd);
-    return fd;
-}
-
 bool cnuasgpu_link_realize(CnuasGpuState *s, Error **errp)
 {
-    struct sockaddr_un sa;
-
-    s->fd = -1;
-    s->listen_fd = -1;
-    if (s->link_path && strlen(s->link_path) >= sizeof(sa.sun_path)) {
-        error_setg(errp, "cnuaslink_socket is longer than %zu bytes",
-                   sizeof(sa.sun_path) - 1);
+    if (!cnuas_socklink_check_path(s->link_path, "cnuaslink_socket", errp)) {
         return false;
     }
     if (s->link_listen && !s->link_path) {
         error_setg(errp, "cnuaslink_listen needs cnuaslink_socket");
         return false;
     }
-    if (s->link_listen) {
-        s->listen_fd = cnuasgpu_link_listen(s, errp);
-        if (s->listen_fd < 0) {
-            return false;
-        }
-        qemu_set_fd_handler(s->listen_fd, cnuasgpu_link_accept, NULL, s);
+    if (!cnuas_socklink_init(&s->link, s->link_path, s->link_listen,
+                             &cnuasgpu_socklink_ops, s, errp)) {
+        return false;
     }
     s->txbuf = g_malloc(CNUASGPU_LINK_MAX_FRAME);
     s->rxbuf = g_malloc(CNUASGPU_LINK_MAX_FRAME);
@@ -434,29 +366,16 @@ bool cnuasgpu_link_realize(CnuasGpuState *s, Error **errp)
     do {
         s->epoch = (uint64_t)g_random_int() << 32 | g_random_int();
     } while (!s->epoch);
-    s->link_timer = timer_new_ms(QEMU_CLOCK_REALTIME, cnuasgpu_link_timer, s);
     s->vm_running = runstate_is_running();
     s->vmstate_change = qemu_add_vm_change_state_handler(cnuasgpu_vm_state, s);
-    if (s->link_path) {
-        cnuasgpu_link_timer(s);
-    }
+    cnuas_socklink_start(&s->link);
     return true;
 }
 
 void cnuasgpu_link_unrealize(CnuasGpuState *s)
 {
-    if (s->fd >= 0) {
-        qemu_set_fd_handler(s->fd, NULL, NULL, NULL);
-        close(s->fd);
-        s->fd = -1;
-    }
-    if (s->listen_fd >= 0) {
-        qemu_set_fd_handler(s->listen_fd, NULL, NULL, NULL);
-        close(s->listen_fd);
-        s->listen_fd = -1;
-    }
+    cnuas_socklink_cleanup(&s->link);
     qemu_del_vm_change_state_handler(s->vmstate_change);
-    timer_free(s->link_timer);
     g_free(s->txbuf);
     g_free(s->rxbuf);
 }
@@ -489,10 +408,10 @@ void cnuasgpu_link_post_load(CnuasGpuState *s)
         s->tx_result = CNUASGPU_TX_ERR_LINK;    /* from a version 1 stream */
         s->int_status |= CNUASGPU_INT_TX;
     }
-    if (s->fd < 0 && s->link_was_up && s->hold_ms) {
-        s->hold_until = cnuasgpu_now_ms() + s->hold_ms;
-        timer_mod(s->link_timer, cnuasgpu_now_ms() + CNUASGPU_REHOLD_MS);
-    } else if (s->fd < 0 && s->tx_busy) {
+    if (s->link.fd < 0 && s->link_was_up && s->hold_ms) {
+        cnuasgpu_link_hold(s, cnuasgpu_now_ms() + s->hold_ms);
+        cnuas_socklink_retry(&s->link);
+    } else if (s->link.fd < 0 && s->tx_busy) {
         cnuasgpu_tx_finish(s, CNUASGPU_TX_ERR_LINK);
     }
     cnuasgpu_link_update(s);

@@ -18,6 +18,7 @@
 #include "qom/object.h"
 #include "sysemu/runstate.h"
 #include "hw/net/cnuas_vnic_hw.h"
+#include "hw/misc/cnuas_socklink.h"
 
 #define TYPE_CNUAS_VNIC "cnuas-vnic"
 OBJECT_DECLARE_TYPE(CnuasVnicState, CnuasVnicClass, CNUAS_VNIC)
@@ -27,7 +28,6 @@ OBJECT_DECLARE_TYPE(CnuasVnicState, CnuasVnicClass, CNUAS_VNIC)
 #define CNUAS_VNIC_BUDGET       256
 /* Descriptors fetched from guest memory in one DMA read. */
 #define CNUAS_VNIC_DESC_CACHE   64
-#define CNUAS_VNIC_RECONNECT_MS 500
 /* Upper bound for INT_DELAY, so a guest cannot park interrupts forever. */
 #define CNUAS_VNIC_MAX_INT_DELAY_US 100000
 /*
@@ -108,7 +108,7 @@ struct CnuasVnicState {
     bool link_published;        /* link state the driver was told about */
 
     /* Backend (not migrated: each side owns its connection) */
-    int fd;
+    CnuasSockLink link;         /* connection, reconnect, hang-up */
     bool link_up;
     bool rx_armed;              /* RX thread watches the socket */
     bool tx_armed;              /* write handler installed */
@@ -127,7 +127,6 @@ struct CnuasVnicState {
     bool rx_stopped;            /* under the BQL, signalled by rx_done */
     QemuCond rx_done;
     QEMUBH *tx_bh;
-    QEMUTimer *link_timer;      /* reconnect and hang-up detection */
     QEMUTimer *int_timer;       /* interrupt moderation */
 
     /* Bounce buffers: one frame each, CNUAS_VNIC_IO_BATCH of them */

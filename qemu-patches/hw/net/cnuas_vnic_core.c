@@ -12,10 +12,9 @@
  */
 
 #include "qemu/osdep.h"
-#include "qemu/cutils.h"
+#include "qapi/error.h"
 #include "qemu/log.h"
 #include "qemu/main-loop.h"
-#include "qemu/sockets.h"
 #include "exec/memory.h"
 #include "hw/core/cpu.h"
 #include "sysemu/dma.h"
@@ -23,7 +22,6 @@
 #include "cnuas_vnic.h"
 
 #include <poll.h>
-#include <sys/un.h>
 
 #define STAT(name) (CNUAS_VNIC_STAT_##name / 4)
 
@@ -311,13 +309,11 @@ static void cnuas_vnic_link_changed(CnuasVnicState *s)
 
 static void cnuas_vnic_link_down(CnuasVnicState *s)
 {
-    if (s->fd < 0) {
+    if (s->link.fd < 0) {
         return;
     }
-    qemu_set_fd_handler(s->fd, NULL, NULL, NULL);
     cnuas_vnic_rx_watch(s, -1);
-    close(s->fd);
-    s->fd = -1;
+    cnuas_socklink_close(&s->link);
     s->link_up = false;
     s->rx_armed = false;
     s->tx_armed = false;
@@ -327,22 +323,12 @@ static void cnuas_vnic_link_down(CnuasVnicState *s)
     qemu_bh_schedule(s->tx_bh);
 }
 
-static void cnuas_vnic_connect(CnuasVnicState *s)
+/* A new connection (work outside MMIO: see cnuas_vnic_guard_enter()). */
+static void cnuas_vnic_link_connected(void *opaque)
 {
-    struct sockaddr_un sa = { .sun_family = AF_UNIX };
-    int fd;
+    CnuasVnicState *s = opaque;
+    bool guard = cnuas_vnic_guard_enter(s);
 
-    fd = qemu_socket(AF_UNIX, SOCK_SEQPACKET, 0);
-    if (fd < 0) {
-        return;
-    }
-    qemu_socket_set_nonblock(fd);
-    pstrcpy(sa.sun_path, sizeof(sa.sun_path), s->socket_path);
-    if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-        close(fd);
-        return;
-    }
-    s->fd = fd;
     s->link_up = true;
     s->rx_armed = false;
     s->tx_armed = false;
@@ -350,17 +336,24 @@ static void cnuas_vnic_connect(CnuasVnicState *s)
     cnuas_vnic_update_handlers(s);
     cnuas_vnic_link_changed(s);
     qemu_bh_schedule(s->tx_bh);
+    cnuas_vnic_guard_exit(s, guard);
 }
 
-/* Did the peer go away while we are not reading (RX back-pressure)? */
-static bool cnuas_vnic_hung_up(CnuasVnicState *s)
+/* The peer went away while we did not read (RX back-pressure). */
+static void cnuas_vnic_link_hung_up(void *opaque)
 {
-    struct pollfd pfd = { .fd = s->fd, .events = POLLRDHUP };
+    CnuasVnicState *s = opaque;
+    bool guard = cnuas_vnic_guard_enter(s);
 
-    if (poll(&pfd, 1, 0) <= 0) {
-        return false;
-    }
-    return pfd.revents & (POLLHUP | POLLRDHUP | POLLERR | POLLNVAL);
+    cnuas_vnic_link_down(s);
+    cnuas_vnic_guard_exit(s, guard);
+}
+
+static bool cnuas_vnic_link_reading(void *opaque)
+{
+    CnuasVnicState *s = opaque;
+
+    return s->rx_armed;
 }
 
 /*
@@ -378,29 +371,24 @@ static bool cnuas_vnic_link_wanted(CnuasVnicState *s)
            (s->vm_running && (s->ctrl & CNUAS_VNIC_CTRL_ENABLE));
 }
 
-static void cnuas_vnic_link_timer(void *opaque)
+static bool cnuas_vnic_link_may_connect(void *opaque)
 {
-    CnuasVnicState *s = opaque;
-    bool guard = cnuas_vnic_guard_enter(s);
-
-    if (s->fd < 0) {
-        if (cnuas_vnic_link_wanted(s)) {
-            cnuas_vnic_connect(s);
-        }
-    } else if (!s->rx_armed && cnuas_vnic_hung_up(s)) {
-        cnuas_vnic_link_down(s);
-    }
-    cnuas_vnic_guard_exit(s, guard);
-    timer_mod(s->link_timer, qemu_clock_get_ms(QEMU_CLOCK_REALTIME) +
-              CNUAS_VNIC_RECONNECT_MS);
+    return cnuas_vnic_link_wanted(opaque);
 }
+
+static const CnuasSockLinkOps cnuas_vnic_socklink_ops = {
+    .connected = cnuas_vnic_link_connected,
+    .hung_up = cnuas_vnic_link_hung_up,
+    .reading = cnuas_vnic_link_reading,
+    .may_connect = cnuas_vnic_link_may_connect,
+};
 
 /* Install exactly the fd handlers the current state needs. */
 static void cnuas_vnic_update_handlers(CnuasVnicState *s)
 {
     bool rx, tx;
 
-    if (s->fd < 0) {
+    if (s->link.fd < 0) {
         return;
     }
     rx = s->vm_running && s->rxq.state == CNUAS_VNIC_QS_RUNNING &&
@@ -410,12 +398,12 @@ static void cnuas_vnic_update_handlers(CnuasVnicState *s)
         return;
     }
     if (tx != s->tx_armed) {
-        qemu_set_fd_handler(s->fd, NULL, tx ? cnuas_vnic_tx_writable : NULL,
-                            s);
+        qemu_set_fd_handler(s->link.fd, NULL,
+                            tx ? cnuas_vnic_tx_writable : NULL, s);
     }
     s->rx_armed = rx;
     s->tx_armed = tx;
-    cnuas_vnic_rx_watch(s, rx ? s->fd : -1);
+    cnuas_vnic_rx_watch(s, rx ? s->link.fd : -1);
 }
 
 /* ---- TX ---- */
@@ -537,7 +525,7 @@ static unsigned cnuas_vnic_tx_send(CnuasVnicState *s, struct mmsghdr *msgs,
     int r;
 
     while (sent < n) {
-        r = sendmmsg(s->fd, msgs + sent, n - sent,
+        r = sendmmsg(s->link.fd, msgs + sent, n - sent,
                      MSG_DONTWAIT | MSG_NOSIGNAL);
         if (r > 0) {
             sent += r;
@@ -724,7 +712,7 @@ static void cnuas_vnic_rx_check_stall(CnuasVnicState *s)
 {
     char c;
 
-    if (recv(s->fd, &c, 1, MSG_PEEK | MSG_DONTWAIT) > 0) {
+    if (recv(s->link.fd, &c, 1, MSG_PEEK | MSG_DONTWAIT) > 0) {
         s->stats[STAT(RX_STALLS)]++;
     }
 }
@@ -742,7 +730,7 @@ static void cnuas_vnic_rx_readable(void *opaque)
     bool eof = false;
     int r;
 
-    while (budget && s->fd >= 0 && q->state == CNUAS_VNIC_QS_RUNNING) {
+    while (budget && s->link.fd >= 0 && q->state == CNUAS_VNIC_QS_RUNNING) {
         n = MIN(q->prod - q->cons, MIN(budget, CNUAS_VNIC_IO_BATCH));
         if (!n) {
             cnuas_vnic_rx_check_stall(s);
@@ -759,7 +747,7 @@ static void cnuas_vnic_rx_readable(void *opaque)
             msgs[i].msg_hdr.msg_iov = &iov[i];
             msgs[i].msg_hdr.msg_iovlen = 1;
         }
-        r = recvmmsg(s->fd, msgs, n, MSG_DONTWAIT, NULL);
+        r = recvmmsg(s->link.fd, msgs, n, MSG_DONTWAIT, NULL);
         if (r < 0 && errno == EINTR) {
             continue;
         }
@@ -1020,7 +1008,7 @@ static void *cnuas_vnic_rx_thread(void *opaque)
         }
         qemu_mutex_lock_iothread();
         stop = s->rx_stop;
-        if (!stop && s->rx_armed && s->fd == fd) {
+        if (!stop && s->rx_armed && s->link.fd == fd) {
             bool guard = cnuas_vnic_guard_enter(s);
 
             cnuas_vnic_rx_readable(s);
@@ -1077,8 +1065,8 @@ static void cnuas_vnic_enable(CnuasVnicState *s)
     s->txq.state = CNUAS_VNIC_QS_RUNNING;
     s->rxq.state = CNUAS_VNIC_QS_RUNNING;
     cnuas_vnic_sb_write(s);
-    if (s->fd < 0 && s->socket_path && cnuas_vnic_link_wanted(s)) {
-        cnuas_vnic_connect(s);
+    if (cnuas_vnic_link_wanted(s)) {
+        cnuas_socklink_connect(&s->link);
     }
 }
 
@@ -1472,8 +1460,8 @@ static void cnuas_vnic_vm_state(void *opaque, bool running, RunState state)
         bool guard = cnuas_vnic_guard_enter(s);
 
         /* A migrated IB device: see cnuas_vnic_link_wanted(). */
-        if (s->fd < 0 && s->socket_path && cnuas_vnic_link_wanted(s)) {
-            cnuas_vnic_connect(s);
+        if (cnuas_vnic_link_wanted(s)) {
+            cnuas_socklink_connect(&s->link);
         }
         cnuas_vnic_link_changed(s);
         cnuas_vnic_guard_exit(s, guard);
@@ -1483,7 +1471,9 @@ static void cnuas_vnic_vm_state(void *opaque, bool running, RunState state)
 
 void cnuas_vnic_core_realize(CnuasVnicState *s)
 {
-    s->fd = -1;
+    /* Connecting only: the path was checked with the properties. */
+    cnuas_socklink_init(&s->link, s->socket_path, false,
+                        &cnuas_vnic_socklink_ops, s, &error_abort);
     s->rx_fd = -1;
     event_notifier_init(&s->rx_kick, false);
     qemu_cond_init(&s->rx_done);
@@ -1493,14 +1483,10 @@ void cnuas_vnic_core_realize(CnuasVnicState *s)
     s->tx_bh = qemu_bh_new_guarded(cnuas_vnic_tx_bh, s,
                                    &DEVICE(s)->mem_reentrancy_guard);
     s->int_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, cnuas_vnic_int_timer, s);
-    s->link_timer = timer_new_ms(QEMU_CLOCK_REALTIME, cnuas_vnic_link_timer,
-                                 s);
     s->vm_running = runstate_is_running();
     s->vmstate_change = qemu_add_vm_change_state_handler(cnuas_vnic_vm_state,
                                                          s);
-    if (s->socket_path) {
-        cnuas_vnic_link_timer(s);
-    }
+    cnuas_socklink_start(&s->link);
 }
 
 void cnuas_vnic_core_unrealize(CnuasVnicState *s)
@@ -1514,13 +1500,8 @@ void cnuas_vnic_core_unrealize(CnuasVnicState *s)
     qemu_thread_join(&s->rx_thread);
     event_notifier_cleanup(&s->rx_kick);
     qemu_cond_destroy(&s->rx_done);
-    if (s->fd >= 0) {
-        qemu_set_fd_handler(s->fd, NULL, NULL, NULL);
-        close(s->fd);
-        s->fd = -1;
-    }
+    cnuas_socklink_cleanup(&s->link);
     qemu_del_vm_change_state_handler(s->vmstate_change);
-    timer_free(s->link_timer);
     timer_free(s->int_timer);
     qemu_bh_delete(s->tx_bh);
     g_free(s->bufs);

@@ -14,9 +14,8 @@
 #include "hw/pci/pcie.h"
 #include "hw/qdev-properties.h"
 #include "migration/vmstate.h"
+#include "sysemu/sysemu.h"
 #include "cnuas_vnic.h"
-
-#include <sys/un.h>
 
 struct CnuasVnicClass {
     PCIDeviceClass parent_class;
@@ -71,7 +70,6 @@ static bool cnuas_vnic_parse_props(CnuasVnicState *s, unsigned *speed,
                                    Error **errp)
 {
     const char *want = s->speed_str ? s->speed_str : "32";
-    struct sockaddr_un sa;
     unsigned i;
 
     if (!s->link_layer_str || !strcmp(s->link_layer_str, "eth")) {
@@ -102,11 +100,46 @@ static bool cnuas_vnic_parse_props(CnuasVnicState *s, unsigned *speed,
                    s->width);
         return false;
     }
-    if (s->socket_path && strlen(s->socket_path) >= sizeof(sa.sun_path)) {
-        error_setg(errp, "socket_path is longer than %zu bytes",
-                   sizeof(sa.sun_path) - 1);
-        return false;
+    return cnuas_socklink_check_path(s->socket_path, "socket_path", errp);
+}
+
+/*
+ * The MAC, and on an IB link the GUIDs the driver makes of it, must be
+ * unique on the fabric and the VM's own: the same across guest reboots,
+ * QEMU restarts and migration. Without mac=, a VM given -uuid gets one
+ * made from its UUID and the device's QOM path, so its NICs differ and a
+ * migration destination (same command line) makes the same one. QEMU
+ * knows nothing else unique to the VM (its own default is unique within
+ * one process only): on a fabric, a device with neither does not start.
+ */
+static bool cnuas_vnic_default_mac(CnuasVnicState *s, Error **errp)
+{
+    static const MACAddr unset;
+    g_autofree char *path = NULL;
+    g_autoptr(GChecksum) sum = NULL;
+    uint8_t digest[32];
+    gsize len = sizeof(digest);
+
+    if (memcmp(&s->mac, &unset, sizeof(unset))) {
+        return true;
     }
+    if (!qemu_uuid_set) {
+        if (s->socket_path) {
+            error_setg(errp, "cnuas-vnic with socket_path needs mac= or "
+                       "-uuid: a default MAC would be unique only within "
+                       "this QEMU process");
+            return false;
+        }
+        qemu_macaddr_default_if_unset(&s->mac);
+        return true;
+    }
+    path = object_get_canonical_path(OBJECT(s)) ?: g_strdup("");
+    sum = g_checksum_new(G_CHECKSUM_SHA256);
+    g_checksum_update(sum, qemu_uuid.data, sizeof(qemu_uuid.data));
+    g_checksum_update(sum, (const guchar *)path, strlen(path));
+    g_checksum_get_digest(sum, digest, &len);
+    memcpy(s->mac.a, digest, sizeof(s->mac.a));
+    s->mac.a[0] = (s->mac.a[0] & ~1) | 2;   /* unicast, locally administered */
     return true;
 }
 
@@ -116,7 +149,8 @@ static void cnuas_vnic_realize(PCIDevice *pdev, Error **errp)
     Error *err = NULL;
     unsigned speed, vec;
 
-    if (!cnuas_vnic_parse_props(s, &speed, errp)) {
+    if (!cnuas_vnic_parse_props(s, &speed, errp) ||
+        !cnuas_vnic_default_mac(s, errp)) {
         return;
     }
     s->link_speed_mbps =
@@ -151,7 +185,6 @@ static void cnuas_vnic_realize(PCIDevice *pdev, Error **errp)
         }
     }
 
-    qemu_macaddr_default_if_unset(&s->mac);
     cnuas_vnic_core_realize(s);
 }
 

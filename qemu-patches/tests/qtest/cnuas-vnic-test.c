@@ -8,12 +8,8 @@
  */
 
 #include "qemu/osdep.h"
-#include <poll.h>
-#include <sys/un.h>
 #include "qemu/bswap.h"
-#include "libqtest.h"
-#include "libqos/libqos-pc.h"
-#include "libqos/pci-pc.h"
+#include "cnuas-qtest-harness.h"
 #include "hw/pci/pci_regs.h"
 #include "hw/net/cnuas_vnic_hw.h"
 #include "hw/net/cnuas_ib_link.h"
@@ -22,7 +18,7 @@
 
 #define TEST_MAC        "52:54:00:12:34:56"
 #define RING            64
-#define WAIT_US         (5 * 1000 * 1000)
+#define WAIT_US         CNUAS_QTEST_WAIT_US
 #define BUF_SIZE        CNUAS_VNIC_MAX_FRAME
 
 typedef struct Vnic {
@@ -37,42 +33,6 @@ typedef struct Vnic {
     uint64_t txring, rxring, sb, txbuf, rxbuf;
     uint32_t txprod, rxprod;
 } Vnic;
-
-static void save_dev(QPCIDevice *dev, int devfn, void *data)
-{
-    QPCIDevice **pdev = data;
-
-    if (!*pdev) {
-        *pdev = dev;
-    } else {
-        g_free(dev);
-    }
-}
-
-static int listen_on(const char *path)
-{
-    struct sockaddr_un sa = { .sun_family = AF_UNIX };
-    int fd = socket(AF_UNIX, SOCK_SEQPACKET, 0);
-
-    g_assert_cmpint(fd, >=, 0);
-    g_assert_cmpuint(strlen(path), <, sizeof(sa.sun_path));
-    strcpy(sa.sun_path, path);
-    unlink(path);
-    g_assert_cmpint(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), ==, 0);
-    g_assert_cmpint(listen(fd, 4), ==, 0);
-    return fd;
-}
-
-static int accept_timeout(int lfd)
-{
-    struct pollfd pfd = { .fd = lfd, .events = POLLIN };
-    int fd;
-
-    g_assert_cmpint(poll(&pfd, 1, WAIT_US / 1000), ==, 1);
-    fd = accept(lfd, NULL, NULL);
-    g_assert_cmpint(fd, >=, 0);
-    return fd;
-}
 
 static uint32_t rd(Vnic *v, uint32_t reg)
 {
@@ -89,47 +49,35 @@ static uint32_t vstat(Vnic *v, uint32_t off)
     return rd(v, CNUAS_VNIC_REG_STATS + off);
 }
 
-/* Poll a register (through qtest, so QEMU keeps running) until it matches. */
 static bool wait_reg(Vnic *v, uint32_t reg, uint32_t mask, uint32_t want)
 {
-    int us;
-
-    for (us = 0; us < WAIT_US; us += 1000) {
-        if ((rd(v, reg) & mask) == want) {
-            return true;
-        }
-        g_usleep(1000);
-    }
-    return false;
+    return cnuas_qtest_wait_reg(v->dev, v->bar, reg, mask, want);
 }
 
 static Vnic *vnic_new(const char *extra, bool with_socket)
 {
     Vnic *v = g_new0(Vnic, 1);
-    QPCIDevice *dev = NULL;
+    QPCIDevice *dev;
 
-    v->dir = g_dir_make_tmp("cnuas-vnic-XXXXXX", NULL);
-    g_assert(v->dir);
-    v->path = g_build_filename(v->dir, "sw.sock", NULL);
+    v->path = cnuas_qtest_sock_path("cnuas-vnic-XXXXXX", "sw.sock", &v->dir);
     v->lfd = -1;
     v->cfd = -1;
     if (with_socket) {
-        v->lfd = listen_on(v->path);
+        v->lfd = cnuas_qtest_listen(v->path);
     }
     v->qs = qtest_pc_boot("-nodefaults -device cnuas-vnic,id=nic0,addr=0x4,"
                           "mac=" TEST_MAC "%s%s%s",
                           with_socket ? ",socket_path=" : "",
                           with_socket ? v->path : "", extra ? extra : "");
     v->qts = v->qs->qts;
-    qpci_device_foreach(v->qs->pcibus, CNUAS_VNIC_VENDOR_ID,
-                        CNUAS_VNIC_DEVICE_ID, save_dev, &dev);
-    g_assert(dev);
+    dev = cnuas_qtest_find_dev(v->qs->pcibus, CNUAS_VNIC_VENDOR_ID,
+                               CNUAS_VNIC_DEVICE_ID);
     v->dev = dev;
     v->bar = qpci_iomap(dev, CNUAS_VNIC_BAR_REGS, NULL);
     qpci_device_enable(dev);
     /* An IB link comes up only once the driver enables the device. */
     if (with_socket && !(extra && strstr(extra, "link_layer=ib"))) {
-        v->cfd = accept_timeout(v->lfd);
+        v->cfd = cnuas_qtest_accept(v->lfd);
     }
 
     v->txring = guest_alloc(&v->qs->alloc, RING * 16);
@@ -142,18 +90,11 @@ static Vnic *vnic_new(const char *extra, bool with_socket)
 
 static void vnic_free(Vnic *v)
 {
-    if (v->cfd >= 0) {
-        close(v->cfd);
-    }
-    if (v->lfd >= 0) {
-        close(v->lfd);
-    }
+    cnuas_qtest_close(v->cfd);
+    cnuas_qtest_close(v->lfd);
     g_free(v->dev);
     qtest_shutdown(v->qs);
-    unlink(v->path);
-    rmdir(v->dir);
-    g_free(v->path);
-    g_free(v->dir);
+    cnuas_qtest_sock_path_free(v->dir, v->path);
     g_free(v);
 }
 
@@ -209,15 +150,6 @@ static void get_desc(Vnic *v, uint64_t ring, uint32_t idx,
 static uint32_t sb_field(Vnic *v, unsigned word)
 {
     return qtest_readl(v->qts, v->sb + 4 * word);
-}
-
-static void fill(uint8_t *buf, size_t len, unsigned seed)
-{
-    size_t i;
-
-    for (i = 0; i < len; i++) {
-        buf[i] = (uint8_t)(seed * 131 + i * 7 + (i >> 8));
-    }
 }
 
 /* Receive one frame as the switch; returns its length, -1 on timeout. */
@@ -372,19 +304,73 @@ static void test_properties(void)
     vnic_free(v);
 }
 
+/* Boot with @args and read the MAC of the cnuas-vnic in @slot. */
+static uint64_t boot_mac(const char *args, int slot)
+{
+    QOSState *qs = qtest_pc_boot("-nodefaults %s", args);
+    QPCIDevice *dev = qpci_device_find(qs->pcibus, QPCI_DEVFN(slot, 0));
+    QPCIBar bar;
+    uint64_t mac;
+
+    g_assert(dev);
+    bar = qpci_iomap(dev, CNUAS_VNIC_BAR_REGS, NULL);
+    qpci_device_enable(dev);
+    mac = qpci_io_readl(dev, bar, CNUAS_VNIC_REG_MAC_LO) |
+          (uint64_t)qpci_io_readl(dev, bar, CNUAS_VNIC_REG_MAC_HI) << 32;
+    g_free(dev);
+    qtest_shutdown(qs);
+    return mac;
+}
+
+/*
+ * Without mac=, the MAC comes from -uuid and the device: unique per VM
+ * and NIC, the same on every start (and so on a migration destination).
+ * On a fabric without either, the device does not start.
+ */
+static void test_default_mac(void)
+{
+    const char *qemu = g_getenv("QTEST_QEMU_BINARY");
+    const char *u1 = "-uuid 6c3e3ad4-3c51-4b8f-9d1e-0f6a2b7c8d91";
+    const char *nics = "-device cnuas-vnic,id=nic0,addr=0x4,"
+                       "socket_path=/nonexistent/sw.sock "
+                       "-device cnuas-vnic,id=nic1,addr=0x5,"
+                       "socket_path=/nonexistent/sw.sock";
+    g_autofree char *a1 = g_strdup_printf("%s %s", u1, nics);
+    g_autofree char *a2 = g_strdup_printf("-uuid 0f4b2d1e-8a6c-4c3f-b9e2-"
+                                          "7d5a1c0e3b42 %s", nics);
+    uint64_t m0 = boot_mac(a1, 4), m1 = boot_mac(a1, 5);
+    char *argv[] = { (char *)qemu, (char *)"-M", (char *)"pc",
+                     (char *)"-nodefaults", (char *)"-display",
+                     (char *)"none", (char *)"-S", (char *)"-device",
+                     (char *)"cnuas-vnic,socket_path=/nonexistent/sw.sock",
+                     NULL };
+    g_autofree char *err = NULL;
+    int status;
+
+    g_assert_cmphex(m0 & 3, ==, 2);     /* unicast, locally administered */
+    g_assert_cmphex(m1 & 3, ==, 2);
+    g_assert_cmphex(m0, !=, m1);
+    g_assert_cmphex(boot_mac(a1, 4), ==, m0);
+    g_assert_cmphex(boot_mac(a2, 4), !=, m0);
+
+    g_assert(qemu);
+    g_assert(g_spawn_sync(NULL, argv, NULL, G_SPAWN_STDOUT_TO_DEV_NULL, NULL,
+                          NULL, NULL, &err, &status, NULL));
+    g_assert_cmpint(status, !=, 0);
+    g_assert(strstr(err, "needs mac= or -uuid"));
+}
+
 static void test_pcie_link(void)
 {
     QTestState *qts;
     QPCIBus *bus;
-    QPCIDevice *dev = NULL;
+    QPCIDevice *dev;
     uint8_t cap;
     uint32_t lnkcap;
 
     qts = qtest_init("-M q35 -nodefaults -device cnuas-vnic,addr=0x4");
     bus = qpci_new_pc(qts, NULL);
-    qpci_device_foreach(bus, CNUAS_VNIC_VENDOR_ID, CNUAS_VNIC_DEVICE_ID,
-                        save_dev, &dev);
-    g_assert(dev);
+    dev = cnuas_qtest_find_dev(bus, CNUAS_VNIC_VENDOR_ID, CNUAS_VNIC_DEVICE_ID);
     cap = qpci_find_capability(dev, PCI_CAP_ID_EXP, 0);
     g_assert_cmpuint(cap, !=, 0);
     lnkcap = qpci_config_readl(dev, cap + PCI_EXP_LNKCAP);
@@ -413,7 +399,7 @@ static void test_tx(void)
             uint64_t addr = v->txbuf + i * BUF_SIZE;
             uint32_t left = sizes[i], chunk = DIV_ROUND_UP(sizes[i], segs[i]);
 
-            fill(want, sizes[i], round * 16 + i);
+            cnuas_qtest_fill(want, sizes[i], round * 16 + i);
             qtest_memwrite(v->qts, addr, want, sizes[i]);
             for (s = 0; s < segs[i]; s++) {
                 uint32_t len = MIN(chunk, left);
@@ -427,7 +413,7 @@ static void test_tx(void)
         for (i = 0; i < ARRAY_SIZE(sizes); i++) {
             ssize_t n = sw_recv(v, got, BUF_SIZE + 1, 5000);
 
-            fill(want, sizes[i], round * 16 + i);
+            cnuas_qtest_fill(want, sizes[i], round * 16 + i);
             g_assert_cmpint(n, ==, sizes[i]);
             g_assert(memcmp(got, want, sizes[i]) == 0);
             frames++;
@@ -470,7 +456,7 @@ static void check_rx(Vnic *v, uint32_t idx, uint32_t len, unsigned seed)
     get_desc(v, v->rxring, idx, &d);
     g_assert_cmpuint(le32_to_cpu(d.len), ==, len);
     g_assert_cmphex(le16_to_cpu(d.flags), ==, CNUAS_VNIC_DESC_F_DONE);
-    fill(want, len, seed);
+    cnuas_qtest_fill(want, len, seed);
     qtest_memread(v->qts, le64_to_cpu(d.addr), got, len);
     g_assert(memcmp(got, want, len) == 0);
 }
@@ -487,7 +473,7 @@ static void test_rx(void)
     for (round = 0; round < 20; round++) {
         post_rx(v, ARRAY_SIZE(sizes), BUF_SIZE);
         for (i = 0; i < ARRAY_SIZE(sizes); i++) {
-            fill(buf, sizes[i], round * 8 + i);
+            cnuas_qtest_fill(buf, sizes[i], round * 8 + i);
             sw_send(v, buf, sizes[i]);
         }
         g_assert(wait_reg(v, CNUAS_VNIC_REG_RXQ + CNUAS_VNIC_Q_CONS, ~0u,
@@ -503,7 +489,7 @@ static void test_rx(void)
 
     /* A frame larger than the posted buffer is returned with F_ERR. */
     post_rx(v, 1, 100);
-    fill(buf, 200, 1);
+    cnuas_qtest_fill(buf, 200, 1);
     sw_send(v, buf, 200);
     g_assert(wait_reg(v, CNUAS_VNIC_REG_RXQ + CNUAS_VNIC_Q_CONS, ~0u,
                       v->rxprod));
@@ -515,7 +501,7 @@ static void test_rx(void)
     /* A frame larger than the maximum is an oversize too, not a crash. */
     post_rx(v, 2, BUF_SIZE);
     sw_send(v, buf, BUF_SIZE + 100);
-    fill(buf, 60, 2);
+    cnuas_qtest_fill(buf, 60, 2);
     sw_send(v, buf, 60);
     g_assert(wait_reg(v, CNUAS_VNIC_REG_RXQ + CNUAS_VNIC_Q_CONS, ~0u,
                       v->rxprod));
@@ -548,7 +534,7 @@ static void test_rx_poll(void)
     vnic_start(v);
     g_assert(rd(v, CNUAS_VNIC_REG_DRV_FEATURES) & CNUAS_VNIC_F_RX_POLL);
     /* Without buffers nothing moves: the frame waits on the socket. */
-    fill(buf, 60, 1);
+    cnuas_qtest_fill(buf, 60, 1);
     sw_send(v, buf, 60);
     g_assert_cmpuint(qpci_io_readl(v->dev, poll, CNUAS_VNIC_POLL_RX), ==, 0);
     reads++;
@@ -556,7 +542,7 @@ static void test_rx_poll(void)
     for (i = 0; i < 40; i++) {
         len = i ? 100 + i * 200 : 60;
         if (i) {
-            fill(buf, len, i + 1);
+            cnuas_qtest_fill(buf, len, i + 1);
             sw_send(v, buf, len);
         }
         post_rx(v, 1, BUF_SIZE);
@@ -575,7 +561,7 @@ static void test_rx_poll(void)
     post_rx(v, 1, BUF_SIZE);
     moved += qpci_io_readl(v->dev, poll, CNUAS_VNIC_POLL_RX);
     reads++;
-    fill(buf, 60, 99);
+    cnuas_qtest_fill(buf, 60, 99);
     sw_send(v, buf, 60);
     deadline = g_get_monotonic_time() + WAIT_US;
     while (rd(v, CNUAS_VNIC_REG_RXQ + CNUAS_VNIC_Q_CONS) != v->rxprod) {
@@ -690,7 +676,7 @@ static void test_roce_icrc(void)
 
     /* F_ICRC on a frame that is not RoCEv2: sent unchanged, counted. */
     errors = vstat(v, CNUAS_VNIC_STAT_GUEST_ERRORS);
-    fill(f, 200, 7);
+    cnuas_qtest_fill(f, 200, 7);
     tx_one(v, f, 200, CNUAS_VNIC_DESC_F_ICRC, got);
     g_assert(memcmp(got, f, 200) == 0);
     g_assert_cmpuint(vstat(v, CNUAS_VNIC_STAT_GUEST_ERRORS), ==, errors + 1);
@@ -717,7 +703,7 @@ static uint32_t ib_packet(uint8_t *f, bool global, unsigned seed)
 {
     uint32_t hl = 8 + (global ? 40 : 0), len = hl + 12 + 8 + 64 + 4;
 
-    fill(f, len, seed);
+    cnuas_qtest_fill(f, len, seed);
     f[0] = 0x10;                    /* VL1, LVer 0: the VL is masked */
     f[1] = global ? 0x03 : 0x02;
     stw_be_p(f + 2, 2);
@@ -778,7 +764,7 @@ static void test_ib_crc(void)
 
     g_assert(rd(v, CNUAS_VNIC_REG_FEATURES) & CNUAS_VNIC_F_IB_CRC);
     vnic_start(v);
-    v->cfd = accept_timeout(v->lfd);
+    v->cfd = cnuas_qtest_accept(v->lfd);
     g_assert(rd(v, CNUAS_VNIC_REG_DRV_FEATURES) & CNUAS_VNIC_F_IB_CRC);
     for (g = 0; g < 2; g++) {
         len = ib_packet(f, g, 3 + g);
@@ -829,7 +815,7 @@ static void test_ib_crc(void)
     /* A driver that did not enable it gets frames as they are. */
     v = vnic_new(",link_layer=ib", true);
     vnic_start_with(v, rd(v, CNUAS_VNIC_REG_FEATURES) & ~CNUAS_VNIC_F_IB_CRC);
-    v->cfd = accept_timeout(v->lfd);
+    v->cfd = cnuas_qtest_accept(v->lfd);
     len = ib_packet(f, false, 6);
     tx_one(v, f, len, CNUAS_VNIC_DESC_F_ICRC, got);
     g_assert(memcmp(got, f, len) == 0);
@@ -852,7 +838,7 @@ static void test_rx_backpressure(void)
 
     vnic_start(v);
     for (i = 0; i < 20; i++) {
-        fill(buf, sizeof(buf), i);
+        cnuas_qtest_fill(buf, sizeof(buf), i);
         sw_send(v, buf, sizeof(buf));
     }
     g_usleep(100 * 1000);
@@ -872,7 +858,7 @@ static void test_rx_backpressure(void)
     g_assert_cmpuint(vstat(v, CNUAS_VNIC_STAT_RX_FRAMES), ==, 20);
 
     /* Buffers still posted: new frames flow at once. */
-    fill(buf, sizeof(buf), 99);
+    cnuas_qtest_fill(buf, sizeof(buf), 99);
     sw_send(v, buf, sizeof(buf));
     g_assert(wait_reg(v, CNUAS_VNIC_REG_RXQ + CNUAS_VNIC_Q_CONS, ~0u, 21));
     check_rx(v, 20, sizeof(buf), 99);
@@ -890,7 +876,7 @@ static void test_tx_backpressure(void)
     vnic_start(v);
     /* 64 x 9 KiB is more than the socket buffers hold. */
     for (i = 0; i < RING; i++) {
-        fill(want, BUF_SIZE, i);
+        cnuas_qtest_fill(want, BUF_SIZE, i);
         qtest_memwrite(v->qts, v->rxbuf + i * BUF_SIZE, want, BUF_SIZE);
         put_desc(v, v->txring, i, v->rxbuf + i * BUF_SIZE, BUF_SIZE, 0);
     }
@@ -901,7 +887,7 @@ static void test_tx_backpressure(void)
 
     for (i = 0; i < RING; i++) {
         g_assert_cmpint(sw_recv(v, got, BUF_SIZE, 5000), ==, BUF_SIZE);
-        fill(want, BUF_SIZE, i);
+        cnuas_qtest_fill(want, BUF_SIZE, i);
         g_assert(memcmp(got, want, BUF_SIZE) == 0);
     }
     g_assert(wait_reg(v, CNUAS_VNIC_REG_TXQ + CNUAS_VNIC_Q_CONS, ~0u, RING));
@@ -1068,21 +1054,21 @@ static void test_link(void)
 
     /* The switch comes back: the device reconnects by itself. */
     wr(v, CNUAS_VNIC_REG_INT_ACK, CNUAS_VNIC_INT_ALL);
-    v->lfd = listen_on(v->path);
-    v->cfd = accept_timeout(v->lfd);
+    v->lfd = cnuas_qtest_listen(v->path);
+    v->cfd = cnuas_qtest_accept(v->lfd);
     g_assert(wait_reg(v, CNUAS_VNIC_REG_STATUS, CNUAS_VNIC_STATUS_LINK_UP,
                       CNUAS_VNIC_STATUS_LINK_UP));
     g_assert(rd(v, CNUAS_VNIC_REG_INT_STATUS) & CNUAS_VNIC_INT_MISC);
     g_assert(sb_field(v, 2) & CNUAS_VNIC_STATUS_LINK_UP);
 
     /* And traffic flows again both ways. */
-    fill(buf, 60, 5);
+    cnuas_qtest_fill(buf, 60, 5);
     qtest_memwrite(v->qts, v->txbuf, buf, 60);
     put_desc(v, v->txring, 2, v->txbuf, 60, 0);
     wr(v, CNUAS_VNIC_REG_TXQ + CNUAS_VNIC_Q_PROD, 3);
     g_assert_cmpint(sw_recv(v, buf, sizeof(buf), 5000), ==, 60);
     post_rx(v, 1, BUF_SIZE);
-    fill(buf, 60, 6);
+    cnuas_qtest_fill(buf, 60, 6);
     sw_send(v, buf, 60);
     g_assert(wait_reg(v, CNUAS_VNIC_REG_RXQ + CNUAS_VNIC_Q_CONS, ~0u, 1));
     check_rx(v, 0, 60, 6);
@@ -1134,7 +1120,7 @@ static void test_ib_link(void)
                     ==, 0);
 
     vnic_start(v);
-    v->cfd = accept_timeout(v->lfd);
+    v->cfd = cnuas_qtest_accept(v->lfd);
     g_assert(wait_reg(v, CNUAS_VNIC_REG_STATUS, CNUAS_VNIC_STATUS_LINK_UP,
                       CNUAS_VNIC_STATUS_LINK_UP));
     g_assert(rd(v, CNUAS_VNIC_REG_INT_STATUS) & CNUAS_VNIC_INT_MISC);
@@ -1148,10 +1134,10 @@ static void test_ib_link(void)
     g_assert(no_connect_within(v->lfd, 1200));
 
     vnic_start(v);
-    v->cfd = accept_timeout(v->lfd);
+    v->cfd = cnuas_qtest_accept(v->lfd);
     g_assert(wait_reg(v, CNUAS_VNIC_REG_STATUS, CNUAS_VNIC_STATUS_LINK_UP,
                       CNUAS_VNIC_STATUS_LINK_UP));
-    fill(buf, 60, 7);
+    cnuas_qtest_fill(buf, 60, 7);
     qtest_memwrite(v->qts, v->txbuf, buf, 60);
     put_desc(v, v->txring, 0, v->txbuf, 60, 0);
     wr(v, CNUAS_VNIC_REG_TXQ + CNUAS_VNIC_Q_PROD, 1);
@@ -1170,7 +1156,7 @@ static void test_msix_mask(void)
     vnic_start(v);
     wr(v, CNUAS_VNIC_REG_INT_MASK_SET, CNUAS_VNIC_INT_RX);
     post_rx(v, 1, BUF_SIZE);
-    fill(buf, sizeof(buf), 1);
+    cnuas_qtest_fill(buf, sizeof(buf), 1);
     sw_send(v, buf, sizeof(buf));
     g_assert(wait_reg(v, CNUAS_VNIC_REG_RXQ + CNUAS_VNIC_Q_CONS, ~0u, 1));
     g_assert(!qpci_msix_pending(v->dev, CNUAS_VNIC_VEC_RX));
@@ -1212,7 +1198,7 @@ static void test_msix_reentrancy(void)
     vnic_start(v);
     for (i = 0; i < 4; i++) {
         post_rx(v, 1, BUF_SIZE);
-        fill(buf, sizeof(buf), i);
+        cnuas_qtest_fill(buf, sizeof(buf), i);
         sw_send(v, buf, sizeof(buf));
         g_assert(wait_reg(v, CNUAS_VNIC_REG_RXQ + CNUAS_VNIC_Q_CONS, ~0u,
                           v->rxprod));
@@ -1244,7 +1230,7 @@ static void test_msix_automask(void)
     qpci_msix_enable(v->dev);
     vnic_start(v);
     g_assert(rd(v, CNUAS_VNIC_REG_DRV_FEATURES) & CNUAS_VNIC_F_INT_AUTOMASK);
-    fill(buf, sizeof(buf), 1);
+    cnuas_qtest_fill(buf, sizeof(buf), 1);
     /* An RX interrupt masks RX and TX by itself. */
     irqs = vstat(v, CNUAS_VNIC_STAT_IRQS);
     post_rx(v, 1, BUF_SIZE);
@@ -1393,7 +1379,7 @@ static void test_stop_cont(void)
     vnic_start(v);
     post_rx(v, 4, BUF_SIZE);
     qtest_qmp_assert_success(v->qts, "{ 'execute': 'stop' }");
-    fill(buf, sizeof(buf), 7);
+    cnuas_qtest_fill(buf, sizeof(buf), 7);
     sw_send(v, buf, sizeof(buf));
     g_usleep(100 * 1000);
     g_assert_cmpuint(rd(v, CNUAS_VNIC_REG_RXQ + CNUAS_VNIC_Q_CONS), ==, 0);
@@ -1420,12 +1406,12 @@ static void migrate_with(const char *ll)
     g_autofree char *uri = g_strdup_printf("unix:%s/mig.sock", v->dir);
     uint8_t buf[64];
     QOSState *src = v->qs, *dst;
-    QPCIDevice *dev = NULL;
+    QPCIDevice *dev;
     unsigned i;
 
     vnic_start(v);
     if (ib) {
-        v->cfd = accept_timeout(v->lfd);
+        v->cfd = cnuas_qtest_accept(v->lfd);
     }
     for (i = 0; i < 3; i++) {
         put_desc(v, v->txring, i, v->txbuf, 60, 0);
@@ -1436,7 +1422,7 @@ static void migrate_with(const char *ll)
     }
     post_rx(v, 4, BUF_SIZE);
     for (i = 0; i < 2; i++) {
-        fill(buf, 60, i);
+        cnuas_qtest_fill(buf, 60, i);
         sw_send_ll(v, buf, 60, ib);
     }
     g_assert(wait_reg(v, CNUAS_VNIC_REG_RXQ + CNUAS_VNIC_Q_CONS, ~0u, 2));
@@ -1450,10 +1436,10 @@ static void migrate_with(const char *ll)
         g_assert(no_connect_within(v->lfd, 1200));
         close(v->cfd);
         migrate(src, dst, uri);
-        v->cfd = accept_timeout(v->lfd);
+        v->cfd = cnuas_qtest_accept(v->lfd);
     } else {
         close(v->cfd);
-        v->cfd = accept_timeout(v->lfd);
+        v->cfd = cnuas_qtest_accept(v->lfd);
         migrate(src, dst, uri);
     }
 
@@ -1461,9 +1447,8 @@ static void migrate_with(const char *ll)
     qtest_shutdown(src);
     v->qs = dst;
     v->qts = dst->qts;
-    qpci_device_foreach(dst->pcibus, CNUAS_VNIC_VENDOR_ID,
-                        CNUAS_VNIC_DEVICE_ID, save_dev, &dev);
-    g_assert(dev);
+    dev = cnuas_qtest_find_dev(dst->pcibus, CNUAS_VNIC_VENDOR_ID,
+                               CNUAS_VNIC_DEVICE_ID);
     v->dev = dev;
     v->bar = qpci_iomap(dev, CNUAS_VNIC_BAR_REGS, NULL);
     qpci_device_enable(dev);
@@ -1483,7 +1468,7 @@ static void migrate_with(const char *ll)
                     ==, 0);
 
     /* The target carries on with the posted buffers and the TX ring. */
-    fill(buf, 60, 9);
+    cnuas_qtest_fill(buf, 60, 9);
     sw_send_ll(v, buf, 60, ib);
     g_assert(wait_reg(v, CNUAS_VNIC_REG_RXQ + CNUAS_VNIC_Q_CONS, ~0u, 3));
     check_rx(v, 2, 60, 9);
@@ -1513,8 +1498,9 @@ static void test_hotplug(void)
     int cfd;
 
     qtest_qmp_device_add(v->qts, "cnuas-vnic", "hp0",
-                         "{'addr': '0x6', 'socket_path': %s}", v->path);
-    cfd = accept_timeout(v->lfd);
+                         "{'addr': '0x6', 'mac': '52:54:00:12:34:57', "
+                         "'socket_path': %s}", v->path);
+    cfd = cnuas_qtest_accept(v->lfd);
     qpci_unplug_acpi_device_test(v->qts, "hp0", 0x6);
     /* The unplugged device closed its connection. */
     pfd.fd = cfd;
@@ -1530,6 +1516,7 @@ int main(int argc, char **argv)
     g_test_init(&argc, &argv, NULL);
     qtest_add_func("/cnuas-vnic/registers", test_registers);
     qtest_add_func("/cnuas-vnic/properties", test_properties);
+    qtest_add_func("/cnuas-vnic/default-mac", test_default_mac);
     qtest_add_func("/cnuas-vnic/pcie-link", test_pcie_link);
     qtest_add_func("/cnuas-vnic/tx", test_tx);
     qtest_add_func("/cnuas-vnic/tx-backpressure", test_tx_backpressure);

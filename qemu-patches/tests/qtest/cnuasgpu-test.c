@@ -11,18 +11,14 @@
  */
 
 #include "qemu/osdep.h"
-#include <poll.h>
-#include <sys/un.h>
 #include "qemu/bswap.h"
-#include "libqtest.h"
-#include "libqos/libqos-pc.h"
-#include "libqos/pci-pc.h"
+#include "cnuas-qtest-harness.h"
 #include "hw/pci/pci_regs.h"
 #include "hw/misc/cnuasgpu_hw.h"
 #include "hw/misc/cnuaslink.h"
 
 #define DEVMEM          (16 * 1024 * 1024)
-#define WAIT_US         (5 * 1000 * 1000)
+#define WAIT_US         CNUAS_QTEST_WAIT_US
 #define MAXF            CNUASGPU_LINK_MAX_FRAME
 #define PEER_EPOCH      0x5eed0000cafe0001ull
 
@@ -40,42 +36,6 @@ typedef struct Gpu {
     CnuasLinkHdr last;          /* header of the device's last DATA */
 } Gpu;
 
-static void save_dev(QPCIDevice *dev, int devfn, void *data)
-{
-    QPCIDevice **pdev = data;
-
-    if (!*pdev) {
-        *pdev = dev;
-    } else {
-        g_free(dev);
-    }
-}
-
-static int listen_on(const char *path)
-{
-    struct sockaddr_un sa = { .sun_family = AF_UNIX };
-    int fd = socket(AF_UNIX, SOCK_SEQPACKET, 0);
-
-    g_assert_cmpint(fd, >=, 0);
-    g_assert_cmpuint(strlen(path), <, sizeof(sa.sun_path));
-    strcpy(sa.sun_path, path);
-    unlink(path);
-    g_assert_cmpint(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), ==, 0);
-    g_assert_cmpint(listen(fd, 4), ==, 0);
-    return fd;
-}
-
-static int accept_timeout(int lfd)
-{
-    struct pollfd pfd = { .fd = lfd, .events = POLLIN };
-    int fd;
-
-    g_assert_cmpint(poll(&pfd, 1, WAIT_US / 1000), ==, 1);
-    fd = accept(lfd, NULL, NULL);
-    g_assert_cmpint(fd, >=, 0);
-    return fd;
-}
-
 static uint32_t rd(Gpu *g, uint32_t reg)
 {
     return qpci_io_readl(g->dev, g->regs, reg);
@@ -91,33 +51,22 @@ static uint32_t gstat(Gpu *g, uint32_t off)
     return rd(g, CNUASGPU_REG_STATS + off);
 }
 
-/* Poll a register (through qtest, so QEMU keeps running) until it matches. */
 static bool wait_reg(Gpu *g, uint32_t reg, uint32_t mask, uint32_t want)
 {
-    int us;
-
-    for (us = 0; us < WAIT_US; us += 1000) {
-        if ((rd(g, reg) & mask) == want) {
-            return true;
-        }
-        g_usleep(1000);
-    }
-    return false;
+    return cnuas_qtest_wait_reg(g->dev, g->regs, reg, mask, want);
 }
 
 /* sock: 0 none, 1 device connects to us, 2 device listens */
 static Gpu *gpu_new(const char *extra, int sock)
 {
     Gpu *g = g_new0(Gpu, 1);
-    QPCIDevice *dev = NULL;
+    QPCIDevice *dev;
 
-    g->dir = g_dir_make_tmp("cnuasgpu-XXXXXX", NULL);
-    g_assert(g->dir);
-    g->path = g_build_filename(g->dir, "link.sock", NULL);
+    g->path = cnuas_qtest_sock_path("cnuasgpu-XXXXXX", "link.sock", &g->dir);
     g->lfd = -1;
     g->cfd = -1;
     if (sock == 1) {
-        g->lfd = listen_on(g->path);
+        g->lfd = cnuas_qtest_listen(g->path);
     }
     g->qs = qtest_pc_boot("-nodefaults -device cnuasgpu,id=gpu0,addr=0x4%s%s"
                           "%s%s", extra ? extra : "",
@@ -125,15 +74,14 @@ static Gpu *gpu_new(const char *extra, int sock)
                           sock ? g->path : "",
                           sock == 2 ? ",cnuaslink_listen=on" : "");
     g->qts = g->qs->qts;
-    qpci_device_foreach(g->qs->pcibus, CNUASGPU_VENDOR_ID,
-                        CNUASGPU_DEVICE_ID, save_dev, &dev);
-    g_assert(dev);
+    dev = cnuas_qtest_find_dev(g->qs->pcibus, CNUASGPU_VENDOR_ID,
+                               CNUASGPU_DEVICE_ID);
     g->dev = dev;
     g->regs = qpci_iomap(dev, CNUASGPU_BAR_REGS, &g->regs_size);
     g->mem = qpci_iomap(dev, CNUASGPU_BAR_DEVMEM, &g->mem_size);
     qpci_device_enable(dev);
     if (sock == 1) {
-        g->cfd = accept_timeout(g->lfd);
+        g->cfd = cnuas_qtest_accept(g->lfd);
     } else if (sock == 2) {
         struct sockaddr_un sa = { .sun_family = AF_UNIX };
 
@@ -147,28 +95,12 @@ static Gpu *gpu_new(const char *extra, int sock)
 
 static void gpu_free(Gpu *g)
 {
-    if (g->cfd >= 0) {
-        close(g->cfd);
-    }
-    if (g->lfd >= 0) {
-        close(g->lfd);
-    }
+    cnuas_qtest_close(g->cfd);
+    cnuas_qtest_close(g->lfd);
     g_free(g->dev);
     qtest_shutdown(g->qs);
-    unlink(g->path);
-    rmdir(g->dir);
-    g_free(g->path);
-    g_free(g->dir);
+    cnuas_qtest_sock_path_free(g->dir, g->path);
     g_free(g);
-}
-
-static void fill(uint8_t *buf, size_t len, unsigned seed)
-{
-    size_t i;
-
-    for (i = 0; i < len; i++) {
-        buf[i] = (uint8_t)(seed * 131 + i * 7 + (i >> 8));
-    }
 }
 
 /* One message from the device: its header in *h, the frame in buf. */
@@ -332,7 +264,7 @@ static void test_devmem(void)
     Gpu *g = gpu_new(",devmem_size=16M", 0);
     g_autofree uint8_t *a = g_malloc(8192), *b = g_malloc(8192);
 
-    fill(a, 8192, 3);
+    cnuas_qtest_fill(a, 8192, 3);
     qpci_memwrite(g->dev, g->mem, DEVMEM - 8192, a, 8192);
     qpci_memread(g->dev, g->mem, DEVMEM - 8192, b, 8192);
     g_assert_cmpmem(a, 8192, b, 8192);
@@ -405,7 +337,7 @@ static void test_bad_ranges(void)
     g_assert_cmpint(peer_recv(g, buf, sizeof(buf), 200), ==, -1);
 
     /* An RX buffer outside BAR1 never receives; a valid one does. */
-    fill(buf, sizeof(buf), 1);
+    cnuas_qtest_fill(buf, sizeof(buf), 1);
     peer_send(g, buf, sizeof(buf));
     for (i = 0; i < 3; i++) {
         set_rx(g, bad[i + 2].off, bad[i + 2].len);
@@ -432,7 +364,7 @@ static void test_link_frames(void)
 
     /* TX: BAR1 -> peer, byte for byte. */
     for (i = 0; i < ARRAY_SIZE(sizes); i++) {
-        fill(a, sizes[i], i);
+        cnuas_qtest_fill(a, sizes[i], i);
         qpci_memwrite(g->dev, g->mem, txoff, a, sizes[i]);
         set_tx(g, txoff, sizes[i]);
         wr(g, CNUASGPU_REG_TX_DOORBELL, 1);
@@ -452,17 +384,17 @@ static void test_link_frames(void)
      * waits in the device meanwhile.
      */
     set_rx(g, rxoff, MAXF);
-    fill(a, sizes[0], 100);
+    cnuas_qtest_fill(a, sizes[0], 100);
     peer_send(g, a, sizes[0]);
     for (i = 0; i < ARRAY_SIZE(sizes); i++) {
         g_assert(wait_reg(g, CNUASGPU_REG_RX_LEN, ~0u, sizes[i]));
         g_assert(rd(g, CNUASGPU_REG_INT_STATUS) & CNUASGPU_INT_RX);
-        fill(a, sizes[i], 100 + i);
+        cnuas_qtest_fill(a, sizes[i], 100 + i);
         qpci_memread(g->dev, g->mem, rxoff, b, sizes[i]);
         g_assert_cmpmem(a, sizes[i], b, sizes[i]);
         g_assert(peer_acked(g, g->seq, WAIT_US / 1000));
         if (i + 1 < ARRAY_SIZE(sizes)) {
-            fill(a, sizes[i + 1], 100 + i + 1);
+            cnuas_qtest_fill(a, sizes[i + 1], 100 + i + 1);
             peer_send(g, a, sizes[i + 1]);
             /* Held: the next frame waits for the consume, unacknowledged. */
             g_assert(!peer_acked(g, g->seq, 50));
@@ -492,7 +424,7 @@ static void test_link_frames(void)
 
     /* Larger than the buffer: dropped, counted and acknowledged. */
     set_rx(g, rxoff, 100);
-    fill(a, 101, 7);
+    cnuas_qtest_fill(a, 101, 7);
     peer_send(g, a, 101);
     g_assert(peer_acked(g, g->seq, WAIT_US / 1000));
     peer_send(g, a, 100);
@@ -510,7 +442,7 @@ static void test_link_frames(void)
     set_tx(g, txoff, 10);
     wr(g, CNUASGPU_REG_TX_DOORBELL, 1);
     g_assert_cmpuint(rd(g, CNUASGPU_REG_TX_RESULT), ==, CNUASGPU_TX_ERR_LINK);
-    g->cfd = accept_timeout(g->lfd);
+    g->cfd = cnuas_qtest_accept(g->lfd);
     g_assert(wait_reg(g, CNUASGPU_REG_LINK_STATUS, CNUASGPU_LINK_UP,
                       CNUASGPU_LINK_UP));
     wr(g, CNUASGPU_REG_TX_DOORBELL, 1);
@@ -567,7 +499,7 @@ static void test_link_hold(void)
     g_assert(wait_reg(g, CNUASGPU_REG_LINK_STATUS, CNUASGPU_LINK_UP,
                       CNUASGPU_LINK_UP));
     wr(g, CNUASGPU_REG_INT_STATUS, CNUASGPU_INT_ALL);
-    fill(a, 3000, 42);
+    cnuas_qtest_fill(a, 3000, 42);
     qpci_memwrite(g->dev, g->mem, 0x1000, a, 3000);
     set_tx(g, 0x1000, 3000);
     wr(g, CNUASGPU_REG_TX_DOORBELL, 1);
@@ -578,7 +510,7 @@ static void test_link_hold(void)
     g_assert_cmphex(rd(g, CNUASGPU_REG_LINK_STATUS), ==,
                     CNUASGPU_LINK_UP | CNUASGPU_LINK_TX_BUSY);
     g_assert_cmpuint(rd(g, CNUASGPU_REG_INT_STATUS) & CNUASGPU_INT_LINK, ==, 0);
-    g->cfd = accept_timeout(g->lfd);
+    g->cfd = cnuas_qtest_accept(g->lfd);
     g_assert_cmpint(peer_recv(g, b, MAXF, WAIT_US / 1000), ==, 3000);
     g_assert_cmpmem(a, 3000, b, 3000);
     g_assert_cmphex(g->last.epoch, ==, first.epoch);
@@ -612,7 +544,7 @@ static void test_listen_mode(void)
     g_assert(wait_reg(g, CNUASGPU_REG_LINK_STATUS, CNUASGPU_LINK_UP,
                       CNUASGPU_LINK_UP));
     set_rx(g, 0, sizeof(b));
-    fill(a, sizeof(a), 9);
+    cnuas_qtest_fill(a, sizeof(a), 9);
     peer_send(g, a, sizeof(a));
     g_assert(wait_reg(g, CNUASGPU_REG_RX_LEN, ~0u, sizeof(a)));
     qpci_memread(g->dev, g->mem, 0, b, sizeof(b));
@@ -669,18 +601,18 @@ static void test_migrate(void)
     g_autofree char *uri = g_strdup_printf("unix:%s/mig.sock", g->dir);
     g_autofree uint8_t *a = g_malloc(MAXF), *b = g_malloc(MAXF);
     QOSState *src = g->qs, *dst;
-    QPCIDevice *dev = NULL;
+    QPCIDevice *dev;
     CnuasLinkHdr first;
 
     g_assert(wait_reg(g, CNUASGPU_REG_LINK_STATUS, CNUASGPU_LINK_UP,
                       CNUASGPU_LINK_UP));
     set_rx(g, 0x8000, MAXF);
-    fill(a, 700, 5);
+    cnuas_qtest_fill(a, 700, 5);
     peer_send(g, a, 700);
     g_assert(wait_reg(g, CNUASGPU_REG_RX_LEN, ~0u, 700));
     g_assert(peer_acked(g, g->seq, WAIT_US / 1000));
     wr(g, CNUASGPU_REG_RX_CONSUME, 1);
-    fill(a, 5000, 6);
+    cnuas_qtest_fill(a, 5000, 6);
     qpci_memwrite(g->dev, g->mem, 0x20000, a, 5000);
     set_tx(g, 0x20000, 5000);
     wr(g, CNUASGPU_REG_TX_DOORBELL, 1);
@@ -696,9 +628,8 @@ static void test_migrate(void)
     close(g->cfd);
     g->qs = dst;
     g->qts = dst->qts;
-    qpci_device_foreach(dst->pcibus, CNUASGPU_VENDOR_ID, CNUASGPU_DEVICE_ID,
-                        save_dev, &dev);
-    g_assert(dev);
+    dev = cnuas_qtest_find_dev(dst->pcibus, CNUASGPU_VENDOR_ID,
+                               CNUASGPU_DEVICE_ID);
     g->dev = dev;
     g->regs = qpci_iomap(dev, CNUASGPU_BAR_REGS, NULL);
     g->mem = qpci_iomap(dev, CNUASGPU_BAR_DEVMEM, NULL);
@@ -707,7 +638,7 @@ static void test_migrate(void)
     /* The link stayed up for the guest, the send waits for its ACK. */
     g_assert_cmphex(rd(g, CNUASGPU_REG_LINK_STATUS), ==,
                     CNUASGPU_LINK_UP | CNUASGPU_LINK_TX_BUSY);
-    g->cfd = accept_timeout(g->lfd);
+    g->cfd = cnuas_qtest_accept(g->lfd);
     g_assert_cmpint(peer_recv(g, b, MAXF, WAIT_US / 1000), ==, 5000);
     g_assert_cmpmem(a, 5000, b, 5000);
     g_assert_cmphex(g->last.epoch, ==, first.epoch);
@@ -716,11 +647,11 @@ static void test_migrate(void)
     g_assert_cmpuint(gstat(g, CNUASGPU_STAT_TX_FRAMES), ==, 1);
 
     /* Our frame the source took in, sent again: acknowledged, not taken. */
-    fill(a, 700, 5);
+    cnuas_qtest_fill(a, 700, 5);
     peer_raw(g, CNUASLINK_DATA, PEER_EPOCH, g->seq, a, 700);
     g_assert(peer_acked(g, g->seq, WAIT_US / 1000));
     g_assert_cmpuint(rd(g, CNUASGPU_REG_RX_LEN), ==, 0);
-    fill(a, 900, 7);
+    cnuas_qtest_fill(a, 900, 7);
     peer_send(g, a, 900);
     g_assert(wait_reg(g, CNUASGPU_REG_RX_LEN, ~0u, 900));
     qpci_memread(g->dev, g->mem, 0x8000, b, 900);
