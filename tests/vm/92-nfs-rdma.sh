@@ -1,0 +1,160 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later OR MIT
+# NFS over RDMA with the kernel's own server and client (Debian's nfsd
+# and rpcrdma): node 1 exports a tmpfs to node 0 and listens for
+# RPC-over-RDMA on port 20049 beside its TCP port; node 0 mounts it with
+# proto=rdma, once as NFSv3 and once as NFSv4.2, each time on a new file.
+# On each mount fio writes 56 MiB and checks what it reads back
+# (lib-storage.sh: sequential 1 MiB and random 4 KiB O_DIRECT I/O, and
+# buffered 64 KiB writes read back after the client's page cache was
+# dropped), then node 1 checks the same data in the exported file itself.
+# Proof that it all went over RDMA: the mount's transport in
+# /proc/self/mountstats is rdma; nfsd counted RPCs but no TCP packet nor
+# TCP connection and the client has no TCP socket to port 2049; the RDMA
+# devices received at least the data's bytes in 4 KiB packets each way;
+# the server moved the data with RDMA READ/WRITE (rdma_sends) and the
+# client registered its buffers (fast_reg, on cnuas). The teardown
+# (umount, unexport, nfsd stopped) must leave no RDMA CM ID on 20049.
+# CNUAS_PAIR="CLIENT SERVER" picks other nodes (e.g. a Soft-RoCE one).
+# timeout: 600
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib-storage.sh"
+need_cnuas_nodes 2
+rdma_pair CNUAS_PAIR "0 1"
+C=$A S=$B
+SADDR=$(ip_of "$S") CADDR=$(ip_of "$C")
+EXP=/srv/cnuas-vm92
+MNT=/mnt/cnuas-vm92
+PORT=20049
+
+server_stop() {
+	lsh -t 60 "$S" "exportfs -u $CADDR:$EXP 2>/dev/null
+		[ ! -d /proc/fs/nfsd ] || [ \"\$(cat /proc/fs/nfsd/threads 2>/dev/null)\" = 0 ] || rpc.nfsd 0
+		for d in mountd rpcbind; do
+			f=/run/cnuas-vm92-\$d.pid
+			[ ! -s \$f ] || kill \$(cat \$f) 2>/dev/null
+			rm -f \$f
+		done
+		! mountpoint -q $EXP || umount $EXP
+		! mountpoint -q /proc/fs/nfsd || umount /proc/fs/nfsd
+		true" >/dev/null 2>&1
+}
+cleanup() {
+	lsh -t 60 "$C" "! mountpoint -q $MNT || umount -f $MNT || umount -l $MNT; true" >/dev/null 2>&1
+	server_stop
+}
+trap cleanup EXIT
+problems0=$(console_problems)
+
+rdma_ready "$C"
+rdma_ready "$S"
+for n in "$C" "$S"; do
+	out=$(lsh -t 30 "$n" 'for t in rpc.nfsd rpc.mountd exportfs rpcbind mount.nfs fio; do
+		command -v $t >/dev/null || echo "no $t"; done' 2>&1) || fail "node$n: $out"
+	[ -z "$out" ] || skip "node$n: the image lacks NFS or fio: ${out//$'\n'/, } (rebuild it)"
+done
+out=$(lsh -t 60 "$S" "modprobe -a nfsd rpcrdma" 2>&1) ||
+	skip "node$S: no NFS server over RDMA in the guest kernel: $out"
+out=$(lsh -t 60 "$C" "modprobe -a nfs nfsv3 nfsv4 rpcrdma" 2>&1) ||
+	skip "node$C: no NFS client over RDMA in the guest kernel: $out"
+
+# nfsd by hand, as no init system starts it here: its filesystem, the
+# export, rpcbind (NFSv3's MOUNT protocol), mountd (answers the kernel's
+# export lookups), then the threads and the RDMA listener. NFSv4's lease
+# and grace period at their least (10 s): a fresh server refuses OPENs
+# for the grace period.
+t0=$SECONDS
+out=$(lsh -t 120 "$S" "set -e
+	mountpoint -q /proc/fs/nfsd || mount -t nfsd nfsd /proc/fs/nfsd
+	mkdir -p $EXP
+	mountpoint -q $EXP || mount -t tmpfs -o size=80M cnuas-vm92 $EXP
+	if [ \"\$(cat /proc/fs/nfsd/threads)\" = 0 ]; then
+		echo 10 >/proc/fs/nfsd/nfsv4leasetime
+		echo 10 >/proc/fs/nfsd/nfsv4gracetime
+	fi
+	setsid rpcbind -f -w >/tmp/cnuas-vm92-rpcbind.log 2>&1 &
+	echo \$! >/run/cnuas-vm92-rpcbind.pid
+	i=0; until rpcinfo -p 127.0.0.1 >/dev/null 2>&1; do
+		[ \$i -lt 100 ] || { echo 'rpcbind does not answer:'; cat /tmp/cnuas-vm92-rpcbind.log; exit 1; }
+		sleep 0.1; i=\$((i + 1)); done
+	exportfs -o rw,no_root_squash,insecure,no_subtree_check,fsid=92 $CADDR:$EXP
+	setsid rpc.mountd -F >/tmp/cnuas-vm92-mountd.log 2>&1 &
+	echo \$! >/run/cnuas-vm92-mountd.pid
+	rpc.nfsd 4
+	echo rdma $PORT >/proc/fs/nfsd/portlist
+	echo portlist \$(cat /proc/fs/nfsd/portlist)
+	echo versions \$(cat /proc/fs/nfsd/versions)
+	i=0; until rdma res show cm_id | grep -qE ':$PORT( |\$)'; do
+		[ \$i -lt 50 ] || { echo 'no RDMA listener on $PORT:'; rdma res show cm_id; exit 1; }
+		sleep 0.1; i=\$((i + 1)); done" 2>&1) ||
+	fail "node$S: cannot start nfsd on RDMA: $out"
+echo "$out"
+grep -q "rdma $PORT" <<<"$out" || fail "node$S: nfsd does not list rdma $PORT"
+note "node$S: nfsd exports $EXP to node$C, RDMA port $PORT ($((SECONDS - t0)) s)"
+
+# nfsd_stats NODE: nfsd's "net" line (packets, UDP packets, TCP packets,
+# TCP connections), then its RPC calls.
+nfsd_stats() {
+	lsh -t 30 "$1" "awk '/^net /{n=\$2\" \"\$3\" \"\$4\" \"\$5} /^rpc /{r=\$2} END{print n, r}' /proc/net/rpc/nfsd"
+}
+
+# one_mount VERS: mount with VERS over RDMA, the fio jobs, the checks.
+one_mount() {
+	local v=$1 f=$MNT/v$1.dat opts out c0 c1 s0 s1 n0 n1 secs d
+	opts=vers=$v,proto=rdma,port=$PORT
+	[ "$v" = 3 ] && opts+=,nolock # no statd here
+	c0=$(st_counters "$C") s0=$(st_counters "$S") n0=$(nfsd_stats "$S")
+	out=$(lsh -t 120 "$C" "set -e
+		mkdir -p $MNT
+		mount -t nfs -o $opts $SADDR:$EXP $MNT
+		grep ' $MNT ' /proc/mounts
+		awk '\$1 == \"device\" { on = (\$5 == \"$MNT\") } on && /xprt:/ { print; exit }' /proc/self/mountstats
+		truncate -s 64M $f" 2>&1) ||
+		fail "node$C: NFS $v mount over RDMA failed: $out"
+	echo "$out"
+	grep -q " $MNT nfs.*vers=$v,.*proto=rdma,.*port=$PORT" <<<"$out" ||
+		fail "node$C: the NFS $v mount is not proto=rdma, port $PORT"
+	grep -qP '^\s*xprt:\s+rdma ' <<<"$out" || fail "node$C: the mount's transport is not rdma"
+
+	out=$(st_fio_write "$C" "$f")
+	echo "$out" | sed '$d'
+	secs=$(tail -n 1 <<<"$out")
+	st_fio_check "$S" "$EXP/v$v.dat"
+
+	c1=$(st_counters "$C") s1=$(st_counters "$S") n1=$(nfsd_stats "$S")
+	out=$(lsh -t 60 "$C" "ss -Htan '( dport = :2049 )'; rm -f $f; umount $MNT" 2>&1) ||
+		fail "node$C: cannot unmount the NFS $v mount: $out"
+	[ -z "$out" ] || fail "node$C: TCP to port 2049 during the NFS $v over RDMA run: $out"
+
+	read -ra n0 <<<"$n0"
+	read -ra n1 <<<"$n1"
+	echo "NFS $v: nfsd net packets +$((n1[0] - n0[0])) udp +$((n1[1] - n0[1])) tcp +$((n1[2] - n0[2])) tcp connections +$((n1[3] - n0[3])), rpc calls +$((n1[4] - n0[4]))"
+	for d in sent_pkts rcvd_pkts rdma_sends rdma_recvs fast_reg remote_inv; do
+		echo "  $d: node$C +$(st_delta "$c0" "$c1" $d) node$S +$(st_delta "$s0" "$s1" $d)"
+	done
+	[ $((n1[2] - n0[2])) = 0 ] && [ $((n1[3] - n0[3])) = 0 ] ||
+		fail "nfsd on node$S saw TCP during the NFS $v over RDMA run"
+	# Every MiB moved took at least one READ or WRITE call.
+	[ $((n1[4] - n0[4])) -ge $((2 * ST_MIB)) ] ||
+		fail "nfsd on node$S counted $((n1[4] - n0[4])) RPCs for $((2 * ST_MIB)) MiB"
+	# The client's reads arrive at the client, its writes at the server,
+	# in RoCE packets of at most 4 KiB of data.
+	d=$(st_delta "$c0" "$c1" rcvd_pkts)
+	[ "$d" -ge $((ST_MIB * 256)) ] || fail "node$C received $d RDMA packets for $ST_MIB MiB read"
+	d=$(st_delta "$s0" "$s1" rcvd_pkts)
+	[ "$d" -ge $((ST_MIB * 256)) ] || fail "node$S received $d RDMA packets for $ST_MIB MiB written"
+	[ "$(st_delta "$s0" "$s1" rdma_sends)" -gt 0 ] || fail "nfsd on node$S issued no RDMA READ or WRITE"
+	[ "$(rdma_dev "$C")" != cnuas_0 ] || [ "$(st_delta "$c0" "$c1" fast_reg)" -gt 0 ] ||
+		fail "the NFS client on node$C registered no memory (fast_reg)"
+	echo "PASS NFS $v over RDMA: $ST_MIB MiB written and read back intact in $secs s, checked on node$S"
+}
+
+t0=$SECONDS
+one_mount 3
+one_mount 4.2
+
+server_stop
+st_no_cm_id "$S" $PORT
+st_no_cm_id "$C" $PORT
+[ "$(console_problems)" = "$problems0" ] || fail "kernel problems on a console"
+echo "NFS over RDMA: NFSv3 and NFSv4.2, $((2 * ST_MIB)) MiB each way, in $((SECONDS - t0)) s"
