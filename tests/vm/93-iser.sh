@@ -1,0 +1,172 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later OR MIT
+# iSCSI over RDMA (iSER) with the kernel's own target and initiator:
+# node 1 runs Linux's LIO target set up by targetcli (a 64 MiB fileio
+# backstore on tmpfs, one LUN, a portal on its lab address with iSER
+# enabled, demo-mode ACLs), node 0 open-iscsi's iscsid and iscsiadm with
+# the iser transport (ib_iser): discovery, login, the LUN as a SCSI disk.
+# fio writes 56 MiB to the disk and checks what it reads back
+# (lib-storage.sh: sequential 1 MiB and random 4 KiB O_DIRECT I/O, and
+# buffered 64 KiB writes read back after the page cache was dropped),
+# then node 1 checks the same data in the backstore's file itself.
+# Proof that it went over RDMA: iscsiadm shows an iser session and the
+# target lists the initiator's session on a portal whose iser attribute
+# is 1, neither node holds a TCP connection on port 3260, the RDMA
+# devices received at least the data's bytes in 4 KiB packets each way,
+# the target moved the data with RDMA READ/WRITE (rdma_sends) and the
+# initiator registered its buffers (fast_reg, on cnuas). Logout and the
+# target's teardown must leave no SCSI disk and no RDMA CM ID on 3260.
+# CNUAS_PAIR="INITIATOR TARGET" picks other nodes (e.g. a Soft-RoCE one).
+# timeout: 600
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib-storage.sh"
+need_cnuas_nodes 2
+rdma_pair CNUAS_PAIR "0 1"
+I=$A T=$B
+IQN=iqn.2026-12.org.cnuas:vm93
+INAME=iqn.2026-12.org.cnuas:vm93-node$I
+TADDR=$(ip_of "$T")
+PORTAL=$TADDR:3260
+IMG=/tmp/cnuas-vm93.img
+TPG=/sys/kernel/config/target/iscsi/$IQN/tpgt_1
+NODE_ARGS="-T $IQN -p $PORTAL -I iser"
+
+initiator_stop() {
+	lsh -t 90 "$I" "iscsiadm -m node $NODE_ARGS --logout
+		iscsiadm -m node $NODE_ARGS -o delete
+		iscsiadm -m discoverydb -t sendtargets -p $PORTAL -I iser -o delete
+		[ ! -s /run/iscsid.pid ] || iscsiadm -k 0 || kill \$(cat /run/iscsid.pid)
+		true" >/dev/null 2>&1
+}
+target_stop() {
+	lsh -t 90 "$T" "[ ! -d /sys/kernel/config/target/iscsi/$IQN ] || targetcli /iscsi delete $IQN
+		! ls -d /sys/kernel/config/target/core/fileio_*/vm93 >/dev/null 2>&1 ||
+			targetcli /backstores/fileio delete vm93
+		rm -f $IMG
+		if [ -e /run/cnuas-vm93-dbus ]; then
+			kill \$(cat /run/dbus/pid) 2>/dev/null
+			rm -f /run/cnuas-vm93-dbus /run/dbus/pid /run/dbus/system_bus_socket
+		fi; true" >/dev/null 2>&1
+}
+cleanup() {
+	initiator_stop
+	target_stop
+}
+trap cleanup EXIT
+problems0=$(console_problems)
+
+rdma_ready "$I"
+rdma_ready "$T"
+out=$(lsh -t 30 "$T" 'for t in targetcli dbus-daemon; do command -v $t >/dev/null || echo "no $t"; done' 2>&1) ||
+	fail "node$T: $out"
+[ -z "$out" ] || skip "node$T: the image lacks targetcli or D-Bus: ${out//$'\n'/, } (rebuild it)"
+out=$(lsh -t 30 "$I" 'for t in iscsid iscsiadm fio; do command -v $t >/dev/null || echo "no $t"; done' 2>&1) ||
+	fail "node$I: $out"
+[ -z "$out" ] || skip "node$I: the image lacks open-iscsi or fio: ${out//$'\n'/, } (rebuild it)"
+out=$(lsh -t 60 "$T" "modprobe -a target_core_mod iscsi_target_mod ib_isert" 2>&1) ||
+	skip "node$T: no iSER target (LIO ib_isert) in the guest kernel: $out"
+# sd_mod too: no udev loads it for the new disk here.
+out=$(lsh -t 60 "$I" "modprobe -a ib_iser sd_mod" 2>&1) ||
+	skip "node$I: no iSER initiator (ib_iser) in the guest kernel: $out"
+
+# The target, one targetcli command at a time as an administrator types
+# them. It asks the system D-Bus for tcmu-runner's backstores and stops
+# when there is no bus: one is started unless there is one (systemd
+# guests). /iscsi create adds a portal on every address; this one listens
+# on the lab address only, and with iSER beside TCP.
+t0=$SECONDS
+out=$(lsh -t 240 "$T" "set -e
+	mountpoint -q /sys/kernel/config || mount -t configfs none /sys/kernel/config
+	if [ ! -S /run/dbus/system_bus_socket ]; then
+		mkdir -p /run/dbus
+		dbus-daemon --system --fork
+		touch /run/cnuas-vm93-dbus
+	fi
+	targetcli /backstores/fileio create name=vm93 file_or_dev=$IMG size=64M write_back=false
+	targetcli /iscsi create $IQN
+	targetcli /iscsi/$IQN/tpg1/luns create /backstores/fileio/vm93
+	[ ! -e $TPG/np/0.0.0.0:3260 ] || targetcli /iscsi/$IQN/tpg1/portals delete 0.0.0.0 3260
+	targetcli /iscsi/$IQN/tpg1/portals create $TADDR 3260
+	targetcli /iscsi/$IQN/tpg1/portals/$PORTAL enable_iser true
+	targetcli /iscsi/$IQN/tpg1 set attribute authentication=0 demo_mode_write_protect=0 \
+		generate_node_acls=1 cache_dynamic_acls=1
+	echo iser \$(cat $TPG/np/$PORTAL/iser)
+	targetcli ls /iscsi/$IQN" 2>&1) || fail "node$T: targetcli setup failed: $out"
+echo "$out"
+grep -qx 'iser 1' <<<"$out" || fail "node$T: the portal $PORTAL does not have iSER enabled"
+note "node$T: LIO exports $IQN on $PORTAL with iSER ($((SECONDS - t0)) s)"
+
+c0=$(st_counters "$I") s0=$(st_counters "$T")
+
+# iscsid by hand (no init system here), then discovery and login over
+# iSER. iscsiadm starts no iscsid of its own when one answers.
+t0=$SECONDS
+out=$(lsh -t 180 "$I" "set -e
+	mkdir -p /run/lock/iscsi /etc/iscsi
+	echo InitiatorName=$INAME >/etc/iscsi/initiatorname.iscsi
+	[ -s /run/iscsid.pid ] && kill -0 \$(cat /run/iscsid.pid) 2>/dev/null || iscsid
+	i=0; until ss -xl | grep -q ISCSIADM_ABSTRACT; do
+		[ \$i -lt 100 ] || { echo 'iscsid does not listen'; exit 1; }
+		sleep 0.1; i=\$((i + 1)); done
+	iscsiadm -m discovery -t sendtargets -p $PORTAL -I iser
+	iscsiadm -m node $NODE_ARGS --login
+	iscsiadm -m session
+	i=0; dev=
+	while [ -z \"\$dev\" ]; do
+		for s in /sys/class/iscsi_session/session*; do
+			[ \"\$(cat \$s/targetname)\" = $IQN ] || continue
+			for b in \$s/device/target*/*:*/block/*; do [ -e \$b ] && dev=\${b##*/}; done
+		done
+		[ -n \"\$dev\" ] && [ -b /dev/\$dev ] && break
+		dev=
+		[ \$i -lt 150 ] || { echo 'no SCSI disk from the session'; dmesg | tail -n 10; exit 1; }
+		sleep 0.2; i=\$((i + 1))
+	done
+	echo disk \$dev \$(cat /sys/block/\$dev/size)" 2>&1) ||
+	fail "node$I: iSER discovery or login failed: $out"
+echo "$out"
+grep -qE "^iser: \[[0-9]+\] $PORTAL,1 $IQN" <<<"$out" || fail "node$I: no iser session to $IQN"
+read -r _ dev sectors <<<"$(grep '^disk ' <<<"$out")"
+[ "$sectors" = 131072 ] || fail "node$I: /dev/$dev has $sectors sectors, the LUN 131072"
+out=$(lsh -t 30 "$T" "tr -d '\\0' <$TPG/dynamic_sessions" 2>&1)
+grep -qx "$INAME" <<<"$out" || fail "node$T: no session of $INAME in $TPG/dynamic_sessions: $out"
+note "node$I: /dev/$dev is LUN 0 of $IQN over iSER ($((SECONDS - t0)) s)"
+
+out=$(st_fio_write "$I" "/dev/$dev")
+echo "$out" | sed '$d'
+secs=$(tail -n 1 <<<"$out")
+st_fio_check "$T" "$IMG"
+
+c1=$(st_counters "$I") s1=$(st_counters "$T")
+out=$(lsh -t 30 "$I" "ss -Htn state established '( dport = :3260 )'" 2>&1)$(lsh -t 30 "$T" "ss -Htn state established '( sport = :3260 )'" 2>&1)
+[ -z "$out" ] || fail "TCP connections on port 3260 beside the iSER session: $out"
+for d in sent_pkts rcvd_pkts rdma_sends rdma_recvs fast_reg remote_inv; do
+	echo "  $d: node$I +$(st_delta "$c0" "$c1" $d) node$T +$(st_delta "$s0" "$s1" $d)"
+done
+# The initiator's reads arrive at the initiator, its writes at the
+# target, in RoCE packets of at most 4 KiB of data.
+d=$(st_delta "$c0" "$c1" rcvd_pkts)
+[ "$d" -ge $((ST_MIB * 256)) ] || fail "node$I received $d RDMA packets for $ST_MIB MiB read"
+d=$(st_delta "$s0" "$s1" rcvd_pkts)
+[ "$d" -ge $((ST_MIB * 256)) ] || fail "node$T received $d RDMA packets for $ST_MIB MiB written"
+[ "$(st_delta "$s0" "$s1" rdma_sends)" -gt 0 ] || fail "the target on node$T issued no RDMA READ or WRITE"
+[ "$(rdma_dev "$I")" != cnuas_0 ] || [ "$(st_delta "$c0" "$c1" fast_reg)" -gt 0 ] ||
+	fail "the initiator on node$I registered no memory (fast_reg)"
+echo "PASS iSER: $ST_MIB MiB written and read back intact in $secs s, checked on node$T"
+
+# Logout: the disk goes; then the target goes, and with it the listener.
+out=$(lsh -t 90 "$I" "set -e
+	iscsiadm -m node $NODE_ARGS --logout
+	i=0; while [ -e /sys/block/$dev ]; do
+		[ \$i -lt 50 ] || { echo '/dev/$dev is still there'; exit 1; }
+		sleep 0.2; i=\$((i + 1)); done
+	! iscsiadm -m session 2>/dev/null | grep -q $IQN || { echo 'the session is still there'; exit 1; }" 2>&1) ||
+	fail "node$I: logout failed: $out"
+initiator_stop
+target_stop
+out=$(lsh -t 30 "$T" "[ ! -e /sys/kernel/config/target/iscsi/$IQN ] || echo $IQN is still there" 2>&1)
+[ -z "$out" ] || fail "node$T: $out"
+st_no_cm_id "$T" 3260
+st_no_cm_id "$I" 3260
+[ "$(console_problems)" = "$problems0" ] || fail "kernel problems on a console"
+echo "iSER: $ST_MIB MiB each way over LIO's ib_isert and ib_iser"
