@@ -15,6 +15,7 @@
 # before any traffic; the rxe end runs with FI_UNIVERSE_SIZE=64. cnuas
 # offers 1 Mi CQEs and needs no setting.
 # timeout: 900
+# link-layers: eth ib
 . "$(dirname "$0")/lib.sh"
 rdma_pair CNUAS_PAIR "0 1"
 PA=$A PB=$B

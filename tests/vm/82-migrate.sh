@@ -36,14 +36,15 @@
 # counters), against the downtime QEMU reports. MIG_XFER_SECONDS,
 # MIG_BW_SECONDS, MIG_RXE_SECONDS set the lengths of the runs (15 s: a
 # migration starts 4 s in and takes about 1 s here).
-# On an IB lab (test 84 runs it there with CNUAS_VERBS_OVER_IB=1) the
-# same steps but the Soft-RoCE ones run in that lab, by LID and over IPoIB:
+# In the IB lab (its cell 82[ib], CNUAS_VERBS_OVER_IB=1) steps 1, 4, 5
+# and 6 (10 migrations) in that lab, by LID and over IPoIB:
 # the new QEMU's port is linked once the device state arrives, and the
 # switch reports it to OpenSM, which sweeps it (same LID) in.
+# link-layers: eth ib
 . "$(dirname "$0")/lib.sh"
 if [ "$LINK_LAYER" = ib ]; then
 	need_ib_sm
-	[ "${CNUAS_VERBS_OVER_IB:-0}" = 1 ] || skip "on an IB lab only with CNUAS_VERBS_OVER_IB=1 (test 84)"
+	[ "${CNUAS_VERBS_OVER_IB:-0}" = 1 ] || skip "on an IB lab only with CNUAS_VERBS_OVER_IB=1 (tests/run's IB lab)"
 else
 	need_eth
 fi
@@ -172,10 +173,15 @@ migrate_now() {
 }
 
 ONLY=${MIG_ONLY:-xfer bw ping tcp xfer-sender rping repeat gpu rxe nvme nvme-host bw-client rping-client link bw-rxe rping-rxe nvme-rxe}	# a subset, to debug one part
-if [ "$LINK_LAYER" = ib ]; then	# no Soft-RoCE over IB
+if [ "$LINK_LAYER" = ib ]; then
+	# The IB cell: what hands the IB port over (RC both ways, RDMA CM, 10
+	# in a row); the rest is the same code as on Ethernet, which runs
+	# every step. No Soft-RoCE over IB.
+	ONLY=${MIG_ONLY:-xfer xfer-sender rping repeat}
 	o=
 	for w in $ONLY; do case $w in rxe | *-rxe) ;; *) o+=" $w" ;; esac; done
 	ONLY=$o
+	MIG_REPEAT=${MIG_REPEAT:-10}
 fi
 # want STEP: whether STEP runs; the log shows when each one starts.
 want() {
@@ -560,7 +566,7 @@ want link && [ -n "$gpu" ] && {
 }
 
 # A guest that crashed after a migration is a failure of the migration
-# (in 84's IB lab the consoles hold the earlier tests' lines too: only new
+# (in the IB lab the consoles hold the earlier tests' lines too: only new
 # ones count).
 [ "$(console_problems)" = "$PROBLEMS0" ] ||
 	fail "a guest kernel reported a problem after the migrations"
