@@ -9,7 +9,8 @@
 # lose their lab.env, and take down a side lab whose logs are clean or
 # show a kernel WARNING or a sanitizer report; and tests that declare
 # their link layers, whose cells run in one lab per link layer (the IB
-# lab's `# first-in-lab` test first), with CNUAS_ONLY picking cells.
+# lab's `# first-in-lab` test first), with CNUAS_ONLY picking cells;
+# and tests/soak's count of failures and retries over runs.
 # Each run's summary and status are checked.
 # Exit: 0 pass, anything else fail.
 # timeout: 120
@@ -21,7 +22,7 @@ bad=0
 fail() { echo "FAIL: $*"; bad=1; }
 
 mkdir -p "$T/tests/unit" "$T/tests/vm" "$T/scripts" "$T/lab"
-cp "$top/tests/run" "$top/tests/lib-skip.sh" "$top/tests/skip-reasons" "$T/tests/"
+cp "$top/tests/run" "$top/tests/soak" "$top/tests/lib-skip.sh" "$top/tests/skip-reasons" "$T/tests/"
 cp "$top/tests/vm/lib.sh" "$T/tests/vm/"
 # a claim that another test (a cell) ran it
 echo "in-fake-lab by:vm/84-fabric[ib] runs in the lab of vm/84's IB cell" >>"$T/tests/skip-reasons"
@@ -149,6 +150,20 @@ rm -f "$T"/tests/unit/*.sh "$T"/tests/vm/[0-9]*.sh
 t unit/10-pass 'exit 0'
 (cd "$T" && env -u CNUAS_LAB_DIR CNUAS_FOO=0 tests/run unit) >"$T/out" 2>/dev/null || fail "opt-out switch: tests/run failed"
 has "opt-out switches set: CNUAS_FOO=0"
+
+# 5. tests/soak: a test that fails in the second of two runs, a cell
+# that retries in both, one that passes: each failure and RETRY counted.
+rm -f "$T"/tests/unit/*.sh "$T"/tests/vm/[0-9]*.sh "$T/count"
+t vm/10-pass 'exit 0'
+t vm/20-flaky 'echo x >>'"$T/count"'; [ "$(wc -l <'"$T/count"')" = 1 ]'
+t vm/30-retry '# link-layers: ib
+echo "# case: RETRY 1 for upstream bug X"; exit 0'
+(cd "$T" && env -u CNUAS_LAB_GROUP -u CNUAS_LAB_DIR tests/soak 2 vm) >"$T/out" 2>/dev/null &&
+	fail "soak: exit 0 with a failure in run 2"
+has "vm/20-flaky                              failed 1/2  retries 0  (runs: 2)"
+has "vm/30-retry[ib]                          failed 0/2  retries 2  (runs: 1 2)"
+grep -q "vm/10-pass" "$T/out" && fail "soak: lists a test that passed without retries"
+[ -f "$T/build/soak/run2-logs/vm_20-flaky.log" ] || fail "soak: no logs of run 2"
 
 [ $bad = 0 ] && echo "PASS: tests/run accounts for every skip"
 exit $bad
