@@ -41,6 +41,12 @@ down) rm -f "\${CNUAS_LAB_DIR:-$T/lab}/lab.env"; echo "lab down" ;;
 esac
 EOS
 chmod +x "$T/scripts/lab"
+# The guest image bases tests/run builds beside the host groups.
+cat >"$T/scripts/guest-image" <<EOS
+#!/bin/bash
+echo "\$*" >>"$T/bases"
+EOS
+chmod +x "$T/scripts/guest-image"
 t() { # t GROUP/NAME BODY: a fake test
 	printf '#!/bin/bash\n%s\n' "$2" >"$T/tests/$1.sh"
 	chmod +x "$T/tests/$1.sh"
@@ -79,6 +85,7 @@ has "  unit/40-optout: CNUAS_X=0"
 has "PASS vm/84-fabric[ib]"
 has "6 passed, 0 failed, 2 skipped (2 parts of tests skipped), 1 opted out"
 grep -q '^group times: unit [0-9]*s vm [0-9]*s (eth [0-9]*s, ib [0-9]*s)$' "$T/out" || fail "no group times: $(cat "$T/out")"
+[ "$(cat "$T/bases")" = "--distro bookworm --kdir" ] || fail "guest image bases built beside unit: $(cat "$T/bases")"
 
 # 2. Undeclared skips, whole and in part, a claim that does not hold, and
 # a lab.env gone in the middle of the group: all failures.
@@ -94,10 +101,13 @@ t vm/99-lab-gone 'rm "$(scripts/lab dir)/lab.env"; . tests/vm/lib.sh; exit 0'
 FAKE_84_RC=1 run unit vm
 rc=$?
 [ $rc = 1 ] || fail "undeclared skips: tests/run exited $rc"
-has "FAIL unit/10-untagged (0s): skip of unit/10-untagged with undeclared reason 'none'"
-has "FAIL unit/20-unknown-tag (0s): skip of unit/20-unknown-tag with undeclared reason 'lab-shape'"
+has "FAIL unit/10-untagged ("
+has "skip of unit/10-untagged with undeclared reason 'none'"
+has "FAIL unit/20-unknown-tag ("
+has "skip of unit/20-unknown-tag with undeclared reason 'lab-shape'"
 has "FAIL unit/30-no-line"
-has "FAIL unit/40-part (0s): skip of unit/40-part>t with undeclared reason 'no-such-tag'"
+has "FAIL unit/40-part ("
+has "skip of unit/40-part>t with undeclared reason 'no-such-tag'"
 has "FAIL vm/84-fabric[ib]"
 has "FAIL vm/85-in-84[ib] ("
 has "skip of vm/85-in-84[ib] claims vm/84-fabric[ib] runs it"
@@ -114,7 +124,7 @@ has "2 passed, 10 failed, 0 skipped"
 # eth), in one lab per link layer; an IB cell sees the IB lab and
 # CNUAS_VERBS_OVER_IB=1, the Ethernet one neither; the IB lab's
 # `# first-in-lab` test runs first there; a failing cell fails alone.
-rm -f "$T"/tests/unit/*.sh "$T"/tests/vm/[0-9]*.sh "$T/ups"
+rm -f "$T"/tests/unit/*.sh "$T"/tests/vm/[0-9]*.sh "$T/ups" "$T/bases"
 seen='. tests/vm/lib.sh; echo "$CNUAS_TEST $LINK_LAYER ${CNUAS_VERBS_OVER_IB:-none}" >>'"$T/seen"
 t vm/10-eth "$seen"
 t vm/46-both "# link-layers: eth ib
@@ -138,6 +148,7 @@ has "FAIL vm/57-both-ib-fails[ib]"
 has "PASS vm/57-both-ib-fails ("
 has "6 passed, 1 failed, 0 skipped"
 [ -f "$T/build/test-logs/vm_46-both.ib.log" ] || fail "no log of the cell vm/46-both[ib]"
+[ ! -e "$T/bases" ] || fail "guest image bases built with no host group first: $(cat "$T/bases")"
 # CNUAS_ONLY: only the IB cells, so no Ethernet lab.
 rm -f "$T/ups" "$T/seen"
 (cd "$T" && env -u CNUAS_LAB_GROUP -u CNUAS_LAB_DIR CNUAS_ONLY='46.*\[ib\]' tests/run vm) >"$T/out" 2>/dev/null ||
