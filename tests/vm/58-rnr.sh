@@ -6,7 +6,7 @@
 # retry_cnt 2), and a receiver that destroys its QP right after taking a
 # SEND still ACKs it (the sender's SEND succeeds, and on cnuas without a
 # retransmission: completer_retry_err stays); fresh QPs work
-# afterwards, the guests and the switch too. Over native IB (its IB cell,
+# afterwards, the guests and the switch too. Over native IB (by hand in an IB lab,
 # CNUAS_VERBS_OVER_IB=1) the same, the QPs addressed by LID.
 # link-layers: eth
 # (not ib: RNR, retry and the last ACK are the transport's timers and
