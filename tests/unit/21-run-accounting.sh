@@ -131,7 +131,9 @@ t vm/46-both "# link-layers: eth ib
 $seen"
 t vm/57-both-ib-fails "# link-layers: eth ib
 $seen"'; [ "$LINK_LAYER" = eth ]'
-t vm/84-fabric "# link-layers: ib
+t vm/84-fabric "# prose that wraps onto a header's words (\`#
+# link-layers: eth ib\` in 46, 47) is not the header:
+# link-layers: ib
 # first-in-lab
 $seen"
 t vm/88-ib "# link-layers: ib

@@ -18,9 +18,9 @@
 #     unicast_rcv_packets;
 #   no ICRC error at either HCA and no bad VCRC or LRH at the switch;
 #   last, an OpenSM restart keeps the LIDs.
-# The verbs tests' own IB cells run after it in the same lab (`#
-# link-layers: eth ib` in 46, 47, 48, 53, 57, 59, 60, 63, 64, 66, 70,
-# 73, 74, 75, 80, 82, 99; IB only: 81, 88, 89, 91), by LID and IPoIB.
+# The verbs tests' own IB cells run after it in the same lab (46, 47,
+# 48, 53, 57, 59, 60, 63, 64, 66, 70, 73, 74, 75, 80, 82, 99; IB only:
+# 81, 88, 89, 91), by LID and IPoIB.
 # link-layers: ib
 # first-in-lab
 # timeout: 1200
