@@ -9,7 +9,7 @@ KDIR ?= $(firstword $(wildcard /lib/modules/$(shell uname -r)/build) \
 		    $(lastword $(sort $(wildcard /lib/modules/6.1.*-amd64/build))))
 
 .PHONY: all userspace modules provider qemu package-qemu debs image check check-unit check-pkg \
-	check-vm check-guest demo bench deps fuzz clean
+	check-vm check-guest soak demo bench deps fuzz clean
 
 all: userspace modules
 
@@ -54,6 +54,12 @@ check-vm:
 	tests/run vm
 check-guest:
 	tests/run guest
+
+# The vm group N times (default 3): each test's failed runs and RETRY
+# lines (tests/soak; CNUAS_ONLY picks tests). `make soak N=10`.
+N ?= 3
+soak:
+	tests/soak $(N) vm
 
 # libFuzzer targets (tests/fuzz/), FUZZ_SECONDS each (default 60), then
 # QEMU's generic-fuzz on the device models (tests/fuzz/qemu/*.env),

@@ -8,6 +8,7 @@
 # lab's fd00:198:18::/64 addresses (polling at the default size, events at
 # 1 MiB).  Iteration counts are small: TCG.
 # timeout: 600
+# link-layers: eth ib
 . "$(dirname "$0")/lib.sh"
 rdma_pair CNUAS_PAIR "0 1"
 rdma_prep "$A" "$B"
@@ -21,13 +22,17 @@ ud_max=$pmtu
 port=18515
 cases=()
 declare -A run
+# On IB the IPv4 cases go by LID alone, no GRH (GID "-"): the switch
+# forwards by DLID; the IPv6 ones carry GID 0's GRH.
+[ "$LINK_LAYER" = ib ] && GA=- GB=-
+gid_opt() { [ "$1" = - ] || echo "-g $1"; }
 # run_case NAME TIMEOUT: NAME's pair as case_ set it up.
 run_case() {
 	local -a r
 	read -r -a r <<<"${run[$1]}"
 	pair_bg "$1" "$2" "$A" "$B" "$(listening "${r[0]}")" \
-		"${r[1]} -d $DA -g ${r[2]} -p ${r[0]} -c ${r[*]:4}" \
-		"${r[1]} -d $DB -g ${r[3]} -p ${r[0]} -c ${r[*]:4} $(ip_of "$A")"
+		"${r[1]} -d $DA $(gid_opt "${r[2]}") -p ${r[0]} -c ${r[*]:4}" \
+		"${r[1]} -d $DB $(gid_opt "${r[3]}") -p ${r[0]} -c ${r[*]:4} $(ip_of "$A")"
 }
 case_() {
 	cases+=("$1")

@@ -8,6 +8,7 @@
 # client's result line must show a nonzero bandwidth (or latency).
 # Iteration counts are small (PERF_ITERS, default 20): TCG.
 # timeout: 900
+# link-layers: eth ib
 . "$(dirname "$0")/lib.sh"
 rdma_pair CNUAS_PAIR "0 1"
 rdma_prep "$A" "$B"
@@ -15,6 +16,9 @@ iters=${PERF_ITERS:-20}
 note "node$A $DA (GID $GA) <-> node$B $DB (GID $GB), MTU $MTU, -n $iters"
 
 port=18600
+# On IB by LID alone, no GRH: the switch forwards by DLID (46[ib] has
+# the GRH cases).
+gid_opt() { [ "$LINK_LAYER" = ib ] || echo "-x $1"; }
 cases=()
 # perf NAME TOOL ARGS: queue TOOL in both directions.
 perf() {
@@ -26,8 +30,8 @@ perf() {
 		ds=$(rdma_dev "$s") dc=$(rdma_dev "$c")
 		cases+=("$name.$c-$s")
 		pair_bg "$name.$c-$s" 180 "$s" "$c" "$(listening $port)" \
-			"$tool -d $ds -x $gs -F -n $iters -p $port $args" \
-			"$tool -d $dc -x $gc -F -n $iters -p $port $args $(ip_of "$s")"
+			"$tool -d $ds $(gid_opt "$gs") -F -n $iters -p $port $args" \
+			"$tool -d $dc $(gid_opt "$gc") -F -n $iters -p $port $args $(ip_of "$s")"
 		port=$((port + 1))
 	done
 }

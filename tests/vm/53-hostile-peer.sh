@@ -17,7 +17,7 @@
 # The victim reports its completion, async event, QP state and memory.
 # Node 0 runs with panic_on_warn=1 meanwhile; its console stays clean and it
 # still moves data afterwards.
-# Over native IB (test 84, CNUAS_VERBS_OVER_IB=1) an IB lab has no
+# Over native IB (its IB cell, CNUAS_VERBS_OVER_IB=1) an IB lab has no
 # Ethernet netdev to craft frames on: the attacker is tests/lab/ib-hostile.py
 # on the host, one more channel adapter on the lab's IB switch (a port of
 # its own that OpenSM sweeps and makes Active, as 59's ib-fuzz.py), with
@@ -27,6 +27,7 @@
 # connects each QP to the attacker's LID with no GRH (it gives no GID) and
 # must answer LRH only, with good ICRCs and VCRCs. The IBA's answers are
 # the same on either link layer, so every expectation is.
+# link-layers: eth ib
 . "$(dirname "$0")/lib.sh"
 need_cnuas_nodes 1
 need_eth_or_verbs_over_ib

@@ -6,8 +6,12 @@
 # retry_cnt 2), and a receiver that destroys its QP right after taking a
 # SEND still ACKs it (the sender's SEND succeeds, and on cnuas without a
 # retransmission: completer_retry_err stays); fresh QPs work
-# afterwards, the guests and the switch too. Over native IB (test 84,
+# afterwards, the guests and the switch too. Over native IB (by hand in an IB lab,
 # CNUAS_VERBS_OVER_IB=1) the same, the QPs addressed by LID.
+# link-layers: eth
+# (not ib: RNR, retry and the last ACK are the transport's timers and
+# NAKs, the same code on either link layer (the IB headers are
+# exercised by every IB cell))
 . "$(dirname "$0")/lib.sh"
 need_cnuas_nodes 2
 need_eth_or_verbs_over_ib

@@ -7,7 +7,7 @@
 # pass, and node 0's receive counters account for the frames. The frames
 # come from the eth0 of a virtio/rxe node if the lab has one, else from
 # cnuas0 of node 1. FUZZ_COUNT overrides the number (default 5000).
-# Over native IB (test 84, CNUAS_VERBS_OVER_IB=1) an IB port has no
+# Over native IB (its IB cell, CNUAS_VERBS_OVER_IB=1) an IB port has no
 # Ethernet netdev to send raw frames from: the frames are native IB ones
 # (LRH, BTH, ..., ICRC, VCRC; tests/lab/ib-fuzz.py: the RoCE classes but
 # the Ethernet/IP envelope ones, plus bad GRHs) from the host, through a
@@ -16,6 +16,7 @@
 # flipped after their VCRC, as on the link into the switch: the switch
 # must drop and count every one as a receive error of that port (its PMA
 # PortRcvErrors, read by perfquery from node 0).
+# link-layers: eth ib
 . "$(dirname "$0")/lib.sh"
 need_cnuas_nodes 2
 need_eth_or_verbs_over_ib

@@ -4,9 +4,10 @@
 # the device hostile TX rings through BAR0 (bad address, huge length, zero
 # length, runaway producer).  QEMU must log a guest error and declare the
 # queue dead, node 0 and the switch keep working, and rebinding the driver
-# brings node 1 back. On an IB lab (test 84 runs it there) node 0's port
+# brings node 1 back. On an IB lab (its IB cell) node 0's port
 # stays Active meanwhile, and node 1's comes back Active with its LID once
 # OpenSM has swept it in (its link went with the driver), then IPoIB.
+# link-layers: eth ib
 . "$(dirname "$0")/lib.sh"
 need_cnuas_nodes 2
 if [ "$LINK_LAYER" = ib ]; then

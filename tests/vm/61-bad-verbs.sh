@@ -8,9 +8,12 @@
 # the SRQ-limit and QP-access-error async events arrive, the responder
 # QP's access flags and max_dest_rd_atomic 0 are enforced;
 # the guest keeps working (a transfer to node 1 afterwards). Over native
-# IB (test 84, CNUAS_VERBS_OVER_IB=1) the QPs address by LID and the
+# IB (by hand in an IB lab, CNUAS_VERBS_OVER_IB=1) the QPs address by LID and the
 # multicast attaches take an MGID with a multicast LID, as ib_core wants
 # on an IB port (a RoCE port takes ::ffff:239.x.y.z and LID 0).
+# link-layers: eth
+# (not ib: bad arguments, async events, CQ resize and memory windows are
+# checked before or above the link layer; multicast by MLID is 66[ib])
 . "$(dirname "$0")/lib.sh"
 need_cnuas_nodes 2
 need_eth_or_verbs_over_ib

@@ -21,6 +21,9 @@
 # The consoles stay free of oopses and warnings. GPU_RDMA_KIB sets the
 # region size (default 256), GPU_BW_ITERS the GPU->GPU WRITEs (16 x 1 MiB),
 # GPU_RDMA_DEVDEL=0 leaves out the (disruptive) part 5.
+# link-layers: eth
+# (not ib: DMA-BUF MRs on GPU memory are memory registration, the same on
+# either link layer)
 . "$(dirname "$0")/lib.sh"
 need_cnuas_nodes 2
 need_eth_or_verbs_over_ib

@@ -9,11 +9,12 @@
 # then the node goes back to the offload.
 #  - Ethernet (feature RDMA_ICRC): node 0 in software; IPv4 and IPv6 GIDs
 #    (where the device also writes the UDP checksum).
-#  - InfiniBand (feature IB_CRC, test 84 runs it there): node 1 in
+#  - InfiniBand (feature IB_CRC, its IB cell): node 1 in
 #    software (node 0 runs OpenSM), whose cnuas_net then also adds and
 #    checks the VCRC while node 0's device does; by LID (local packets)
 #    and with a GRH (global ones, whose ICRC masks differ).
 # timeout: 600
+# link-layers: eth ib
 . "$(dirname "$0")/lib.sh"
 need_cnuas_nodes 2
 need_eth_or_verbs_over_ib

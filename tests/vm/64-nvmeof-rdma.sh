@@ -8,6 +8,7 @@
 # READ/WRITE and kernel QPs through RDMA CM. 16 MiB written with O_DIRECT
 # in 1 MiB and 4 KiB blocks are read back and checksummed on both sides.
 # timeout: 600
+# link-layers: eth ib
 . "$(dirname "$0")/lib.sh"
 need_cnuas_nodes 2
 rdma_pair CNUAS_PAIR "0 1"

@@ -11,7 +11,7 @@
 # multicast on RoCEv2 (ENOTSUPP, rxe alike), so mckey runs IPv4 groups and
 # IPv6 is perftest's: ib_send_bw -c UD -g over the IPv6 GIDs (its own MGID
 # ff01:0:0:2:c985::, attached with ibv_attach_mcast), node 0 -> node 1.
-# Over native IB (test 84, CNUAS_VERBS_OVER_IB=1): the joins go to the SA
+# Over native IB (its IB cell, CNUAS_VERBS_OVER_IB=1): the joins go to the SA
 # (OpenSM answers with an MLID and programs the switch's MFT), mckey's
 # groups are on the IPoIB addresses, perftest joins its MGID by umad and
 # sends to the MLID; RDMA CM takes IPv6 groups on IB, so mckey runs one
@@ -19,6 +19,7 @@
 # at least N per remote receiver: it replicated by the MFT, never back
 # out of the ingress port (the HCA loops a group back to its own QPs).
 # timeout: 600
+# link-layers: eth ib
 . "$(dirname "$0")/lib.sh"
 need_cnuas_nodes 2
 need_eth_or_verbs_over_ib

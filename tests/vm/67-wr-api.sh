@@ -7,6 +7,8 @@
 # (too many SGEs or inline bytes, more requests than the SQ holds), a
 # memory window bound and freed with ibv_wr_bind_mw / ibv_wr_local_inv;
 # bytes, immediates, atomic results and completion order are checked.
+# link-layers: eth
+# (not ib: the extended send API builds the same WQEs on either link layer)
 . "$(dirname "$0")/lib.sh"
 need_cnuas_nodes 1
 need_eth_or_verbs_over_ib

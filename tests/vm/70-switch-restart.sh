@@ -1,11 +1,12 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later OR MIT
 # Killing the switch takes the carrier down on every cnuas guest; restarting
-# it brings the carrier back and traffic flows again. On an IB lab (test 84
-# runs it there) the ports go Down/Polling and ib0 loses its carrier; the
+# it brings the carrier back and traffic flows again. On an IB lab (its
+# IB cell) the ports go Down/Polling and ib0 loses its carrier; the
 # new switch knows no LIDs, so OpenSM has to sweep it and program its LFT
 # and MFT before the ports are Active again with their old LIDs and
 # IPoIB (ARP by broadcast, then unicast) works.
+# link-layers: eth ib
 . "$(dirname "$0")/lib.sh"
 need_cnuas_nodes 2
 trap '"$LAB" switch-start >/dev/null 2>&1' EXIT

@@ -13,6 +13,9 @@
 # "A B" for others) the same cnuas-uc and ibv_uc_pingpong runs go between
 # cnuas and Soft-RoCE in both directions.
 # timeout: 900
+# link-layers: eth
+# (not ib: UC is the RC path without ACKs, built by the same code on
+# either link layer; the IB switch's drops and reorders are 57[ib])
 . "$(dirname "$0")/lib.sh"
 rdma_pair CNUAS_PAIR "0 1"
 PA=$A PB=$B

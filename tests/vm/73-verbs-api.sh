@@ -13,10 +13,11 @@
 # of its CQ; SRQ resize with receives posted; the IBA 1.5 ATOMIC WRITE
 # (exactly 8 bytes change) and FLUSH (built with ibv_wr_flush only), or,
 # on kernels before 6.2 (Debian 12), their clean refusal. Bytes and
-# completion statuses are checked. Over native IB (test 84,
+# completion statuses are checked. Over native IB (its IB cell,
 # CNUAS_VERBS_OVER_IB=1) the QPs address by LID and the UD receives carry
 # the packet's IB GRH, the source LID and the SL in place of RoCE's IP
 # header and L3 type.
+# link-layers: eth ib
 . "$(dirname "$0")/lib.sh"
 need_cnuas_nodes 1
 need_eth_or_verbs_over_ib

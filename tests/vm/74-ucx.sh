@@ -25,6 +25,7 @@
 # rxe's side), with UCX_UD_VERBS_ETH_DGID_CHECK=n it must pass.
 # Iteration counts are small (TCG).
 # timeout: 600
+# link-layers: eth ib
 . "$(dirname "$0")/lib.sh"
 rdma_pair CNUAS_PAIR "0 1"
 PA=$A PB=$B

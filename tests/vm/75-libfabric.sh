@@ -3,9 +3,9 @@
 # libfabric (Debian's libfabric-bin) on cnuas: `fi_info -p verbs` lists
 # cnuas_0 with FI_EP_MSG (the verbs provider's RC over RDMA CM) and
 # FI_EP_RDM (verbs;ofi_rxm), then fi_pingpong with data checks (-c)
-# between cnuas nodes 0 and 1 (CNUAS_PAIR="A B" for others), each way:
-# MSG endpoints over IPv4 and IPv6, RDM in msg and tagged mode, DGRAM
-# (UD). With an rxe node (CNUAS_RXE_PAIR="A B" for others) MSG and RDM
+# between cnuas nodes 0 and 1 (CNUAS_PAIR="A B" for others): MSG and RDM
+# endpoints each way, then one way MSG over IPv6, RDM in tagged mode,
+# DGRAM (UD). With an rxe node (CNUAS_RXE_PAIR="A B" for others) MSG and RDM
 # go between cnuas and Soft-RoCE too. Both ends must exit 0 and print
 # the last size's line with every transfer acknowledged.
 #
@@ -15,6 +15,7 @@
 # before any traffic; the rxe end runs with FI_UNIVERSE_SIZE=64. cnuas
 # offers 1 Mi CQEs and needs no setting.
 # timeout: 900
+# link-layers: eth ib
 . "$(dirname "$0")/lib.sh"
 rdma_pair CNUAS_PAIR "0 1"
 PA=$A PB=$B
@@ -70,8 +71,9 @@ for p in "${pairs[@]}"; do
 	tag=$c-$s
 	ping_ "msg.$tag" "$s" "$c" "$(ip_of "$s")" "$ds" "$dc" "-p verbs -e msg -c -I 50"
 	ping_ "rdm.$tag" "$s" "$c" "$(ip_of "$s")" "$ds" "$dc" "-p 'verbs;ofi_rxm' -e rdm -c -I 50"
-	# The rest on the cnuas pair only.
-	[ "$(node_kind "$s")$(node_kind "$c")" = cnuascnuas ] || continue
+	# The rest on the cnuas pair only, one way: a pingpong moves the data
+	# both ways in either order, and the two ends are the same device.
+	[ "$(node_kind "$s")$(node_kind "$c")" = cnuascnuas ] && [ "$p" = "$PA $PB" ] || continue
 	ping_ "rdm-tagged.$tag" "$s" "$c" "$(ip_of "$s")" "$ds" "$dc" "-p 'verbs;ofi_rxm' -e rdm -m tagged -c -I 50"
 	ping_ "msg6.$tag" "$s" "$c" "$(ip6_of "$s")" "$ds" "$dc" "-6 -p verbs -e msg -c -I 50"
 	ping_ "dgram.$tag" "$s" "$c" "$(ip_of "$s")" "$ds-dgram" "$dc-dgram" "-p verbs -e dgram -c -I 50"

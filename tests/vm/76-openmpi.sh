@@ -17,6 +17,9 @@
 # lib-mpi.sh) is named when it is the cause: our provider then broke what
 # UCX reads of a UD receive (the GRH, the L3 header type in sl).
 # timeout: 900
+# link-layers: eth
+# (not ib: Open MPI's pml ucx reaches the device through UCX, whose IB
+# addressing by LID 74[ib] checks)
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-mpi.sh"
 rdma_pair CNUAS_PAIR "0 1"

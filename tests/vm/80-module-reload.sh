@@ -1,13 +1,14 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later OR MIT
 # rmmod cnuas_net; modprobe cnuas_net on node 0: cnuas0 comes back and
-# ping works again. On an IB lab (test 84 runs it there) node 1, as node0
+# ping works again. On an IB lab (its IB cell) node 1, as node0
 # runs OpenSM: both modules go and come back, the subnet manager makes the
 # port Active again with the LID it had (OpenSM's guid2lid), IPoIB's ib0
 # comes back and pings node0. As with an HCA, the reload bounces the link
 # the switch sees (an IB vNIC is linked only while a driver runs it): the
 # switch traps the port's going and coming to OpenSM, which sweeps node1
 # out of the SA and back in by itself.
+# link-layers: eth ib
 . "$(dirname "$0")/lib.sh"
 need_cnuas_nodes 2
 need_eth_or_verbs_over_ib

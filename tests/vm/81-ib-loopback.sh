@@ -1,8 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later OR MIT
-# Native InfiniBand on one guest: a lab of one cnuas node with
-# link_layer=ib (its own, in $LAB_DIR-ib, while the group's guests are
-# paused, as test 77 does; or the group's own lab when it is an IB lab).
+# Native InfiniBand on one guest: node0 of the vm group's IB lab (an IB
+# cell; by hand on an Ethernet lab, a lab of one cnuas node of its own in
+# $LAB_DIR-ib while the group's guests are paused, as test 77 does).
 # OpenSM in the guest brings the port to ACTIVE with a LID through the
 # SMA; then everything runs over that LID with server and client on the
 # same guest, so every packet takes the loopback by DLID (no wire):
@@ -13,6 +13,7 @@
 # ICRC error counter must stay 0. A switch without --link-layer or an
 # image without OpenSM fails: both are ours.
 # timeout: 1500
+# link-layers: ib
 . "$(dirname "$0")/lib.sh"
 if [ "$LINK_LAYER" != ib ]; then
 	"$VSWITCHD" --help 2>&1 | grep -q -- '--link-layer' ||

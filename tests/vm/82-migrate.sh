@@ -36,14 +36,15 @@
 # counters), against the downtime QEMU reports. MIG_XFER_SECONDS,
 # MIG_BW_SECONDS, MIG_RXE_SECONDS set the lengths of the runs (15 s: a
 # migration starts 4 s in and takes about 1 s here).
-# On an IB lab (test 84 runs it there with CNUAS_VERBS_OVER_IB=1) the
-# same steps but the Soft-RoCE ones run in that lab, by LID and over IPoIB:
+# In the IB lab (its cell 82[ib], CNUAS_VERBS_OVER_IB=1) steps 1, 4, 5
+# and 6 (10 migrations) in that lab, by LID and over IPoIB:
 # the new QEMU's port is linked once the device state arrives, and the
 # switch reports it to OpenSM, which sweeps it (same LID) in.
+# link-layers: eth ib
 . "$(dirname "$0")/lib.sh"
 if [ "$LINK_LAYER" = ib ]; then
 	need_ib_sm
-	[ "${CNUAS_VERBS_OVER_IB:-0}" = 1 ] || skip "on an IB lab only with CNUAS_VERBS_OVER_IB=1 (test 84)"
+	[ "${CNUAS_VERBS_OVER_IB:-0}" = 1 ] || skip "on an IB lab only with CNUAS_VERBS_OVER_IB=1 (tests/run's IB lab)"
 else
 	need_eth
 fi
@@ -172,10 +173,15 @@ migrate_now() {
 }
 
 ONLY=${MIG_ONLY:-xfer bw ping tcp xfer-sender rping repeat gpu rxe nvme nvme-host bw-client rping-client link bw-rxe rping-rxe nvme-rxe}	# a subset, to debug one part
-if [ "$LINK_LAYER" = ib ]; then	# no Soft-RoCE over IB
+if [ "$LINK_LAYER" = ib ]; then
+	# The IB cell: what hands the IB port over (RC both ways, RDMA CM, 10
+	# in a row); the rest is the same code as on Ethernet, which runs
+	# every step. No Soft-RoCE over IB.
+	ONLY=${MIG_ONLY:-xfer xfer-sender rping repeat}
 	o=
 	for w in $ONLY; do case $w in rxe | *-rxe) ;; *) o+=" $w" ;; esac; done
 	ONLY=$o
+	MIG_REPEAT=${MIG_REPEAT:-10}
 fi
 # want STEP: whether STEP runs; the log shows when each one starts.
 want() {
@@ -185,14 +191,21 @@ want() {
 
 # xfer_to_moving TAG SENDER PORT SECS: a verified cnuas-xfer from SENDER
 # (its own RDMA device) to node 1, which moves in the middle of it. The
-# receiver runs detached in the guest (its agent session ends with the old
-# QEMU); its result is read from a file afterwards.
+# receiver is a job in the guest (scripts/lab job: its agent session ends
+# with the old QEMU, the job goes on); its result is read back afterwards.
+# job NODE NAME CMD...: start a job; job_wait NODE NAME SECONDS: its
+# output, its exit status as ours (255: it never finished).
+job() { local n=$1 name=$2; shift 2; "$LAB" job "$n" start "$name" -- "$@"; }
+job_wait() { local n=$1; shift; "$LAB" job "$n" wait "$@"; }
+# listen_wait NODE READY: wait (10 s at most) for the guest command READY.
+listen_wait() {
+	lsh -t 30 "$1" "i=0; until $2 || [ \$i -ge 100 ]; do sleep 0.1; i=\$((i+1)); done; $2"
+}
 xfer_to_moving() {
 	local tag=$1 tx=$2 port=$3 secs=$4 txpid txrc rx rxrc
-	lsh -t 30 $N1 "rm -f /tmp/mig-$tag.out /tmp/mig-$tag.rc
-		(setsid sh -c 'cnuas-xfer -d $DB -p $port -s $MIB -c 64 -w 8 -T $((secs + 150)) >/tmp/mig-$tag.out 2>&1; echo \$? >/tmp/mig-$tag.rc' </dev/null >/dev/null 2>&1 &)
-		i=0; until $(listening "$port") || [ \$i -ge 100 ]; do sleep 0.1; i=\$((i+1)); done; true" ||
+	job $N1 "mig-$tag" cnuas-xfer -d "$DB" -p "$port" -s "$MIB" -c 64 -w 8 -T $((secs + 150)) ||
 		fail "$tag: cannot start the cnuas-xfer receiver"
+	listen_wait $N1 "$(listening "$port")" || note "$tag: the cnuas-xfer receiver does not listen after 10 s"
 	lsh -t $((secs + 200)) "$tx" "stdbuf -oL cnuas-xfer -d $(rdma_dev "$tx") -p $port -s $MIB -c 64 -w 8 -D $secs -T $((secs + 150)) $(ip_of $N1)" >"$OUT/$tag.tx" 2>&1 &
 	txpid=$!
 	wait_for 60 grep -qs 'sender: local qpn' "$OUT/$tag.tx" || { cat "$OUT/$tag.tx"; fail "$tag: cnuas-xfer did not connect"; }
@@ -202,8 +215,7 @@ xfer_to_moving() {
 	kill -0 $txpid 2>/dev/null || note "$tag: cnuas-xfer ended before the migration did (a slow host; raise its seconds): its pause is not measured, its data still checked"
 	wait $txpid
 	txrc=$?
-	wait_for 120 lsh -t 10 $N1 "[ -s /tmp/mig-$tag.rc ]" || fail "$tag: the migrated receiver never finished"
-	rx=$(lsh -t 20 $N1 "cat /tmp/mig-$tag.out; exit \$(cat /tmp/mig-$tag.rc)")
+	rx=$(job_wait $N1 "mig-$tag" 120)
 	rxrc=$?
 	cat "$OUT/$tag.tx"
 	echo "$rx"
@@ -218,10 +230,9 @@ want xfer && xfer_to_moving xfer $N0 18611 "$XSECS"
 bw_to_moving() {
 	local tag=$1 c=$2 port=$3 cdev cgid cpid crc srv src
 	cdev=$(rdma_dev "$c") cgid=$(gid_index "$c" 4)
-	lsh -t 30 $N1 "rm -f /tmp/mig-$tag.out /tmp/mig-$tag.rc
-		(setsid sh -c 'timeout $((SECS + 120)) ib_write_bw -d $DB -x $GB -D $SECS -F -p $port --report_gbits >/tmp/mig-$tag.out 2>&1; echo \$? >/tmp/mig-$tag.rc' </dev/null >/dev/null 2>&1 &)
-		i=0; until $(listening "$port") || [ \$i -ge 100 ]; do sleep 0.1; i=\$((i+1)); done; true" ||
+	job $N1 "mig-$tag" timeout $((SECS + 120)) ib_write_bw -d "$DB" -x "$GB" -D "$SECS" -F -p "$port" --report_gbits ||
 		fail "$tag: cannot start the ib_write_bw server"
+	listen_wait $N1 "$(listening "$port")" || note "$tag: the ib_write_bw server does not listen after 10 s"
 	lsh -t $((SECS + 180)) "$c" "timeout $((SECS + 120)) stdbuf -oL ib_write_bw -d $cdev -x $cgid -D $SECS -F -p $port --report_gbits $(ip_of $N1)" >"$OUT/$tag.client" 2>&1 &
 	cpid=$!
 	wait_for 60 grep -q 'remote address' "$OUT/$tag.client" || { cat "$OUT/$tag.client"; fail "$tag: ib_write_bw did not connect"; }
@@ -231,8 +242,7 @@ bw_to_moving() {
 	kill -0 $cpid 2>/dev/null || note "$tag: ib_write_bw ended before the migration did (a slow host; raise MIG_BW_SECONDS): its pause is not measured, its data still checked"
 	wait $cpid
 	crc=$?
-	wait_for 120 lsh -t 10 $N1 "[ -s /tmp/mig-$tag.rc ]" || fail "$tag: the migrated ib_write_bw server never finished"
-	srv=$(lsh -t 20 $N1 "cat /tmp/mig-$tag.out; exit \$(cat /tmp/mig-$tag.rc)")
+	srv=$(job_wait $N1 "mig-$tag" 120)
 	src=$?
 	tail -n 4 "$OUT/$tag.client"
 	[ $crc = 0 ] && [ $src = 0 ] || { echo "$srv" | tail -n 8; fail "$tag: ib_write_bw across the migration failed (client rc $crc, server rc $src)"; }
@@ -263,18 +273,15 @@ want tcp && {
 	MB=${MIG_TCP_MIB:-128}
 	sum=$(lsh -t 120 $N0 "head -c ${MB}M /dev/urandom >/tmp/mig-tcp.bin && sha256sum </tmp/mig-tcp.bin") ||
 		fail "tcp: node$N0 cannot make test data"
-	lsh -t 30 $N1 "rm -f /tmp/mig-tcp.sum /tmp/mig-tcp.rc
-		(setsid sh -c 'timeout 300 nc -l 5202 | sha256sum >/tmp/mig-tcp.sum; echo \$? >/tmp/mig-tcp.rc' </dev/null >/dev/null 2>&1 &)
-		i=0; until ss -Hltn 'sport = :5202' | grep -q LISTEN || [ \$i -ge 100 ]; do sleep 0.1; i=\$((i+1)); done" ||
-		fail "tcp: cannot start the receiver on node$N1"
+	job $N1 mig-tcp sh -c 'timeout 300 nc -l 5202 | sha256sum' || fail "tcp: cannot start the receiver on node$N1"
+	listen_wait $N1 "$(listening 5202)" || note "tcp: the receiver does not listen after 10 s"
 	lsh -t 320 $N0 "s=\$(date +%s%N); timeout 300 nc -N $(ip_of $N1) 5202 </tmp/mig-tcp.bin || exit 1; echo ms=\$(((\$(date +%s%N) - s) / 1000000))" >"$OUT/tcp.tx" 2>&1 &
 	tpid=$!
 	sleep 3
 	kill -0 $tpid 2>/dev/null || { cat "$OUT/tcp.tx"; fail "tcp: the transfer ended before the migration"; }
 	migrate_now tcp
 	wait $tpid || { cat "$OUT/tcp.tx"; fail "tcp: the sender failed across the migration"; }
-	wait_for 120 lsh -t 10 $N1 "[ -s /tmp/mig-tcp.rc ]" || fail "tcp: the migrated receiver never finished"
-	got=$(lsh -t 20 $N1 "cat /tmp/mig-tcp.sum")
+	got=$(job_wait $N1 mig-tcp 120) || fail "tcp: the migrated receiver failed: $got"
 	[ "${got%% *}" = "${sum%% *}" ] || fail "tcp: sha256 mismatch after the migration: sent ${sum%% *} received ${got%% *}"
 	echo "tcp: $MB MiB over TCP in $(sed -n 's/^ms=//p' "$OUT/tcp.tx") ms, sha256 equal, while the receiver moved"
 	lsh -t 10 $N0 "rm -f /tmp/mig-tcp.bin" || true
@@ -282,11 +289,10 @@ want tcp && {
 # 4. The other side: the sender of a cnuas-xfer (node 0) moves, its
 # receiver (node 1) stays.
 want xfer-sender && {
-	lsh -t 30 $N0 "rm -f /tmp/mig-xs.out /tmp/mig-xs.rc" || fail "node$N0: cannot clean up"
 	lsh -t $((XSECS + 200)) $N1 "stdbuf -oL cnuas-xfer -d $DB -p 18613 -s $MIB -c 64 -w 8 -T $((XSECS + 150))" >"$OUT/xs.rx" 2>&1 &
 	rxpid=$!
 	wait_for 30 lsh -t 10 $N1 "$(listening 18613)" || fail "cnuas-xfer receiver not listening"
-	lsh -t 30 $N0 "(setsid sh -c 'cnuas-xfer -d $DA -p 18613 -s $MIB -c 64 -w 8 -D $XSECS -T $((XSECS + 150)) $(ip_of $N1) >/tmp/mig-xs.out 2>&1; echo \$? >/tmp/mig-xs.rc' </dev/null >/dev/null 2>&1 &)" ||
+	job $N0 mig-xs cnuas-xfer -d "$DA" -p 18613 -s "$MIB" -c 64 -w 8 -D "$XSECS" -T $((XSECS + 150)) "$(ip_of $N1)" ||
 		fail "cannot start the cnuas-xfer sender"
 	wait_for 60 grep -q 'receiver: local qpn' "$OUT/xs.rx" || { cat "$OUT/xs.rx"; fail "cnuas-xfer did not connect"; }
 	sleep 3
@@ -294,8 +300,7 @@ want xfer-sender && {
 	kill -0 $rxpid 2>/dev/null || note "cnuas-xfer ended before the migration did (a slow host; raise MIG_XFER_SECONDS): its pause is not measured, its data still checked"
 	wait $rxpid
 	rxrc=$?
-	wait_for 120 lsh -t 10 $N0 "[ -s /tmp/mig-xs.rc ]" || fail "the migrated sender never finished"
-	tx=$(lsh -t 20 $N0 "cat /tmp/mig-xs.out; exit \$(cat /tmp/mig-xs.rc)")
+	tx=$(job_wait $N0 mig-xs 120)
 	txrc=$?
 	echo "$tx"
 	cat "$OUT/xs.rx"
@@ -307,10 +312,9 @@ want xfer-sender && {
 # ping's data checked (-V), none may fail.
 rping_to_moving() {
 	local tag=$1 c=$2 port=$3 rpid crc srv src n
-	lsh -t 30 $N1 "rm -f /tmp/mig-$tag.out /tmp/mig-$tag.rc
-		(setsid sh -c 'timeout 300 rping -s -a $(ip_of $N1) -p $port -V -C 3000 >/tmp/mig-$tag.out 2>&1; echo \$? >/tmp/mig-$tag.rc' </dev/null >/dev/null 2>&1 &)
-		i=0; until $(cm_listening) || [ \$i -ge 100 ]; do sleep 0.1; i=\$((i+1)); done; true" ||
+	job $N1 "mig-$tag" timeout 300 rping -s -a "$(ip_of $N1)" -p "$port" -V -C 3000 ||
 		fail "$tag: cannot start the rping server"
+	listen_wait $N1 "$(cm_listening)" || note "$tag: the rping server does not listen after 10 s"
 	lsh -t 320 "$c" "timeout 300 stdbuf -oL rping -c -a $(ip_of $N1) -p $port -V -v -C 3000" >"$OUT/$tag.client" 2>&1 &
 	rpid=$!
 	wait_for 60 grep -q 'ping data' "$OUT/$tag.client" || { cat "$OUT/$tag.client"; fail "$tag: rping did not start"; }
@@ -319,8 +323,7 @@ rping_to_moving() {
 	kill -0 $rpid 2>/dev/null || note "$tag: rping ended before the migration did (a slow host; raise -C): its pause is not measured, its data still checked"
 	wait $rpid
 	crc=$?
-	wait_for 60 lsh -t 10 $N1 "[ -s /tmp/mig-$tag.rc ]" || fail "$tag: the migrated rping server never finished"
-	srv=$(lsh -t 20 $N1 "cat /tmp/mig-$tag.out; exit \$(cat /tmp/mig-$tag.rc)")
+	srv=$(job_wait $N1 "mig-$tag" 60)
 	src=$?
 	n=$(grep -c 'ping data' "$OUT/$tag.client")
 	echo "$srv" >"$OUT/$tag.server"
@@ -370,15 +373,12 @@ want repeat && {
 want gpu && [ -n "$gpu" ] && {
 	gpu_ready $N0 cnuas-gpu-rdma
 	gpu_ready $N1 cnuas-gpu-rdma
-	lsh -t 30 $N1 "rm -f /tmp/mig-gpu.out /tmp/mig-gpu.rc
-		(setsid sh -c 'cnuas-gpu-rdma -d $DB -p 18615 -s 256 >/tmp/mig-gpu.out 2>&1; echo \$? >/tmp/mig-gpu.rc' </dev/null >/dev/null 2>&1 &)
-		i=0; until $(listening 18615) || [ \$i -ge 100 ]; do sleep 0.1; i=\$((i+1)); done; $(listening 18615)" ||
+	job $N1 mig-gpu cnuas-gpu-rdma -d "$DB" -p 18615 -s 256 && listen_wait $N1 "$(listening 18615)" ||
 		fail "the cnuas-gpu-rdma server on node$N1 is not listening"
 	migrate_now gpu
 	lsh -t 200 $N0 "cnuas-gpu-rdma -d $DA -p 18615 -s 256 $(ip_of $N1)" >"$OUT/gpu.client" 2>&1
 	crc=$?
-	wait_for 60 lsh -t 10 $N1 "[ -s /tmp/mig-gpu.rc ]" || fail "the migrated cnuas-gpu-rdma server never finished"
-	srv=$(lsh -t 20 $N1 "cat /tmp/mig-gpu.out; exit \$(cat /tmp/mig-gpu.rc)")
+	srv=$(job_wait $N1 mig-gpu 60)
 	src=$?
 	cat "$OUT/gpu.client"
 	echo "$srv" | sed 's/^/server: /'
@@ -482,8 +482,7 @@ want bw-client && {
 	lsh -t $((SECS + 180)) $N1 "timeout $((SECS + 120)) stdbuf -oL ib_write_bw -d $DB -x $GB -D $SECS -F -p 18617 --report_gbits" >"$OUT/bwc.server" 2>&1 &
 	spid=$!
 	wait_for 30 lsh -t 10 $N1 "$(listening 18617)" || fail "bw-client: the ib_write_bw server is not listening"
-	lsh -t 30 $N0 "rm -f /tmp/mig-bwc.out /tmp/mig-bwc.rc
-		(setsid sh -c 'timeout $((SECS + 120)) ib_write_bw -d $DA -x $GA -D $SECS -F -p 18617 --report_gbits $(ip_of $N1) >/tmp/mig-bwc.out 2>&1; echo \$? >/tmp/mig-bwc.rc' </dev/null >/dev/null 2>&1 &)" ||
+	job $N0 mig-bwc timeout $((SECS + 120)) ib_write_bw -d "$DA" -x "$GA" -D "$SECS" -F -p 18617 --report_gbits "$(ip_of $N1)" ||
 		fail "bw-client: cannot start the ib_write_bw client"
 	wait_for 60 grep -q 'remote address' "$OUT/bwc.server" || { cat "$OUT/bwc.server"; fail "bw-client: ib_write_bw did not connect"; }
 	sleep 3
@@ -491,8 +490,7 @@ want bw-client && {
 	migrate_now write_bw-client $N0 $N1
 	wait $spid
 	src=$?
-	wait_for 120 lsh -t 10 $N0 "[ -s /tmp/mig-bwc.rc ]" || fail "bw-client: the migrated ib_write_bw client never finished"
-	cli=$(lsh -t 20 $N0 "cat /tmp/mig-bwc.out; exit \$(cat /tmp/mig-bwc.rc)")
+	cli=$(job_wait $N0 mig-bwc 120)
 	crc=$?
 	echo "$cli" | tail -n 3
 	[ $crc = 0 ] && [ $src = 0 ] || { tail -n 8 "$OUT/bwc.server"; fail "bw-client: ib_write_bw with its client migrated failed (client rc $crc, server rc $src)"; }
@@ -506,16 +504,14 @@ want rping-client && {
 	lsh -t 320 $N1 "timeout 300 stdbuf -oL rping -s -a $(ip_of $N1) -p 18618 -V -v -C 3000" >"$OUT/rpc.server" 2>&1 &
 	spid=$!
 	wait_for 30 lsh -t 10 $N1 "$(cm_listening)" || fail "rping-client: the rping server is not listening"
-	lsh -t 30 $N0 "rm -f /tmp/mig-rpc.out /tmp/mig-rpc.rc
-		(setsid sh -c 'timeout 300 rping -c -a $(ip_of $N1) -p 18618 -V -v -C 3000 >/tmp/mig-rpc.out 2>&1; echo \$? >/tmp/mig-rpc.rc' </dev/null >/dev/null 2>&1 &)" ||
+	job $N0 mig-rpc timeout 300 rping -c -a "$(ip_of $N1)" -p 18618 -V -v -C 3000 ||
 		fail "rping-client: cannot start the rping client"
 	wait_for 60 grep -q 'ping data' "$OUT/rpc.server" || { cat "$OUT/rpc.server"; fail "rping-client: rping did not start"; }
 	sleep 2
 	migrate_now rping-client $N0 $N1
 	wait $spid
 	src=$?
-	wait_for 60 lsh -t 10 $N0 "[ -s /tmp/mig-rpc.rc ]" || fail "rping-client: the migrated rping client never finished"
-	lsh -t 20 $N0 "cat /tmp/mig-rpc.out; exit \$(cat /tmp/mig-rpc.rc)" >"$OUT/rpc.client"
+	job_wait $N0 mig-rpc 60 >"$OUT/rpc.client"
 	crc=$?
 	n=$(grep -c 'ping data' "$OUT/rpc.client")
 	echo "rping-client: $n pings with data checked; client rc $crc, server rc $src"
@@ -560,7 +556,7 @@ want link && [ -n "$gpu" ] && {
 }
 
 # A guest that crashed after a migration is a failure of the migration
-# (in 84's IB lab the consoles hold the earlier tests' lines too: only new
+# (in the IB lab the consoles hold the earlier tests' lines too: only new
 # ones count).
 [ "$(console_problems)" = "$PROBLEMS0" ] ||
 	fail "a guest kernel reported a problem after the migrations"

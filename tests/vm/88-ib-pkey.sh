@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later OR MIT
-# Partitions on the IB lab (test 84 runs it there, after its own checks):
+# Partitions on the IB lab (tests/run runs it there, after 84):
 # OpenSM restarted with a partitions.conf of four partitions beside the
 # Default one, then, with stock tools:
 #   P_Key tables: each HCA's table (sysfs) holds the P_Keys OpenSM gave
@@ -26,6 +26,7 @@
 #     the default P_Key alone.
 # Soft-RoCE has no P_Key table to speak of (one entry); this is IB only.
 # timeout: 900
+# link-layers: ib
 . "$(dirname "$0")/lib.sh"
 need_ib_sm smpquery ib_send_bw cnuas-verbsapi
 P=/sys/class/infiniband/cnuas_0/ports/1

@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later OR MIT
-# M_Key protection of an HCA port on the IB lab (test 84 runs it there),
+# M_Key protection of an HCA port on the IB lab (tests/run's IB lab),
 # with infiniband-diags from node0, where OpenSM runs (restarted without
 # periodic sweeps, so that only this test talks to node1's SMA):
 #   ibportstate sets node1's M_Key 0xab, protection bits 2 and a lease of
@@ -13,6 +13,7 @@
 #     once it runs out, and the same Get is answered;
 #   ibportstate with the key clears it all again.
 # timeout: 600
+# link-layers: ib
 . "$(dirname "$0")/lib.sh"
 need_ib_sm ibportstate smpquery
 P=/sys/class/infiniband/cnuas_0/ports/1

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later OR MIT
 # A guest's HCA hot removed and hot added on a native InfiniBand fabric
-# (test 84 runs it at its end on its two-guest IB lab, with
+# (tests/run runs it last but 99 in its two-guest IB lab, with
 # CNUAS_VERBS_OVER_IB=1; by hand: `scripts/lab up --link-layer ib --nodes 2`,
 # then this script). OpenSM runs on node0; node1's cnuas-vnic goes:
 #   QMP device_del nic0 on node1:
@@ -28,6 +28,7 @@
 #       by LID, 100 x 4 KiB with the data checked (-c), node0 <-> node1;
 #   no Oops, BUG or WARNING on a console.
 # timeout: 600
+# link-layers: ib
 . "$(dirname "$0")/lib.sh"
 # (by hand: scripts/lab up --link-layer ib --nodes 2)
 need_ib_sm ibnetdiscover saquery

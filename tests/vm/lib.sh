@@ -53,7 +53,8 @@ need_virtio_node() {
 }
 need_eth() { [ "$LINK_LAYER" = eth ] || skip "needs an Ethernet lab, this one is $LINK_LAYER"; }
 # A verbs test that runs over RoCE and, on an IB lab, over IB by LID (test
-# 84 runs it there with CNUAS_VERBS_OVER_IB=1, as rdma_pair asks).
+# tests/run runs its IB cell there with CNUAS_VERBS_OVER_IB=1, as
+# rdma_pair asks).
 need_eth_or_verbs_over_ib() {
 	[ "$LINK_LAYER" = eth ] || [ "${CNUAS_VERBS_OVER_IB:-0}" = 1 ] ||
 		skip "needs an Ethernet lab, or CNUAS_VERBS_OVER_IB=1 on this $LINK_LAYER one"
@@ -84,10 +85,11 @@ sites_sub() {
 	esac
 }
 # need_ib_sm TOOL...: an IB lab of two cnuas nodes, OpenSM and TOOL on
-# node0 (test 84 runs such a test in its IB lab). Our image has them all:
-# one missing there is a failure.
+# node0 (a test with `# link-layers: ib` runs in tests/run's IB lab; by
+# hand on an Ethernet lab it skips). Our image has them all: one missing
+# there is a failure.
 need_ib_sm() {
-	[ "$LINK_LAYER" = ib ] || skip_because in-ib-lab "needs an IB lab: test 84 runs it in its own"
+	[ "$LINK_LAYER" = ib ] || skip "needs an IB lab (tests/run runs it in its IB lab)"
 	need_cnuas_nodes 2
 	local out
 	out=$(lsh -t 30 0 "for t in opensm $*; do command -v \$t >/dev/null || echo \$t; done") ||
