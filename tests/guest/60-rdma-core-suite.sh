@@ -158,10 +158,9 @@ tests.test_qpex.QpExTestCase.test_qp_ex_rc_flush_type_violate"
 gaps=0
 # The passes per rdma-core release (the Debian 13 guests' 56.1; Debian
 # 12's 44.0 cannot run, above), cnuas and rxe: fewer is a loss. cnuas:
-# the README's 113. rxe passes at least 11 fewer (rereg, parent domains,
-# resize_cq: "why" above); its floor sits below that until a run's
-# "work done" line gives the measured count.
-declare -A min_ok=([56.1]="113 90")
+# the README's 113. rxe: 102 measured on 2026-12-06 (rereg, parent
+# domains, resize_cq: "why" above).
+declare -A min_ok=([56.1]="113 102")
 
 declare -A cst=() cwhy=() rst=() rwhy=()
 while read -r id st reason; do cst[$id]=$st cwhy[$id]=$reason; done <"$work/cnuas"
@@ -204,7 +203,13 @@ if [ -z "${CNUAS_SUITE_TESTS:-}" ]; then
 		[ "${r_ok:-0}" -ge "$want_r" ] || { echo "rxe passes fewer than rdma-core $ver's $want_r: its run looks broken"; bad=$((bad + 1)); }
 	fi
 fi
-[ "$(count "$work/out1" error)" = 0 ] || { echo "rxe has ERRORs: its run looks broken"; bad=$((bad + 1)); }
+# An rxe ERROR is a broken run unless it is one of rxe's known
+# differences above (why[]: test_resize_cq loses a CQE on rxe).
+for id in "${!rst[@]}"; do
+	[ "${rst[$id]}" = error ] && [ -z "${why[$id]:-}" ] || continue
+	echo "rxe ERROR in $id, not a known rxe difference: its run looks broken"
+	bad=$((bad + 1))
+done
 missing=$(comm -23 <(cut -d' ' -f1 "$work/cnuas") <(cut -d' ' -f1 "$work/rxe") | wc -l)
 [ "$missing" = 0 ] || { echo "rxe reported $missing fewer tests than cnuas: its run looks broken"; bad=$((bad + 1)); }
 echo "--- passes on cnuas, not on rxe:"
