@@ -6,6 +6,7 @@
  *
  * cnuas-hostpath --qemu BIN --switch SOCK --dir DIR [--pairs 1,4]
  *                [--sizes 64,1024,4096,9216] [--seconds S] [--run N]
+ *                [--switch-pid PID]   (to count the switch's CPU time)
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -27,6 +28,7 @@ struct opts {
 	unsigned int sizes[MAX_LIST], nsizes;
 	double seconds;
 	unsigned int run;
+	int switch_pid;
 };
 
 static double now(void)
@@ -98,7 +100,7 @@ static bool pump(struct vnic *v, unsigned int pairs, double t_end, bool tx)
 				return false;
 		}
 		if (!work)
-			nap(20);
+			nap(100);
 	}
 	return true;
 }
@@ -137,8 +139,11 @@ static void totals(struct vnic *v, unsigned int pairs, const uint32_t *tx0,
 
 /* One row: returns 0, or -1 when the path broke (QEMU gone, frames lost). */
 static int row(struct vnic *v, unsigned int pairs, unsigned int size,
-	       double secs, double mem)
+	       double secs, double mem, int switch_pid)
 {
+	struct cpu_cost c0, c1;
+	double us[CPU_PARTS], total = 0;
+	unsigned int k;
 	uint64_t rx0[MAX_PAIRS], sent, got, base, bad = 0;
 	uint32_t tx0[MAX_PAIRS];
 	double t0, t1, fps, gbs, share = 0;
@@ -156,11 +161,17 @@ static int row(struct vnic *v, unsigned int pairs, unsigned int size,
 	if (!pump(v, pairs, now() + 0.3, true))
 		return -1;
 	base = rx_total(v, pairs);
+	cpu_sample(v, pairs, switch_pid, &c0);
 	t0 = now();
 	if (!pump(v, pairs, t0 + secs, true))
 		return -1;
 	t1 = now();
+	cpu_sample(v, pairs, switch_pid, &c1);
 	fps = (rx_total(v, pairs) - base) / (t1 - t0);
+	for (k = 0; k < CPU_PARTS; k++) {
+		us[k] = fps ? (c1.ns[k] - c0.ns[k]) / 1e3 / (fps * (t1 - t0)) : 0;
+		total += k == CPU_HARNESS ? 0 : us[k];
+	}
 	/* Stop sending; everything sent must arrive (lossless). */
 	for (i = 0; i < 500; i++) {
 		totals(v, pairs, tx0, rx0, &sent, &got);
@@ -187,6 +198,13 @@ static int row(struct vnic *v, unsigned int pairs, unsigned int size,
 	       "memcpy_share=%.3f sent=%llu lost=%lld bad=%llu\n",
 	       pairs, size, fps, gbs, fps / pairs, share, (unsigned long long)sent,
 	       (long long)(sent - got), (unsigned long long)bad);
+	printf("%13s CPU us/frame: sender %.3f (main) + %.3f, switch %.3f, receiver %.3f (RX thread) + %.3f;"
+	       " path %.3f, harness %.3f\n", "", us[CPU_TX_MAIN], us[CPU_TX_OTHER], us[CPU_SWITCH],
+	       us[CPU_RX_THREAD], us[CPU_RX_OTHER], total, us[CPU_HARNESS]);
+	printf("bench host cpu pairs=%u size=%u", pairs, size);
+	for (k = 0; k < CPU_PARTS; k++)
+		printf(" %s_us=%.4f", cpu_part_name[k], us[k]);
+	printf(" path_us=%.4f\n", total);
 	fflush(stdout);
 	return got != sent || bad ? -1 : 0;
 }
@@ -241,7 +259,7 @@ static int start_all(struct vnic *v, unsigned int pairs, const struct opts *o)
 static void usage(void)
 {
 	fprintf(stderr, "usage: cnuas-hostpath --qemu BIN --switch SOCK --dir DIR "
-		"[--pairs 1,4] [--sizes 64,1024,4096,9216] [--seconds S] [--run N]\n");
+		"[--pairs 1,4] [--sizes 64,1024,4096,9216] [--seconds S] [--run N] [--switch-pid PID]\n");
 	exit(2);
 }
 
@@ -251,7 +269,8 @@ static void parse(int argc, char **argv, struct opts *o)
 		{ "qemu", 1, NULL, 'q' }, { "switch", 1, NULL, 's' },
 		{ "dir", 1, NULL, 'd' }, { "pairs", 1, NULL, 'p' },
 		{ "sizes", 1, NULL, 'z' }, { "seconds", 1, NULL, 't' },
-		{ "run", 1, NULL, 'r' }, { NULL, 0, NULL, 0 },
+		{ "run", 1, NULL, 'r' }, { "switch-pid", 1, NULL, 'w' },
+		{ NULL, 0, NULL, 0 },
 	};
 	int c;
 
@@ -267,6 +286,7 @@ static void parse(int argc, char **argv, struct opts *o)
 		case 'z': if (parse_list(optarg, o->sizes, &o->nsizes)) usage(); break;
 		case 't': o->seconds = atof(optarg); break;
 		case 'r': o->run = (unsigned int)atoi(optarg); break;
+		case 'w': o->switch_pid = atoi(optarg); break;
 		default: usage();
 		}
 	}
@@ -304,7 +324,7 @@ int main(int argc, char **argv)
 			continue;
 		}
 		for (s = 0; s < o.nsizes; s++)
-			if (row(v, o.pairs[p], o.sizes[s], o.seconds, mem))
+			if (row(v, o.pairs[p], o.sizes[s], o.seconds, mem, o.switch_pid))
 				rc = 1;
 		stop_all(v, 2 * o.pairs[p]);
 	}

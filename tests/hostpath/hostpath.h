@@ -8,8 +8,8 @@
  * batch, never waited for.
  *
  * Files: qemu_proc.c starts a QEMU and speaks the qtest protocol;
- * vnic_drv.c brings a device up and keeps its rings; hostpath.c runs the
- * rows and prints them.
+ * vnic_drv.c brings a device up and keeps its rings; cpu_cost.c reads
+ * each thread's CPU time; hostpath.c runs the rows and prints them.
  */
 #ifndef CNUAS_HOSTPATH_H
 #define CNUAS_HOSTPATH_H
@@ -89,5 +89,24 @@ bool vnic_tx_fill(struct vnic *v, uint32_t batch);
 /* Check what arrived and repost; true if it rang. */
 bool vnic_rx_refill(struct vnic *v, uint32_t batch);
 uint32_t vnic_stat(struct vnic *v, unsigned int off);
+
+/*
+ * Parts of the path whose CPU time is counted: the sender's main thread
+ * (doorbell, TX run, sendmmsg) and its other threads, the switch, the
+ * receiver's RX thread (recvmmsg, RX delivery) and its other threads,
+ * this harness.
+ */
+enum cpu_part {
+	CPU_TX_MAIN, CPU_TX_OTHER, CPU_SWITCH, CPU_RX_THREAD, CPU_RX_OTHER,
+	CPU_HARNESS, CPU_PARTS
+};
+
+struct cpu_cost {
+	uint64_t ns[CPU_PARTS];
+};
+
+extern const char *const cpu_part_name[CPU_PARTS];
+void cpu_sample(const struct vnic *v, unsigned int pairs, int switch_pid,
+		struct cpu_cost *c);
 
 #endif /* CNUAS_HOSTPATH_H */

@@ -78,6 +78,7 @@ static void exec_qemu(const struct qemu_args *a, const char *ram_path,
 		 a->switch_sock, m[0], m[1], m[2], m[3], m[4], m[5]);
 	execl(a->qemu, a->qemu, "-machine", mach, "-m", size, "-object", mem,
 	      "-accel", "qtest", "-qtest", qt, "-qtest-log", "/dev/null", "-display", "none", "-nodefaults",
+	      "-name", "hostpath,debug-threads=on",
 	      "-device", dev, (char *)NULL);
 	perror(a->qemu);
 	_exit(127);
