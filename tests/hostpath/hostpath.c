@@ -310,7 +310,7 @@ int main(int argc, char **argv)
 
 	parse(argc, argv, &o);
 	mem = memcpy_gbs();
-	printf("bench host: cnuas-vnic -> cnuas-vswitchd -> cnuas-vnic, QEMU -accel qtest, no guest\n");
+	printf("host path: cnuas-vnic -> cnuas-vswitchd -> cnuas-vnic, QEMU -accel qtest, no guest\n");
 	printf("host memcpy (one core, 64 MiB blocks): %.2f GB/s; rings of %u, doorbell per %u frames\n",
 	       mem, HP_RING, BATCH);
 	printf("%5s %7s %9s %9s %8s %8s %9s  %-10s %s\n", "pairs", "frame", "Mfps", "Mfps/pr",
