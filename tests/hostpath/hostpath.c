@@ -279,15 +279,34 @@ static void parse(int argc, char **argv, struct opts *o)
 	o->seconds = 3;
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
 		switch (c) {
-		case 'q': o->qemu = optarg; break;
-		case 's': o->sock = optarg; break;
-		case 'd': o->dir = optarg; break;
-		case 'p': if (parse_list(optarg, o->pairs, &o->npairs)) usage(); break;
-		case 'z': if (parse_list(optarg, o->sizes, &o->nsizes)) usage(); break;
-		case 't': o->seconds = atof(optarg); break;
-		case 'r': o->run = (unsigned int)atoi(optarg); break;
-		case 'w': o->switch_pid = atoi(optarg); break;
-		default: usage();
+		case 'q':
+			o->qemu = optarg;
+			break;
+		case 's':
+			o->sock = optarg;
+			break;
+		case 'd':
+			o->dir = optarg;
+			break;
+		case 'p':
+			if (parse_list(optarg, o->pairs, &o->npairs))
+				usage();
+			break;
+		case 'z':
+			if (parse_list(optarg, o->sizes, &o->nsizes))
+				usage();
+			break;
+		case 't':
+			o->seconds = atof(optarg);
+			break;
+		case 'r':
+			o->run = (unsigned int)atoi(optarg);
+			break;
+		case 'w':
+			o->switch_pid = atoi(optarg);
+			break;
+		default:
+			usage();
 		}
 	}
 	if (!o->qemu || !o->sock || !o->dir || o->seconds <= 0)

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -67,6 +68,8 @@ static void exec_qemu(const struct qemu_args *a, const char *ram_path,
 		dup2(fd, 1);
 		dup2(fd, 2);
 	}
+	/* A harness killed by a timeout leaves no QEMU behind. */
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	snprintf(size, sizeof(size), "%zuM", a->ram_size >> 20);
 	snprintf(mem, sizeof(mem),
 		 "memory-backend-file,id=ram,size=%s,mem-path=%s,share=on", size, ram_path);
@@ -116,6 +119,14 @@ int qemu_start(struct qemu_proc *q, const struct qemu_args *a)
 		fprintf(stderr, "hostpath: QEMU %s did not connect, see %s\n", a->name, log);
 		return -1;
 	}
+	/*
+	 * QEMU connects before it makes the machine; it answers once the
+	 * machine, and so its RAM, exists. Then nothing needs the name.
+	 */
+	if (qemu_cmd(q, NULL, "outl 0xcf8 0x80000000"))
+		return -1;
+	unlink(q->ram_path);
+	q->ram_path[0] = '\0';
 	return 0;
 }
 
