@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "hostpath.h"
 
@@ -139,7 +140,7 @@ static void totals(struct vnic *v, unsigned int pairs, const uint32_t *tx0,
 
 /* One row: returns 0, or -1 when the path broke (QEMU gone, frames lost). */
 static int row(struct vnic *v, unsigned int pairs, unsigned int size,
-	       double secs, double mem, int switch_pid)
+	       double secs, double mem, int switch_pid, double *us_out)
 {
 	struct cpu_cost c0, c1;
 	double us[CPU_PARTS], total = 0;
@@ -206,7 +207,56 @@ static int row(struct vnic *v, unsigned int pairs, unsigned int size,
 		printf(" %s_us=%.4f", cpu_part_name[k], us[k]);
 	printf(" path_us=%.4f\n", total);
 	fflush(stdout);
+	memcpy(us_out, us, sizeof(us));
 	return got != sent || bad ? -1 : 0;
+}
+
+/*
+ * The cost model's summary: per thread a line through the smallest and the
+ * largest frame of the first pair count, us per frame = fixed + per KiB,
+ * and what it allows with a core per thread and on this host's cores.
+ */
+static void model(const struct opts *o, double (*us)[CPU_PARTS])
+{
+	static const enum cpu_part part[] = { CPU_TX_MAIN, CPU_SWITCH, CPU_RX_THREAD };
+	static const char *const name[] = { "sender main", "switch", "receiver RX" };
+	unsigned int lo = 0, hi = 0, s, k;
+	double fixed[4] = { 0 }, kib[4] = { 0 }, worst = 0, path = 0;
+	long cores = sysconf(_SC_NPROCESSORS_ONLN);
+
+	for (s = 1; s < o->nsizes; s++) {
+		if (o->sizes[s] < o->sizes[lo])
+			lo = s;
+		if (o->sizes[s] > o->sizes[hi])
+			hi = s;
+	}
+	if (o->sizes[hi] == o->sizes[lo])
+		return;
+	printf("cost model, %u pair(s), us per frame = fixed + per KiB:", o->pairs[0]);
+	for (k = 0; k < 3; k++) {
+		double a = us[lo][part[k]], b = us[hi][part[k]];
+
+		kib[k] = (b - a) * 1024 / (o->sizes[hi] - o->sizes[lo]);
+		fixed[k] = a - kib[k] * o->sizes[lo] / 1024;
+		kib[3] += kib[k];
+		fixed[3] += fixed[k];
+		printf(" %s %.2f + %.3f;", name[k], fixed[k], kib[k]);
+	}
+	printf(" path %.2f + %.3f\n", fixed[3], kib[3]);
+	for (k = 0; k < 3; k++)
+		worst = worst > us[lo][part[k]] ? worst : us[lo][part[k]];
+	for (k = 0; k < CPU_PARTS; k++)
+		path += k == CPU_HARNESS ? 0 : us[lo][k];
+	printf("ceiling at %u B: %.2f Mfps with a core per thread, %.2f Mfps on %ld cores; ",
+	       o->sizes[lo], 1 / worst, cores / path, cores);
+	worst = path = 0;
+	for (k = 0; k < 3; k++)
+		worst = worst > us[hi][part[k]] ? worst : us[hi][part[k]];
+	for (k = 0; k < CPU_PARTS; k++)
+		path += k == CPU_HARNESS ? 0 : us[hi][k];
+	printf("at %u B: %.2f GB/s with a core per thread, %.2f GB/s on %ld cores\n",
+	       o->sizes[hi], o->sizes[hi] / worst / 1e3, cores * o->sizes[hi] / path / 1e3, cores);
+	printf("bench host model fixed_us=%.3f per_kib_us=%.4f\n", fixed[3], kib[3]);
 }
 
 static void stop_all(struct vnic *v, unsigned int n)
@@ -322,6 +372,7 @@ static void parse(int argc, char **argv, struct opts *o)
 int main(int argc, char **argv)
 {
 	static struct vnic v[2 * MAX_PAIRS];
+	double us[MAX_LIST][CPU_PARTS] = { { 0 } };
 	struct opts o = { 0 };
 	unsigned int p, s;
 	double mem;
@@ -343,8 +394,10 @@ int main(int argc, char **argv)
 			continue;
 		}
 		for (s = 0; s < o.nsizes; s++)
-			if (row(v, o.pairs[p], o.sizes[s], o.seconds, mem, o.switch_pid))
+			if (row(v, o.pairs[p], o.sizes[s], o.seconds, mem, o.switch_pid, us[s]))
 				rc = 1;
+		if (!p && o.switch_pid > 0)
+			model(&o, us);
 		stop_all(v, 2 * o.pairs[p]);
 	}
 	return rc;
