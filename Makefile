@@ -9,7 +9,7 @@ KDIR ?= $(firstword $(wildcard /lib/modules/$(shell uname -r)/build) \
 		    $(lastword $(sort $(wildcard /lib/modules/6.1.*-amd64/build))))
 
 .PHONY: all userspace modules provider qemu package-qemu debs image check check-unit check-pkg \
-	check-vm check-guest soak demo bench deps fuzz clean
+	check-vm check-guest soak demo bench bench-host deps fuzz clean
 
 all: userspace modules
 
@@ -81,6 +81,11 @@ bench:
 	$(MAKE) -C userspace bench
 	scripts/bench-tcp
 	scripts/bench-rdma
+	scripts/bench-host
+
+# The host path alone: no guest, no lab, about a minute.
+bench-host:
+	scripts/bench-host
 
 clean:
 	$(MAKE) -C userspace clean
