@@ -871,6 +871,18 @@ static int cmd_del_port(struct vswitch *sw, struct req *r)
 	return 0;
 }
 
+/* sm-port add|del IB_PORT, sm-port list: the ports a subnet manager may manage from. */
+static int cmd_sm_port(struct vswitch *sw, struct req *r)
+{
+	char err[128];
+
+	if (!sw->ops->ctl_sm_port)
+		return fail(r, "sm-port: the switch is not in InfiniBand mode");
+	if (sw->ops->ctl_sm_port(sw, &r->out, r->argc, r->argv, r->json, err, sizeof(err)) < 0)
+		return fail(r, "%s", err);
+	return 0;
+}
+
 static int cmd_shutdown(struct vswitch *sw, struct req *r)
 {
 	if (r->argc != 1)
@@ -892,7 +904,7 @@ static const struct {
 	{ "set-port-security", cmd_set_port_security },
 	{ "set-qos", cmd_set_qos },	{ "show-qos", cmd_show_qos },
 	{ "lft", cmd_ib_table },	{ "mft", cmd_ib_table },
-	{ "show", cmd_show },
+	{ "show", cmd_show },		{ "sm-port", cmd_sm_port },
 	{ "shutdown", cmd_shutdown },
 };
 

@@ -53,6 +53,9 @@ struct fwd_mode {
 	void (*ctl_show)(struct vswitch *sw, struct strbuf *b, bool json);
 	/* The lft/mft commands (@name). NULL: the mode has no such tables. */
 	int (*ctl_table)(struct vswitch *sw, struct strbuf *b, const char *name, bool json);
+	/* The sm-port command (argv[0] is "sm-port"); < 0: @err says why. NULL: no SMs. */
+	int (*ctl_sm_port)(struct vswitch *sw, struct strbuf *b, int argc, char **argv, bool json,
+			   char *err, size_t errlen);
 };
 
 extern const struct fwd_mode eth_fwd_mode;

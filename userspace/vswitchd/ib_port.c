@@ -18,10 +18,17 @@ static void port_state_change(struct vswitch *sw)
 	ib_trap_128(sw);
 }
 
-/* IB port @n lost its link: Down, Polling, counted, reported to the SM. */
+/*
+ * IB port @n lost its link: Down, Polling, counted, reported to the SM. An
+ * SM port that cnuas-vsctl designated was its guest's: the next guest on
+ * the port is somebody else.
+ */
 static void ib_link_down(struct vswitch *sw, unsigned n)
 {
 	struct ib_switch *ib = sw->ib;
+
+	if (ib->sm_port[n] == IB_SM_VSCTL)
+		ib_sm_port_set(sw, n, 0);
 
 	if (ib->port[n].state >= IB_PS_INIT)
 		ib->port[n].pc.link_downed++;
