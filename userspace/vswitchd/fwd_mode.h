@@ -41,8 +41,11 @@ struct fwd_mode {
 	int (*port_attach)(struct vswitch *sw, struct port *p);
 	/* A port hung up or is destroyed (maybe twice). NULL: nothing to do. */
 	void (*port_detach)(struct vswitch *sw, struct port *p);
-	/* handover PORT MS: keep what p had for the next guest port. NULL: nothing kept. */
-	void (*port_handover)(struct vswitch *sw, struct port *p, unsigned ms);
+	/*
+	 * handover PORT MS [pid=PID]: keep what p had for the next guest port
+	 * (from process @pid, 0: any). NULL: nothing kept.
+	 */
+	void (*port_handover)(struct vswitch *sw, struct port *p, unsigned ms, int pid);
 	/* Once a second. NULL: no timers. */
 	void (*timers)(struct vswitch *sw);
 	/* Free the mode's state. NULL: none. */

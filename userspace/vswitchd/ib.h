@@ -97,6 +97,7 @@ struct ib_switch {
 	 */
 	unsigned handover_port;
 	uint64_t handover_until;
+	int handover_pid;		/* only this peer may take it over; 0: any */
 	uint64_t handovers;
 	/*
 	 * Ports designated for a subnet manager (IB_SM_*): only they manage
@@ -177,7 +178,7 @@ void ib_timers(struct vswitch *sw);
 int ib_port_attach(struct vswitch *sw, struct port *p);
 void ib_port_detach(struct vswitch *sw, struct port *p);
 /* p's IB port keeps its state for the next guest port for @ms ms. */
-void ib_port_handover(struct vswitch *sw, struct port *p, unsigned ms);
+void ib_port_handover(struct vswitch *sw, struct port *p, unsigned ms, int pid);
 /* A hand-over nobody took ends in a link down. */
 void ib_handover_end(struct vswitch *sw);
 

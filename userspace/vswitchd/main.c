@@ -74,9 +74,10 @@ static void accept_ports(struct vswitch *sw)
 			close(fd);
 			continue;
 		}
-		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &crlen) == 0)
+		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &crlen) == 0) {
+			p->peer_pid = (int)cr.pid;
 			snprintf(p->peer, sizeof(p->peer), "pid %d", (int)cr.pid);
-		else
+		} else
 			snprintf(p->peer, sizeof(p->peer), "unknown");
 		if (sw->ops->port_attach && sw->ops->port_attach(sw, p) < 0) {
 			port_destroy(sw, p);

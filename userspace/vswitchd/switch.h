@@ -145,6 +145,7 @@ struct port {
 	uint32_t ev_mask;	/* events currently registered with epoll */
 	bool in_epoll;
 	char peer[160];
+	int peer_pid;		/* SO_PEERCRED of a guest port's peer, 0: unknown */
 
 	/* dgram kind: our bound path and QEMU's */
 	struct sockaddr_un peer_addr;

@@ -1127,6 +1127,58 @@ def test_ib_sm_port_vsctl():
         assert r.returncode == 2 and "--sm-port" in r.stderr, (args, r.returncode, r.stderr)
 
 
+def test_ib_handover_to_named_pid():
+    """handover PORT MS pid=PID: only the connection of process PID takes
+    the IB port over; another one connecting first gets a port of its own."""
+    with _ib_switch() as sw:
+        sm = SM(sw.port())
+        b = sw.port()
+        _wait_ib(sw, 2)
+        _configure(sm, {2: 1, 3: 2}, active=(1, 2))
+        ids = sw.port_ids()
+        # the destination's connection is made first, then handed the port
+        a, b2 = socket.socketpair()
+        pid = os.fork()
+        if pid == 0:                     # the "destination QEMU": connects when told
+            try:
+                b2.close()
+                a.recv(1)
+                s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+                s.connect(sw.sock)
+                socket.send_fds(a, [b"x"], [s.fileno()])
+                a.recv(1)
+            finally:
+                os._exit(0)
+        a.close()
+        try:
+            sw.vsctl("handover", str(ids[1]), "5000", "pid=x", expect=1)
+            sw.vsctl("handover", str(ids[1]), "pid=0", expect=1)
+            sw.vsctl("handover", str(ids[1]), "5000", "pid=%d" % pid)
+            sw.ports.remove(b)
+            b.close()
+            _wait_ib(sw, 1)
+            intruder = sw.port()              # our own pid: not the destination
+            _wait_ib(sw, 2)
+            ib = _ib(sw)
+            assert ib["handover_port"] == 2 and ib["handovers"] == 0, ib
+            assert {p["port"]: p["vsport"] for p in ib["ports"]}.get(3) == sw.port_ids()[-1], ib
+            b2.send(b"g")
+            _, fds, _, _ = socket.recv_fds(b2, 1, 1)
+            dst = socket.socket(fileno=fds[0])
+            sw.ports.append(dst)
+            _wait_ib(sw, 3)
+            ib = _ib(sw)
+            assert ib["handover_port"] == 0 and ib["handovers"] == 1, ib
+            assert {p["port"]: p["state"] for p in ib["ports"]}[2] == "active", ib
+            sm.send(_data(3, 2, b"m" * 40))
+            assert dst.recv(65536)[28:68] == b"m" * 40
+            expect_none(intruder, "the intruder got the handed-over port's data")
+        finally:
+            b2.close()
+            os.kill(pid, 9)
+            os.waitpid(pid, 0)
+
+
 def _raw(dlid, slid, payload=b"R" * 40, lnh=0):
     """A raw packet: LRH (LNH 0), payload, VCRC; no BTH, no ICRC."""
     n = 8 + len(payload)
