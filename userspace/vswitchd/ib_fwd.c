@@ -152,7 +152,8 @@ bool ib_forward(struct vswitch *sw, struct port *p, uint8_t *data, uint32_t len,
 		ib->port[in].pc.rcv_mcast++;
 	else
 		ib->port[in].pc.rcv_ucast++;
-	if (x.slid && x.slid <= CNUAS_LID_UCAST_MAX)
+	/* the neighbour's LID: only one the SM routes to this port, not a spoofed one */
+	if (x.slid && ib_slid_ok(ib, in, x.slid))
 		ib->port[in].neighbor_lid = (uint16_t)x.slid;
 	if (x.vl == CNUAS_VL15) {
 		ib_handle_smp(sw, p, &x);

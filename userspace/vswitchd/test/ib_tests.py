@@ -920,14 +920,22 @@ def test_ib_options_and_eth_unchanged():
 def test_ib_opensm_sweep():
     """Stock OpenSM (Debian's 3.3.23) brings the subnet up through the switch: it
     runs on a fake HCA (test/ib_hca.py) behind ibsim's libumad2sim.so, which
-    only carries its MADs; discovery, LIDs, LFT, port states are OpenSM's."""
-    import signal as _signal
-    import threading as _threading
+    only carries its MADs; discovery, LIDs, LFT, port states are OpenSM's.
+    Twice: every port trusted, and with OpenSM's port the only SM port (the
+    guest's HCA only answers; nothing of the sweep is refused)."""
     import ib_hca
     so = ib_hca.umad2sim()
     if not shutil.which("opensm") or not so:
         return "SKIP: opensm or ibsim-utils (libumad2sim.so) not installed"
-    with _ib_switch() as sw:
+    _opensm_sweep(so)
+    _opensm_sweep(so, "--sm-port", "1")
+
+
+def _opensm_sweep(so, *extra):
+    import signal as _signal
+    import threading as _threading
+    import ib_hca
+    with _ib_switch(*extra) as sw:
         stop = _threading.Event()
         sm_ca = ib_hca.CA(sw.port(), 0x02c5000000000100, "sm-host", sm=True)
         ca2 = ib_hca.CA(sw.port(), 0x02c5000000000200, "guest-2")
@@ -993,6 +1001,9 @@ def test_ib_opensm_sweep():
             srv.close()
         text = open(log, errors="replace").read()
         assert "SUBNET UP" in text, text[-4000:]
+        refused = sum(p["counters"]["ib_drop_smp_not_sm"] + p["counters"]["ib_drop_pma_not_sm"]
+                      for p in sw.vsctl("counters", json_out=True)["ports"])
+        assert refused == 0, "the sweep was refused %d time(s)" % refused
         assert " ERR " not in text, [l for l in text.splitlines() if " ERR " in l][:10]
 
 
@@ -1201,6 +1212,7 @@ def test_ib_slid_and_raw_checks():
             b.send(_data(4, slid, b"s" * 32))
         expect_none(c, "spoofed SLID forwarded")
         assert sw.counters(ids[1])["ib_drop_slid_spoof"] == 6, sw.counters(ids[1])
+        assert {p["port"]: p["neighbor_lid"] for p in _ib(sw)["ports"]}[2] == 0
         for slid in (3, 5):                             # b's LIDs (LMC: two)
             b.send(_data(4, slid, b"t" * 32))
             assert c.recv(65536)[28:60] == b"t" * 32
