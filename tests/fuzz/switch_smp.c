@@ -17,7 +17,7 @@
  *              3-4 lease seconds
  *         [2]: the switch's LID (0 becomes 1)
  *         [3]: bit 0 ports Active (else Init), bit 1 partition
- *              enforcement on every port, bits 4-7 LMC of port 0
+ *              enforcement on every port, bits 4-6 LMC of port 0
  *   op: bits 0-1 the port (IB port 1..4, LID 0x10 + port), bit 2 the
  *       MAD carries the right M_Key, bit 3 DLID the switch's LID (else
  *       permissive), bit 4 a PMA GMP on QP1 (else an SMP on VL15), bit

@@ -860,7 +860,8 @@ static int cmd_del_port(struct vswitch *sw, struct req *r)
 		pid = (unsigned)v;
 	}
 	if (argc != 2 && !(handover && argc == 3))
-		return fail(r, handover ? "usage: handover PORT [MS] [pid=PID]" : "usage: del-port PORT");
+		return fail(r, handover ? "usage: handover PORT [MS] [pid=PID]" :
+					  "usage: del-port PORT");
 	if (parse_port(sw, r, r->argv[1], &p) < 0)
 		return -1;
 	if (argc == 3 && parse_ms(r, r->argv[2], &ms) < 0)

@@ -124,8 +124,9 @@ static bool pkey_allowed(const struct ib_switch *ib, unsigned n, const struct ib
 				      out ? IB_PORT_PART_EN_OUTB_F : IB_PORT_PART_EN_INB_F);
 
 	if (!x->bth)
-		return !enforced && !mad_get_field((void *)ip->pi, 0, out ? IB_PORT_FILTER_RAW_OUTB_F :
-						   IB_PORT_FILTER_RAW_INB_F);
+		return !enforced &&
+		       !mad_get_field((void *)ip->pi, 0,
+				      out ? IB_PORT_FILTER_RAW_OUTB_F : IB_PORT_FILTER_RAW_INB_F);
 	if (!enforced)
 		return true;
 	if (!base)
@@ -166,7 +167,8 @@ bool ib_forward(struct vswitch *sw, struct port *p, uint8_t *data, uint32_t len,
 		return true;
 	}
 	if (!ib_slid_ok(ib, in, x.slid)) {
-		ib_refuse(sw, p, &p->c.ib_drop_slid_spoof, "data with a SLID the SM routes elsewhere");
+		ib_refuse(sw, p, &p->c.ib_drop_slid_spoof,
+			  "data with a SLID the SM routes elsewhere");
 		return true;
 	}
 	if (x.mad && x.dqp == 1 && x.mad[1] == UMAD_CLASS_PERF_MGMT &&

@@ -90,12 +90,13 @@ int ib_ctl_sm_port(struct vswitch *sw, struct strbuf *b, int argc, char **argv, 
 
 	if (argc == 3 && (!strcmp(argv[1], "add") || !strcmp(argv[1], "del"))) {
 		char *end;
-		unsigned long n = strtoul(argv[2], &end, 10);
-		bool add = argv[1][0] == 'a';
+		unsigned long v = strtoul(argv[2], &end, 10);
+		unsigned n = end == argv[2] || *end || argv[2][0] == '-' || v > IB_MAX_PORTS ?
+			     0 : (unsigned)v;
 
-		if (end == argv[2] || *end || argv[2][0] == '-' ||
-		    ib_sm_port_set(sw, n > IB_MAX_PORTS ? 0 : (unsigned)n, add ? IB_SM_VSCTL : 0) < 0) {
-			snprintf(err, errlen, "sm-port: '%s' is no IB port (1..%u)", argv[2], ib->nports);
+		if (ib_sm_port_set(sw, n, argv[1][0] == 'a' ? IB_SM_VSCTL : 0) < 0) {
+			snprintf(err, errlen, "sm-port: '%s' is no IB port (1..%u)", argv[2],
+				 ib->nports);
 			return -1;
 		}
 	} else if (argc != 2 || strcmp(argv[1], "list")) {
@@ -103,7 +104,8 @@ int ib_ctl_sm_port(struct vswitch *sw, struct strbuf *b, int argc, char **argv, 
 		return -1;
 	}
 	if (json)
-		sb_printf(b, "{\"enforced\": %s, \"sm_ports\": [", ib->sm_enforced ? "true" : "false");
+		sb_printf(b, "{\"enforced\": %s, \"sm_ports\": [",
+			  ib->sm_enforced ? "true" : "false");
 	else if (!ib->sm_enforced)
 		sb_printf(b, "no SM port: every port may manage the fabric\n");
 	for (unsigned n = 1; n <= ib->nports; n++) {
@@ -112,8 +114,9 @@ int ib_ctl_sm_port(struct vswitch *sw, struct strbuf *b, int argc, char **argv, 
 		if (!ib->sm_port[n])
 			continue;
 		if (json)
-			sb_printf(b, "%s{\"port\": %u, \"vsport\": %u, \"from\": \"%s\"}", first ? "" : ", ",
-				  n, p ? p->id : 0, ib->sm_port[n] == IB_SM_OPTION ? "option" : "vsctl");
+			sb_printf(b, "%s{\"port\": %u, \"vsport\": %u, \"from\": \"%s\"}",
+				  first ? "" : ", ", n, p ? p->id : 0,
+				  ib->sm_port[n] == IB_SM_OPTION ? "option" : "vsctl");
 		else
 			sb_printf(b, "IB port %u (vsport %u, %s)\n", n, p ? p->id : 0,
 				  ib->sm_port[n] == IB_SM_OPTION ? "--sm-port" : "sm-port add");

@@ -237,14 +237,16 @@ int check_options(struct vs_options *o)
 		return 2;
 	}
 	if (cfg->link_layer != LINK_IB && (cfg->ib_ports || cfg->ib_guid || o->nsm_port)) {
-		fprintf(stderr, "cnuas-vswitchd: --ib-ports, --guid and --sm-port need --link-layer ib\n");
+		fprintf(stderr,
+			"cnuas-vswitchd: --ib-ports, --guid and --sm-port need --link-layer ib\n");
 		return 2;
 	}
 	if (!cfg->ib_ports)
 		cfg->ib_ports = IB_DEFAULT_PORTS;
 	for (unsigned i = 0; i < o->nsm_port; i++) {
 		if (o->sm_port[i] > cfg->ib_ports) {
-			fprintf(stderr, "cnuas-vswitchd: --sm-port %u: the switch has IB ports 1..%u\n",
+			fprintf(stderr,
+				"cnuas-vswitchd: --sm-port %u: the switch has IB ports 1..%u\n",
 				o->sm_port[i], cfg->ib_ports);
 			return 2;
 		}

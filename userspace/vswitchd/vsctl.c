@@ -69,7 +69,8 @@ static const struct {
 	{ "show", 0, 0 },  { "fdb", 0, 0 },	  { "counters", 0, 1 },	 { "fault", 2, 7 },
 	{ "capture", 1, 3 }, { "add-dgram", 2, 2 }, { "add-tap", 1, 1 }, { "add-stream", 1, 1 }, { "shutdown", 0, 0 }, { "set-fault", 1, 9 },
 	{ "set-port-security", 1, 4 }, { "lft", 0, 0 }, { "mft", 0, 0 },
-	{ "del-port", 1, 1 }, { "handover", 1, 3 }, { "sm-port", 1, 2 }, { "set-qos", 1, CTL_MAX_ARGS - 1 }, { "show-qos", 0, 1 },
+	{ "del-port", 1, 1 }, { "handover", 1, 3 }, { "sm-port", 1, 2 },
+	{ "set-qos", 1, CTL_MAX_ARGS - 1 }, { "show-qos", 0, 1 },
 };
 
 /* Absolute form of path in buf (static storage: no cleanup on exit paths). */
