@@ -1147,7 +1147,8 @@ def test_ib_handover_to_named_pid():
         _wait_ib(sw, 2)
         _configure(sm, {2: 1, 3: 2}, active=(1, 2))
         ids = sw.port_ids()
-        # the destination's connection is made first, then handed the port
+        # the destination QEMU: a child process that connects when told, after
+        # the hand-over, and passes its connection (SO_PEERCRED: its pid) back
         a, b2 = socket.socketpair()
         pid = os.fork()
         if pid == 0:                     # the "destination QEMU": connects when told
