@@ -14,6 +14,23 @@ die() { echo "lab: error: $*" >&2; exit 1; }
 # shellcheck source=sites.sh
 . "$(dirname "${BASH_SOURCE[0]}")/sites.sh"
 
+# lab_dir_private DIR: the lab folder holds the sockets every QEMU and
+# the switch trust and the scripts run what its files say, so it must be
+# ours alone. Its /tmp name is predictable: refuse one that another user
+# (or a symlink) got there first, and keep ours mode 0700.
+lab_dir_private() {
+	local d=$1 uid
+	mkdir -p "$(dirname "$d")"
+	mkdir -m 0700 "$d" 2>/dev/null || true
+	if [ -L "$d" ] || [ ! -d "$d" ]; then
+		die "$d: not a directory of ours (a symlink or a file): remove it or set CNUAS_LAB_DIR"
+	fi
+	uid=$(stat -c %u "$d")
+	[ "$uid" = "$(id -u)" ] ||
+		die "$d belongs to uid $uid, not to us ($(id -u)): refusing a lab folder another user made; remove it or set CNUAS_LAB_DIR"
+	chmod 0700 "$d" || die "$d: cannot make it private (chmod 0700)"
+}
+
 lab_load() {
 	[ -f "$LAB_DIR/lab.env" ] || { echo "lab: no lab in $LAB_DIR (scripts/lab up)" >&2; exit 255; }
 	# shellcheck disable=SC1091

@@ -6,6 +6,10 @@
 # every HCA through their SMAs), then a wait until every port is Active
 # with a LID. ib0 of node n gets the address cnuas0 has in an Ethernet lab
 # (198.18.0.n+1/24, fd00:198:18::n+1/64), so the tests' addressing holds.
+# node0's switch port is the only one that may manage the fabric
+# (cnuas-vsctl sm-port add, before OpenSM starts; also with
+# CNUAS_LAB_SM=0): the other guests send SMP answers and traps only,
+# as a cloud's virtual functions (docs/ib-switch.md, "Trust").
 #   CNUAS_LAB_SM=0            no OpenSM (the tests or the user start one)
 #   CNUAS_LAB_SM_TIMEOUT      seconds to wait for Active ports (default 300)
 
@@ -18,6 +22,27 @@ ib_port_active() {
 		grep -q ACTIVE $p/state && [ "$(cat $p/lid)" != 0x0 ]' >/dev/null 2>&1
 }
 
+# ib_sm_port: node0's IB port on the switch, found by its QEMU's pid
+# (`cnuas-vsctl show`: "pid N ib P"), becomes the SM port.
+ib_sm_port() {
+	local pid port
+	pid=$(pidfile_pid "$LAB_DIR/node0.pid")
+	[ -n "$pid" ] || die "node0: no QEMU pid"
+	for _ in $(seq 50); do
+		port=$("$VSCTL" --ctl "$LAB_DIR/switch.ctl" --json show | "$PY" -c '
+import json, sys
+for p in json.load(sys.stdin)["ports"]:
+    w = p.get("peer", "").split()
+    if w[:2] == ["pid", sys.argv[1]] and "ib" in w:
+        print(w[w.index("ib") + 1])' "$pid") && [ -n "$port" ] && break
+		sleep 0.2
+	done
+	[ -n "$port" ] || die "node0 (pid $pid) has no IB port on the switch"
+	"$VSCTL" --ctl "$LAB_DIR/switch.ctl" sm-port add "$port" >/dev/null ||
+		die "the switch refused IB port $port (node0's) as the SM port"
+	say "IB subnet: switch port $port (node0's) is the SM port, the only one that manages"
+}
+
 ib_subnet_up() {
 	local nodes=$1 n t0 limit=${CNUAS_LAB_SM_TIMEOUT:-300} left
 	case $limit in '' | *[!0-9]*) die "CNUAS_LAB_SM_TIMEOUT must be seconds, not '$limit'" ;; esac
@@ -25,6 +50,7 @@ ib_subnet_up() {
 		ib_exec "$n" "modprobe -a cnuas_ib ib_umad ib_uverbs rdma_ucm ib_ipoib" >/dev/null 2>&1 ||
 			die "node$n: cannot load the RDMA modules"
 	done
+	ib_sm_port
 	if [ "${CNUAS_LAB_SM:-1}" = 0 ]; then
 		say "IB subnet: no OpenSM (CNUAS_LAB_SM=0); ports stay Init until an SM runs"
 		return 0

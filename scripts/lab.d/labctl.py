@@ -9,12 +9,13 @@
   labctl.py qmp [--timeout S] SOCKET CMD-JSON
       qmp_capabilities, then one command; print the reply, exit 1 on error
   labctl.py migrate [--timeout S] [--blk NBD-SOCKET] [--src-pid PID]
-                    [--switch VSCTL CTL] SRC-QMP DST-QMP URI
+                    [--dst-pid PID] [--switch VSCTL CTL] SRC-QMP DST-QMP URI
       migrate the guest of SRC-QMP into the QEMU of DST-QMP (started with
       -incoming defer -S): migrate-incoming URI there, migrate URI here,
       wait for the end. Then the source's switch port goes (handover: on
-      an IB switch its IB port waits Active for the destination's; its
-      peer is process PID), the destination runs (`cont`), and PID is
+      an IB switch its IB port waits Active for the destination's, the
+      connection of --dst-pid's process only; the source's peer is
+      process PID), the destination runs (`cont`), and PID is
       ended (SIGKILL; without --src-pid: `quit`). Prints query-migrate's
       last answer as JSON, with "lab-resume": ms from the end until the
       mirror ended, the port was gone, cont, the source was gone.
@@ -299,13 +300,16 @@ class Qmp:
 
 
 def cmd_migrate(args):
-    timeout, nbd, src_pid, vsctl, ctl = 600.0, None, 0, None, None
+    timeout, nbd, src_pid, dst_pid, vsctl, ctl = 600.0, None, 0, 0, None, None
     while args and args[0].startswith("--"):
         if args[0] == "--timeout":
             timeout = float(args[1])
             args = args[2:]
         elif args[0] == "--src-pid":
             src_pid = int(args[1])
+            args = args[2:]
+        elif args[0] == "--dst-pid":
+            dst_pid = int(args[1])
             args = args[2:]
         elif args[0] == "--switch":
             vsctl, ctl = args[1], args[2]
@@ -316,7 +320,7 @@ def cmd_migrate(args):
         else:
             break
     if len(args) != 3:
-        die("usage: labctl.py migrate [--timeout S] [--blk NBD-SOCKET] [--src-pid PID] [--switch VSCTL CTL] SRC-QMP DST-QMP URI", 2)
+        die("usage: labctl.py migrate [--timeout S] [--blk NBD-SOCKET] [--src-pid PID] [--dst-pid PID] [--switch VSCTL CTL] SRC-QMP DST-QMP URI", 2)
     deadline = time.monotonic() + timeout
     src, dst = Qmp(args[0], deadline), Qmp(args[1], deadline)
     if dst.cmd("query-status")["status"] != "inmigrate":
@@ -391,8 +395,12 @@ def cmd_migrate(args):
         port = src_port()
         if port is not None:
             # handover: on an IB switch the port stays Active for the new
-            # QEMU, which connects when it runs (elsewhere: del-port).
-            subprocess.run([vsctl, "--ctl", ctl, "handover", str(port)], capture_output=True)
+            # QEMU, which connects when it runs (elsewhere: del-port), and
+            # for its connection only (pid=).
+            cmd = [vsctl, "--ctl", ctl, "handover", str(port)]
+            if dst_pid:
+                cmd += ["10000", "pid=%d" % dst_pid]
+            subprocess.run(cmd, capture_output=True)
         while src_port() is not None:
             if time.monotonic() > deadline:
                 die("the switch keeps the port of pid %d" % src_pid)

@@ -103,7 +103,7 @@ lab_migrate() {
 	fi
 	mig_say "node$n: pid $old -> pid $new${blk:+ (RAM and the disk writes)}"
 	if ! out=$("$PY" "$LABD/labctl.py" migrate --timeout "${CNUAS_LAB_MIGRATE_TIMEOUT:-600}" \
-		${blk:+--blk "$nd/nbd.sock"} --src-pid "$old" --switch "$VSCTL" "$ctl" \
+		${blk:+--blk "$nd/nbd.sock"} --src-pid "$old" --dst-pid "$new" --switch "$VSCTL" "$ctl" \
 		"$nd/qmp.sock" "$nd/$tag.qmp.sock" "unix:$nd/migrate.sock"); then
 		echo "$out" >&2
 		if pid_alive "$old"; then

@@ -364,7 +364,7 @@ lab_up() {
 	done
 
 	# Fresh lab folder; old logs go.
-	mkdir -p "$LAB_DIR"
+	lab_dir_private "$LAB_DIR"
 	(cd "$LAB_DIR" && rm -rf node* switch.* site* vport* gpulink* kvm-probe.log lab.env)
 	ACCEL=$(probe_accel)
 	NODES=$nodes VIRTIO_NODES=$virtio RXE_NODES=$rxe LINK_LAYER=$ll MEM=$mem MTU=$mtu GPU=$gpu INIT=$init SITES=$sites

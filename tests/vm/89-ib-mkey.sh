@@ -25,7 +25,9 @@ lid1=$(($(lsh 1 "cat $P/lid")))
 restart_sm() { sm_restart $LOG "$@"; }
 # field PORTINFO NAME: a field of smpquery's PortInfo dump
 field() { echo "$1" | sed -n "s/^$2:\.*\(.*\)$/\1/p"; }
-pinfo() { lsh -t 60 0 "timeout 40 smpquery -K $* portinfo $lid1 2>&1"; }
+# (5 s per MAD, not libibmad's 1 s: a TCG guest's SMA on a loaded host
+# answered too late once, and the lease check below read that as no answer)
+pinfo() { lsh -t 60 0 "timeout 40 smpquery -t 5000 -K $* portinfo $lid1 2>&1"; }
 cleanup() {
 	lsh -t 60 0 "ibportstate -y $KEY -L $lid1 1 mkey 0 mkeyprot 0 mkeylease 0 >/dev/null 2>&1"
 	restart_sm

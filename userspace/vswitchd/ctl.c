@@ -839,21 +839,32 @@ static int cmd_ib_table(struct vswitch *sw, struct req *r)
  * del-port PORT: hang up a guest's (SOCK_SEQPACKET) port now, as if its
  * peer had closed: its MACs are free at once for another port (a migrated
  * guest's new QEMU) and the frames it sent before still go out.
- * handover PORT [MS]: the same for a guest that moves to a new QEMU; in IB
- * mode its IB port also stays as the SM left it for the next guest port
+ * handover PORT [MS] [pid=PID]: the same for a guest that moves to a new
+ * QEMU; in IB mode its IB port also stays as the SM left it for the guest
+ * port of process PID (the destination QEMU; without it: the next one)
  * that connects within MS ms (default 10000), see ib_port_handover().
  */
 static int cmd_del_port(struct vswitch *sw, struct req *r)
 {
 	bool handover = !strcmp(r->argv[0], "handover");
-	unsigned ms = 10000;
+	unsigned ms = 10000, pid = 0;
+	int argc = r->argc;
 	struct port *p;
 
-	if (r->argc != 2 && !(handover && r->argc == 3))
-		return fail(r, handover ? "usage: handover PORT [MS]" : "usage: del-port PORT");
+	if (handover && argc >= 3 && !strncmp(r->argv[argc - 1], "pid=", 4)) {
+		char *end, *s = r->argv[--argc] + 4;
+		unsigned long v = strtoul(s, &end, 10);
+
+		if (end == s || *end || *s == '-' || v == 0 || v > 0x7fffffff)
+			return fail(r, "bad pid '%s'", s);
+		pid = (unsigned)v;
+	}
+	if (argc != 2 && !(handover && argc == 3))
+		return fail(r, handover ? "usage: handover PORT [MS] [pid=PID]" :
+					  "usage: del-port PORT");
 	if (parse_port(sw, r, r->argv[1], &p) < 0)
 		return -1;
-	if (r->argc == 3 && parse_ms(r, r->argv[2], &ms) < 0)
+	if (argc == 3 && parse_ms(r, r->argv[2], &ms) < 0)
 		return -1;
 	if (p->kind != PORT_SEQPACKET && p->kind != PORT_STREAM)
 		return fail(r, "port %u is a %s port: only guest ports can be removed", p->id,
@@ -861,13 +872,25 @@ static int cmd_del_port(struct vswitch *sw, struct req *r)
 	vs_log(VS_LOG_INFO, "port %u (%s) %s over the control socket", p->id, p->peer,
 	       handover ? "handed over" : "removed");
 	if (handover && sw->ops->port_handover)
-		sw->ops->port_handover(sw, p, ms);
+		sw->ops->port_handover(sw, p, ms, (int)pid);
 	shutdown(p->fd, SHUT_RDWR);
 	dp_port_hangup(sw, p);
 	if (r->json)
 		sb_printf(&r->out, "{\"removed\": %u}\n", p->id);
 	else
 		sb_printf(&r->out, "port %u removed\n", p->id);
+	return 0;
+}
+
+/* sm-port add|del IB_PORT, sm-port list: the ports a subnet manager may manage from. */
+static int cmd_sm_port(struct vswitch *sw, struct req *r)
+{
+	char err[128];
+
+	if (!sw->ops->ctl_sm_port)
+		return fail(r, "sm-port: the switch is not in InfiniBand mode");
+	if (sw->ops->ctl_sm_port(sw, &r->out, r->argc, r->argv, r->json, err, sizeof(err)) < 0)
+		return fail(r, "%s", err);
 	return 0;
 }
 
@@ -892,7 +915,7 @@ static const struct {
 	{ "set-port-security", cmd_set_port_security },
 	{ "set-qos", cmd_set_qos },	{ "show-qos", cmd_show_qos },
 	{ "lft", cmd_ib_table },	{ "mft", cmd_ib_table },
-	{ "show", cmd_show },
+	{ "show", cmd_show },		{ "sm-port", cmd_sm_port },
 	{ "shutdown", cmd_shutdown },
 };
 

@@ -41,8 +41,11 @@ struct fwd_mode {
 	int (*port_attach)(struct vswitch *sw, struct port *p);
 	/* A port hung up or is destroyed (maybe twice). NULL: nothing to do. */
 	void (*port_detach)(struct vswitch *sw, struct port *p);
-	/* handover PORT MS: keep what p had for the next guest port. NULL: nothing kept. */
-	void (*port_handover)(struct vswitch *sw, struct port *p, unsigned ms);
+	/*
+	 * handover PORT MS [pid=PID]: keep what p had for the next guest port
+	 * (from process @pid, 0: any). NULL: nothing kept.
+	 */
+	void (*port_handover)(struct vswitch *sw, struct port *p, unsigned ms, int pid);
 	/* Once a second. NULL: no timers. */
 	void (*timers)(struct vswitch *sw);
 	/* Free the mode's state. NULL: none. */
@@ -53,6 +56,9 @@ struct fwd_mode {
 	void (*ctl_show)(struct vswitch *sw, struct strbuf *b, bool json);
 	/* The lft/mft commands (@name). NULL: the mode has no such tables. */
 	int (*ctl_table)(struct vswitch *sw, struct strbuf *b, const char *name, bool json);
+	/* The sm-port command (argv[0] is "sm-port"); < 0: @err says why. NULL: no SMs. */
+	int (*ctl_sm_port)(struct vswitch *sw, struct strbuf *b, int argc, char **argv, bool json,
+			   char *err, size_t errlen);
 };
 
 extern const struct fwd_mode eth_fwd_mode;

@@ -97,9 +97,23 @@ struct ib_switch {
 	 */
 	unsigned handover_port;
 	uint64_t handover_until;
+	int handover_pid;		/* only this peer may take it over; 0: any */
 	uint64_t handovers;
+	/*
+	 * Ports designated for a subnet manager (IB_SM_*): only they manage
+	 * (ib_trust.c). sm_enforced: one was ever designated; until then
+	 * every port is trusted, as before SM ports existed.
+	 */
+	uint8_t sm_port[IB_MAX_PORTS + 1];
+	bool sm_enforced;
+	uint64_t refused_log_next;	/* rate limit of the refusals' log (sw->now) */
+	uint64_t refused_unlogged;	/* refusals since the last one logged */
 	struct ib_port port[IB_MAX_PORTS + 1];
 };
+
+/* sm_port[]: how a port became an SM port */
+#define IB_SM_VSCTL	1	/* cnuas-vsctl sm-port add: until its guest goes */
+#define IB_SM_OPTION	2	/* --sm-port: for as long as the switch runs */
 
 /* A received frame, parsed by ib_fwd.c's link checks. */
 struct ibf {
@@ -164,9 +178,27 @@ void ib_timers(struct vswitch *sw);
 int ib_port_attach(struct vswitch *sw, struct port *p);
 void ib_port_detach(struct vswitch *sw, struct port *p);
 /* p's IB port keeps its state for the next guest port for @ms ms. */
-void ib_port_handover(struct vswitch *sw, struct port *p, unsigned ms);
+void ib_port_handover(struct vswitch *sw, struct port *p, unsigned ms, int pid);
 /* A hand-over nobody took ends in a link down. */
 void ib_handover_end(struct vswitch *sw);
+
+/* ib_trust.c: who may manage the fabric, and which source LIDs a port may use */
+/* Whether IB port @n may send subnet management: an SM port, or none was ever designated. */
+static inline bool ib_may_manage(const struct ib_switch *ib, unsigned n)
+{
+	return !ib->sm_enforced || (n && n <= ib->nports && ib->sm_port[n]);
+}
+/* Designate IB port @n an SM port (@how: IB_SM_*) or not (0). < 0: no such port. */
+int ib_sm_port_set(struct vswitch *sw, unsigned n, unsigned how);
+/* Count a refusal in *@counter and log it (at most once a second): @what came from p. */
+void ib_refuse(struct vswitch *sw, struct port *p, uint64_t *counter, const char *what);
+/* Whether p (not an SM port) may send this VL15 SMP: a response on its way back, a trap. */
+bool ib_smp_ingress_ok(struct vswitch *sw, struct port *p, const struct ibf *x);
+/* Whether a data packet's SLID is one the LFT routes to IB port @in (its neighbour's). */
+bool ib_slid_ok(const struct ib_switch *ib, unsigned in, unsigned slid);
+/* The sm-port command: add|del PORT, list. */
+int ib_ctl_sm_port(struct vswitch *sw, struct strbuf *b, int argc, char **argv, bool json,
+		   char *err, size_t errlen);
 
 /* ib_fwd.c: the forwarding plane */
 /* One frame from p; false: p must pause (unicast destination full). */

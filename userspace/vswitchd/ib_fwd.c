@@ -112,15 +112,22 @@ static bool sl_passes(const struct ib_switch *ib, unsigned in, unsigned out, uns
  * port's P_Key table. The membership bit is not compared: the SM copies an
  * end port's table, limited memberships included, to its switch port, and
  * whether two members may talk is for the end ports to judge. Raw packets
- * (no BTH) carry no P_Key and are not checked (raw filtering is apart).
+ * (no BTH) carry no P_Key to show: they pass neither a port that enforces
+ * partitions (stricter than the IBA, which leaves them to raw filtering)
+ * nor one whose PortInfo FilterRawInbound/Outbound the SM set.
  */
 static bool pkey_allowed(const struct ib_switch *ib, unsigned n, const struct ibf *x, bool out)
 {
 	const struct ib_port *ip = &ib->port[n];
 	unsigned base = x->pkey & 0x7fff;
+	bool enforced = mad_get_field((void *)ip->pi, 0,
+				      out ? IB_PORT_PART_EN_OUTB_F : IB_PORT_PART_EN_INB_F);
 
-	if (!x->bth ||
-	    !mad_get_field((void *)ip->pi, 0, out ? IB_PORT_PART_EN_OUTB_F : IB_PORT_PART_EN_INB_F))
+	if (!x->bth)
+		return !enforced &&
+		       !mad_get_field((void *)ip->pi, 0,
+				      out ? IB_PORT_FILTER_RAW_OUTB_F : IB_PORT_FILTER_RAW_INB_F);
+	if (!enforced)
 		return true;
 	if (!base)
 		return false;
@@ -146,7 +153,8 @@ bool ib_forward(struct vswitch *sw, struct port *p, uint8_t *data, uint32_t len,
 		ib->port[in].pc.rcv_mcast++;
 	else
 		ib->port[in].pc.rcv_ucast++;
-	if (x.slid && x.slid <= CNUAS_LID_UCAST_MAX)
+	/* the neighbour's LID: only one the SM routes to this port, not a spoofed one */
+	if (x.slid && ib_slid_ok(ib, in, x.slid))
 		ib->port[in].neighbor_lid = (uint16_t)x.slid;
 	if (x.vl == CNUAS_VL15) {
 		ib_handle_smp(sw, p, &x);
@@ -156,6 +164,17 @@ bool ib_forward(struct vswitch *sw, struct port *p, uint8_t *data, uint32_t len,
 	if (!port_active(ib, in)) {
 		p->c.ib_drop_not_active++;
 		ib->port[in].pc.rcv_errors++;
+		return true;
+	}
+	if (!ib_slid_ok(ib, in, x.slid)) {
+		ib_refuse(sw, p, &p->c.ib_drop_slid_spoof,
+			  "data with a SLID the SM routes elsewhere");
+		return true;
+	}
+	if (x.mad && x.dqp == 1 && x.mad[1] == UMAD_CLASS_PERF_MGMT &&
+	    x.mad[3] == UMAD_METHOD_SET && !ib_may_manage(ib, in)) {
+		/* the switch's PMA or an HCA's: only the SM resets counters */
+		ib_refuse(sw, p, &p->c.ib_drop_pma_not_sm, "PMA Set from a port that is no SM's");
 		return true;
 	}
 	if (!pkey_allowed(ib, in, &x, false)) {

@@ -108,4 +108,5 @@ const struct fwd_mode ib_fwd_mode = {
 	.describe = ib_describe,
 	.ctl_show = ib_ctl_show,
 	.ctl_table = ib_ctl_table,
+	.ctl_sm_port = ib_ctl_sm_port,
 };

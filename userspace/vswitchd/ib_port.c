@@ -18,10 +18,17 @@ static void port_state_change(struct vswitch *sw)
 	ib_trap_128(sw);
 }
 
-/* IB port @n lost its link: Down, Polling, counted, reported to the SM. */
+/*
+ * IB port @n lost its link: Down, Polling, counted, reported to the SM. An
+ * SM port that cnuas-vsctl designated was its guest's: the next guest on
+ * the port is somebody else.
+ */
 static void ib_link_down(struct vswitch *sw, unsigned n)
 {
 	struct ib_switch *ib = sw->ib;
+
+	if (ib->sm_port[n] == IB_SM_VSCTL)
+		ib_sm_port_set(sw, n, 0);
 
 	if (ib->port[n].state >= IB_PS_INIT)
 		ib->port[n].pc.link_downed++;
@@ -45,11 +52,13 @@ void ib_handover_end(struct vswitch *sw)
  * connection replaces this one. Unplugging and plugging the "cable" would
  * take the port down until the SM swept it Active again, seconds in which
  * no data may pass (IBA: only an Active port forwards). Instead the IB port
- * stays as the SM left it, with nothing behind it, and the next guest port
- * to connect takes it over, as if the cable had never moved. One hand-over
- * at a time: the switch cannot tell which new connection is which guest.
+ * stays as the SM left it, with nothing behind it, and the destination
+ * QEMU's connection takes it over, as if the cable had never moved: the
+ * one from process @pid (its SO_PEERCRED), which the caller knows. Any
+ * other connection meanwhile gets a port of its own. @pid 0: the next
+ * connection, whoever it is (logged). One hand-over at a time.
  */
-void ib_port_handover(struct vswitch *sw, struct port *p, unsigned ms)
+void ib_port_handover(struct vswitch *sw, struct port *p, unsigned ms, int pid)
 {
 	struct ib_switch *ib = sw->ib;
 	unsigned n = p->ib_port;
@@ -61,9 +70,15 @@ void ib_port_handover(struct vswitch *sw, struct port *p, unsigned ms)
 	ib->port[n].slot = -1;
 	p->ib_port = 0;
 	ib->handover_port = n;
+	ib->handover_pid = pid;
 	ib->handover_until = sw->now + (uint64_t)ms * 1000000ull;
-	vs_log(VS_LOG_INFO, "IB port %u (%s) handed over: kept %s for %u ms", n, p->peer,
-	       ib_state_name(ib->port[n].state), ms);
+	if (pid)
+		vs_log(VS_LOG_INFO, "IB port %u (%s) handed over: kept %s for pid %d for %u ms", n,
+		       p->peer, ib_state_name(ib->port[n].state), pid, ms);
+	else
+		vs_log(VS_LOG_WARN, "IB port %u (%s) handed over: kept %s for %u ms for the next "
+		       "connection, whoever it is (no pid= named)", n, p->peer,
+		       ib_state_name(ib->port[n].state), ms);
 }
 
 int ib_port_attach(struct vswitch *sw, struct port *p)
@@ -71,7 +86,7 @@ int ib_port_attach(struct vswitch *sw, struct port *p)
 	struct ib_switch *ib = sw->ib;
 	unsigned n = ib->handover_port;
 
-	if (n && ib->port[n].slot < 0) {
+	if (n && ib->port[n].slot < 0 && (!ib->handover_pid || ib->handover_pid == p->peer_pid)) {
 		ib->handover_port = 0;
 		ib->handovers++;
 		ib->port[n].slot = p->idx;
@@ -81,7 +96,8 @@ int ib_port_attach(struct vswitch *sw, struct port *p)
 		       ib_state_name(ib->port[n].state));
 		return 0;
 	}
-	for (n = 1; n <= ib->nports && ib->port[n].slot >= 0; n++)
+	/* the lowest free port, but not one kept for somebody else's hand-over */
+	for (n = 1; n <= ib->nports && (ib->port[n].slot >= 0 || n == ib->handover_port); n++)
 		;
 	if (n > ib->nports) {
 		vs_log(VS_LOG_WARN, "refusing connection: all %u IB ports in use", ib->nports);

@@ -52,6 +52,9 @@ void ib_sma_defaults(struct ib_switch *ib)
 	mad_set_field(si, 0, IB_SW_LIFE_TIME_F, 18);
 	mad_set_field(si, 0, IB_SW_PARTITION_ENFORCE_CAP_F, IB_PKEY_CAP);
 	mad_set_field(si, 0, IB_SW_ENHANCED_PORT0_F, 0);
+	/* FilterRawInbound/OutboundCap: PortInfo's FilterRaw bits are applied (ib_fwd.c) */
+	mad_set_field(si, 0, IB_SW_FILTER_RAW_INB_F, 1);
+	mad_set_field(si, 0, IB_SW_FILTER_RAW_OUTB_F, 1);
 	mad_set_field(si, 0, IB_SW_MCAST_FDB_TOP_F, 0xbfff);
 	snprintf((char *)ib->node_desc, sizeof(ib->node_desc), "cnuas-vswitchd %016llx",
 		 (unsigned long long)ib->guid);
@@ -160,8 +163,7 @@ static int do_switch_info(struct ib_switch *ib, bool set, uint8_t *d)
 	static const enum MAD_FIELDS rw[] = {
 		IB_SW_LINEAR_FDB_TOP_F, IB_SW_DEF_PORT_F, IB_SW_DEF_MCAST_PRIM_F,
 		IB_SW_DEF_MCAST_NOT_PRIM_F, IB_SW_LIFE_TIME_F, IB_SW_PARTITION_ENF_INB_F,
-		IB_SW_PARTITION_ENF_OUTB_F, IB_SW_FILTER_RAW_INB_F, IB_SW_FILTER_RAW_OUTB_F,
-		IB_SW_MCAST_FDB_TOP_F,
+		IB_SW_PARTITION_ENF_OUTB_F, IB_SW_MCAST_FDB_TOP_F,
 	};
 
 	if (set) {
@@ -276,6 +278,10 @@ static int do_port_info(struct ib_switch *ib, bool set, unsigned in, uint32_t mo
 			      mad_get_field(d, 0, IB_PORT_VL_STALL_COUNT_F));
 		mad_set_field(pi, 0, IB_PORT_PART_EN_INB_F, mad_get_field(d, 0, IB_PORT_PART_EN_INB_F));
 		mad_set_field(pi, 0, IB_PORT_PART_EN_OUTB_F, mad_get_field(d, 0, IB_PORT_PART_EN_OUTB_F));
+		mad_set_field(pi, 0, IB_PORT_FILTER_RAW_INB_F,
+			      mad_get_field(d, 0, IB_PORT_FILTER_RAW_INB_F));
+		mad_set_field(pi, 0, IB_PORT_FILTER_RAW_OUTB_F,
+			      mad_get_field(d, 0, IB_PORT_FILTER_RAW_OUTB_F));
 		/* the SM writes the violation counters to reset them */
 		mad_set_field(pi, 0, IB_PORT_MKEY_VIOL_F, mad_get_field(d, 0, IB_PORT_MKEY_VIOL_F));
 		mad_set_field(pi, 0, IB_PORT_PKEY_VIOL_F, mad_get_field(d, 0, IB_PORT_PKEY_VIOL_F));

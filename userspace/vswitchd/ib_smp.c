@@ -23,11 +23,23 @@ static void drop_smp(struct vswitch *sw, struct port *p)
 	sw->ib->port[p->ib_port].pc.vl15_dropped++;
 }
 
+/* An SMP from a port that is no SM's (its SMA's answer, a trap) goes only to an SM. */
+static bool to_sm_only(struct vswitch *sw, struct port *p, unsigned out)
+{
+	if (ib_may_manage(sw->ib, p->ib_port) || ib_may_manage(sw->ib, out))
+		return true;
+	ib_refuse(sw, p, &p->c.ib_drop_smp_not_sm, "SMP to a port that is no SM's");
+	sw->ib->port[p->ib_port].pc.vl15_dropped++;
+	return false;
+}
+
 /* Forward a (modified) received SMP out of IB port @out as is. */
 static void smp_out(struct vswitch *sw, struct port *p, struct ibf *x, unsigned out)
 {
 	struct port *d = ib_slot(sw, out);
 
+	if (!to_sm_only(sw, p, out))
+		return;
 	if (!d || out > sw->ib->nports || sw->ib->port[out].state < IB_PS_INIT) {
 		p->c.ib_drop_no_route++;
 		sw->ib->port[p->ib_port].pc.relay_errors++;
@@ -61,6 +73,8 @@ static void sma_local(struct vswitch *sw, struct port *p, struct ibf *x, unsigne
 
 	uint64_t viol = ib->mkey_violations;
 
+	if (!to_sm_only(sw, p, 0))
+		return;
 	/* captured as delivered to the SMA (with the hop pointer it moved) */
 	ib_reseal(ib, x->f, x->len);
 	dp_capture_fwd(sw, p, x->f, x->len);
@@ -232,6 +246,10 @@ void ib_handle_smp(struct vswitch *sw, struct port *p, struct ibf *x)
 
 	if (x->lnh != CNUAS_LNH_IBA_LOCAL || x->dqp != 0 || !x->mad) {
 		drop_smp(sw, p);
+		return;
+	}
+	if (!ib_smp_ingress_ok(sw, p, x)) {
+		sw->ib->port[in].pc.vl15_dropped++;
 		return;
 	}
 	switch (x->mad[1]) {

@@ -74,9 +74,10 @@ static void accept_ports(struct vswitch *sw)
 			close(fd);
 			continue;
 		}
-		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &crlen) == 0)
+		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &crlen) == 0) {
+			p->peer_pid = (int)cr.pid;
 			snprintf(p->peer, sizeof(p->peer), "pid %d", (int)cr.pid);
-		else
+		} else
 			snprintf(p->peer, sizeof(p->peer), "unknown");
 		if (sw->ops->port_attach && sw->ops->port_attach(sw, p) < 0) {
 			port_destroy(sw, p);
@@ -310,6 +311,12 @@ static int start(struct vswitch *sw, const struct vs_options *o, int *ready_fd)
 			vs_log(VS_LOG_ERR, "out of memory");
 			return 1;
 		}
+		for (unsigned i = 0; i < o->nsm_port; i++)
+			ib_sm_port_set(sw, o->sm_port[i], IB_SM_OPTION);
+		if (!o->nsm_port)
+			vs_log(VS_LOG_WARN, "IB: no --sm-port: every port may manage the fabric "
+			       "(SubnSet, directed route, PMA resets) until one is designated "
+			       "(cnuas-vsctl sm-port add)");
 	} else {
 		eth_fwd_start(sw);
 	}

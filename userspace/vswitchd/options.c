@@ -32,6 +32,9 @@ static void usage(FILE *f)
 		"                      ib (InfiniBand switch managed by a subnet manager)\n"
 		"  --ib-ports N        IB mode: switch ports (NumPorts), 1..254 (default 32)\n"
 		"  --guid GUID         IB mode: NodeGUID, hex (default: derived from --socket)\n"
+		"  --sm-port N         IB mode: only IB port N (repeatable) and those added by\n"
+		"                      cnuas-vsctl sm-port may manage the fabric (SMPs other\n"
+		"                      than responses and traps, PMA resets); default: any\n"
 		"  --aging SECONDS     MAC aging time, 0 = never (default 300)\n"
 		"  --queue-frames N    egress queue bound per port, 16..65536 (default 256)\n"
 		"  --max-ports N       most ports at once, 2..4096 (default 256)\n"
@@ -131,6 +134,14 @@ static int parse_one(struct vs_options *o, int opt, char *arg)
 		}
 		break;
 	}
+	case 'R':
+		if (o->nsm_port == IB_MAX_PORTS) {
+			fprintf(stderr, "cnuas-vswitchd: too many --sm-port options\n");
+			return 2;
+		}
+		if (parse_uint("--sm-port", arg, 1, IB_MAX_PORTS, &o->sm_port[o->nsm_port++]) < 0)
+			return 2;
+		break;
 	case 'a':
 		if (parse_uint("--aging", arg, 0, 1000000, &cfg->aging_s) < 0)
 			return 2;
@@ -181,6 +192,7 @@ int parse_options(struct vs_options *o, int argc, char **argv)
 		{ "link-layer", required_argument, NULL, 'l' },
 		{ "ib-ports", required_argument, NULL, 'I' },
 		{ "guid", required_argument, NULL, 'G' },
+		{ "sm-port", required_argument, NULL, 'R' },
 		{ "aging", required_argument, NULL, 'a' },
 		{ "queue-frames", required_argument, NULL, 'q' },
 		{ "max-ports", required_argument, NULL, 'm' },
@@ -224,12 +236,21 @@ int check_options(struct vs_options *o)
 				"(not with --link-layer ib)\n");
 		return 2;
 	}
-	if (cfg->link_layer != LINK_IB && (cfg->ib_ports || cfg->ib_guid)) {
-		fprintf(stderr, "cnuas-vswitchd: --ib-ports and --guid need --link-layer ib\n");
+	if (cfg->link_layer != LINK_IB && (cfg->ib_ports || cfg->ib_guid || o->nsm_port)) {
+		fprintf(stderr,
+			"cnuas-vswitchd: --ib-ports, --guid and --sm-port need --link-layer ib\n");
 		return 2;
 	}
 	if (!cfg->ib_ports)
 		cfg->ib_ports = IB_DEFAULT_PORTS;
+	for (unsigned i = 0; i < o->nsm_port; i++) {
+		if (o->sm_port[i] > cfg->ib_ports) {
+			fprintf(stderr,
+				"cnuas-vswitchd: --sm-port %u: the switch has IB ports 1..%u\n",
+				o->sm_port[i], cfg->ib_ports);
+			return 2;
+		}
+	}
 	/* no MACs to pin in IB mode: accepted (the lab passes it), without effect */
 	o->psec_ignored = cfg->link_layer == LINK_IB && (o->port_security || o->port_macs_set);
 	if (o->psec_ignored)

@@ -9,6 +9,7 @@
 
 #include <stdbool.h>
 
+#include "ib.h"
 #include "switch.h"
 
 #define VS_MAX_PORT_OPTS 64	/* --dgram, --tap options */
@@ -24,6 +25,8 @@ struct vs_options {
 	unsigned nstream;
 	bool port_security, port_macs_set;
 	unsigned port_macs;
+	unsigned sm_port[IB_MAX_PORTS];	/* --sm-port: IB ports a subnet manager manages from */
+	unsigned nsm_port;
 	bool psec_ignored;	/* IB mode: --port-security/--port-macs given, no effect */
 	struct fdb_policy psec;	/* of every port */
 	const char *extra;	/* the first argument that is no option, NULL none */

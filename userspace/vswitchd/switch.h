@@ -41,7 +41,8 @@
 	X(drop_mac_limit) X(drop_link_down)                                    \
 	X(ib_drop_vcrc) X(ib_drop_lrh) X(ib_drop_no_route)                    \
 	X(ib_drop_not_active) X(ib_drop_smp) X(ib_drop_mkey) X(ib_smp_local)  \
-	X(ib_drop_vl)                                                           \
+	X(ib_drop_vl) X(ib_drop_smp_not_sm) X(ib_drop_pma_not_sm)              \
+	X(ib_drop_slid_spoof)                                                   \
 	X(drop_tc_full) X(stream_bad_length)
 
 struct counters {
@@ -144,6 +145,7 @@ struct port {
 	uint32_t ev_mask;	/* events currently registered with epoll */
 	bool in_epoll;
 	char peer[160];
+	int peer_pid;		/* SO_PEERCRED of a guest port's peer, 0: unknown */
 
 	/* dgram kind: our bound path and QEMU's */
 	struct sockaddr_un peer_addr;

@@ -51,8 +51,12 @@ static void usage(FILE *f)
 		   "  add-stream PATH               listen for QEMU -netdev stream peers on PATH\n"
 		   "  add-tap IFNAME                create (or attach) TAP interface IFNAME\n"
 		   "  del-port PORT                 hang up a guest's port (its MACs are free)\n"
-		   "  handover PORT [MS]            the same for a migrating guest; an IB port\n"
-		   "                                stays Active for the next guest port (10 s)\n"
+		   "  handover PORT [MS] [pid=PID]  the same for a migrating guest; an IB port\n"
+		   "                                stays Active for the guest port of process\n"
+		   "                                PID (without: the next one) for MS (10 s)\n"
+		   "  sm-port add|del IB_PORT | list\n"
+		   "                                IB mode: the ports a subnet manager may\n"
+		   "                                manage from (SMPs, PMA resets); none: any\n"
 		   "  shutdown\n"
 		   "Options: --ctl PATH (default " DEFAULT_CTL "), --json, --help\n");
 }
@@ -65,7 +69,8 @@ static const struct {
 	{ "show", 0, 0 },  { "fdb", 0, 0 },	  { "counters", 0, 1 },	 { "fault", 2, 7 },
 	{ "capture", 1, 3 }, { "add-dgram", 2, 2 }, { "add-tap", 1, 1 }, { "add-stream", 1, 1 }, { "shutdown", 0, 0 }, { "set-fault", 1, 9 },
 	{ "set-port-security", 1, 4 }, { "lft", 0, 0 }, { "mft", 0, 0 },
-	{ "del-port", 1, 1 }, { "handover", 1, 2 }, { "set-qos", 1, CTL_MAX_ARGS - 1 }, { "show-qos", 0, 1 },
+	{ "del-port", 1, 1 }, { "handover", 1, 3 }, { "sm-port", 1, 2 },
+	{ "set-qos", 1, CTL_MAX_ARGS - 1 }, { "show-qos", 0, 1 },
 };
 
 /* Absolute form of path in buf (static storage: no cleanup on exit paths). */

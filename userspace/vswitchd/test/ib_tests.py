@@ -8,6 +8,7 @@ run_tests.py injects Switch, recv_or_none, expect_none and ARGS."""
 
 import os
 import shutil
+import socket
 import struct
 import subprocess
 import time
@@ -919,14 +920,22 @@ def test_ib_options_and_eth_unchanged():
 def test_ib_opensm_sweep():
     """Stock OpenSM (Debian's 3.3.23) brings the subnet up through the switch: it
     runs on a fake HCA (test/ib_hca.py) behind ibsim's libumad2sim.so, which
-    only carries its MADs; discovery, LIDs, LFT, port states are OpenSM's."""
-    import signal as _signal
-    import threading as _threading
+    only carries its MADs; discovery, LIDs, LFT, port states are OpenSM's.
+    Twice: every port trusted, and with OpenSM's port the only SM port (the
+    guest's HCA only answers; nothing of the sweep is refused)."""
     import ib_hca
     so = ib_hca.umad2sim()
     if not shutil.which("opensm") or not so:
         return "SKIP: opensm or ibsim-utils (libumad2sim.so) not installed"
-    with _ib_switch() as sw:
+    _opensm_sweep(so)
+    _opensm_sweep(so, "--sm-port", "1")
+
+
+def _opensm_sweep(so, *extra):
+    import signal as _signal
+    import threading as _threading
+    import ib_hca
+    with _ib_switch(*extra) as sw:
         stop = _threading.Event()
         sm_ca = ib_hca.CA(sw.port(), 0x02c5000000000100, "sm-host", sm=True)
         ca2 = ib_hca.CA(sw.port(), 0x02c5000000000200, "guest-2")
@@ -992,4 +1001,250 @@ def test_ib_opensm_sweep():
             srv.close()
         text = open(log, errors="replace").read()
         assert "SUBNET UP" in text, text[-4000:]
+        refused = sum(p["counters"]["ib_drop_smp_not_sm"] + p["counters"]["ib_drop_pma_not_sm"]
+                      for p in sw.vsctl("counters", json_out=True)["ports"])
+        assert refused == 0, "the sweep was refused %d time(s)" % refused
         assert " ERR " not in text, [l for l in text.splitlines() if " ERR " in l][:10]
+
+
+# ---- trust: only an SM port manages, sources are checked
+
+
+def _pma_from(s, attr, port, dlid, slid, method=1, select=0, tid=0x950):
+    """A PMA MAD (class 0x04, QP1) from socket s to LID dlid."""
+    m = lr_smp(method, attr, tid=tid, cls=0x04)
+    m[64 + 1] = port
+    struct.pack_into("!H", m, 64 + 2, select)
+    s.send(ib_frame(bytes(m), dlid, slid, vl=0, dqp=1, sqp=1, qkey=0x80010000))
+
+
+def test_ib_only_sm_port_manages():
+    """With --sm-port 1 a guest's port (2) may send on VL15 only what an
+    HCA's SMA sends the SM: responses on their way back and traps, and
+    only to an SM port. Its SubnGet/SubnSet, directed-route SMPs to other
+    guests, TrapRepress and PMA resets are dropped and counted
+    (ib_drop_smp_not_sm, ib_drop_pma_not_sm); nothing they aimed at
+    changes. The issue's attacks: P_Key table, PortInfo enforcement bits,
+    LFT block, a neighbour Down, port 0's M_Key/SMLID."""
+    with _ib_switch("--sm-port", "1") as sw:
+        sm = SM(sw.port())
+        g, n = sw.port(), sw.port()
+        _wait_ib(sw, 3)
+        _configure(sm, {2: 1, 3: 2, 4: 3}, active=(1, 2, 3))
+        ids = sw.port_ids()
+        lft = sm.get(0x19)[1]
+        pkeys = sm.get(0x16, 2 << 16)[1]
+        pi2 = sm.get(0x15, 2)[1]
+        attacks = [
+            dr_smp(2, 0x16, 2 << 16, tid=0x701, data=b"\xff\xff" * 32),   # own P_Keys
+            dr_smp(2, 0x15, 2, tid=0x702, data=bytes(pi_set())),           # enforcement off
+            dr_smp(2, 0x19, 0, tid=0x703, data=bytes([2] * 64)),          # every LID to us
+            dr_smp(2, 0x15, 3, tid=0x704, data=bytes(pi_set(state=1))),    # neighbour Down
+            dr_smp(2, 0x15, 0, tid=0x705, data=bytes(pi_set(lid=1, smlid=3, mkey=0x66, prot=3))),
+            dr_smp(1, 0x11, tid=0x706),                                    # a mere SubnGet
+            dr_smp(1, 0x11, path=(0, 2, 3), tid=0x707),                    # to n's SMA
+            dr_smp(7, 0x02, tid=0x708),                                    # TrapRepress
+            dr_smp(0x81, 0x11, path=(0, 2, 3), tid=0x709),                 # a response going out
+        ]
+        for m in attacks:
+            g.send(smp_frame(m))
+        g.send(smp_frame(lr_smp(1, 0x11, tid=0x70A), dlid=1, slid=3))     # LID-routed SubnGet
+        g.send(smp_frame(lr_smp(0x81, 0x11, tid=0x70B), dlid=4, slid=3))  # response to n
+        expect_none(g, "a guest's SMP answered")
+        expect_none(n, "a guest's SMP reached another guest")
+        expect_none(sm.s, "a guest's SMP reached the SM")
+        assert sw.counters(ids[1])["ib_drop_smp_not_sm"] == 11, sw.counters(ids[1])
+        assert sm.get(0x19)[1] == lft and sm.get(0x16, 2 << 16)[1] == pkeys
+        assert sm.get(0x15, 2)[1] == pi2
+        p0 = port_info(sm.get(0x15, 0)[1])
+        assert (p0["smlid"], p0["mkey"], p0["prot"]) == (2, 0, 0), p0
+        assert port_info(sm.get(0x15, 3)[1])["state"] == 4
+        # what a virtual function may send: its SMA's answer to the SM's DR Get ...
+        sm.send(smp_frame(dr_smp(1, 0x11, path=(0, 1, 2), tid=0x55)))
+        got = mad_of(g.recv(65536))
+        got[192 + 2] = 1
+        got[3] = 0x81
+        struct.pack_into("!H", got, 4, 0x8000)
+        got[6] = 2
+        g.send(smp_frame(got))
+        assert hdr(mad_of(sm.recv()))["tid"] == 0x55
+        # ... and a trap, LID-routed to the SM
+        g.send(smp_frame(lr_smp(5, 0x02, tid=0x70C), dlid=2, slid=3))
+        h = hdr(mad_of(sm.recv()))
+        assert (h["method"], h["tid"]) == (5, 0x70C), h
+        # PMA: a guest reads counters, resets none (the switch's or another HCA's)
+        _pma_from(g, 0x0012, 2, 1, 3)
+        h = hdr(mad_of(g.recv(65536)))
+        assert (h["method"], h["status"]) == (0x81, 0), h
+        _pma_from(g, 0x0012, 2, 1, 3, method=2, select=0xFFFF)
+        _pma_from(g, 0x0012, 1, 4, 3, method=2, select=0xFFFF)
+        expect_none(g, "a guest's PMA reset answered")
+        expect_none(n, "a guest's PMA reset reached another HCA")
+        assert sw.counters(ids[1])["ib_drop_pma_not_sm"] == 2, sw.counters(ids[1])
+        h, d = _pma(sm, 0x0012, 2, method=2, select=0xFFFF)
+        assert h["status"] == 0, h
+        lst = sw.vsctl("sm-port", "list", json_out=True)
+        assert lst == {"enforced": True, "sm_ports": [
+            {"port": 1, "vsport": ids[0], "from": "option"}]}, lst
+        with open(sw.log) as f:
+            log = f.read()
+        assert "not an SM" not in log and "no SM's" in log and "every port may" not in log, log
+
+
+def test_ib_sm_port_vsctl():
+    """Without --sm-port every port manages (as before; the log warns).
+    cnuas-vsctl sm-port add makes a port the only one; its designation ends
+    with its guest, and the next guest on that IB port is not trusted; the
+    switch never goes back to trusting every port."""
+    with _ib_switch() as sw:
+        sm = SM(sw.port())
+        g = SM(sw.port())
+        _wait_ib(sw, 2)
+        with open(sw.log) as f:
+            assert "every port may manage the fabric" in f.read()
+        assert node_info(g.get(0x11)[1])["type"] == 2      # trusted: no SM port yet
+        assert sw.vsctl("sm-port", "list").stdout.startswith("no SM port: every port")
+        sw.vsctl("sm-port", "add", "1")
+        for bad in (["add", "9"], ["add", "0"], ["add", "x"], ["del"], ["nope", "1"]):
+            sw.vsctl("sm-port", *bad, expect=1)
+        sw.vsctl("sm-port", "add", "1", "2", expect=2)
+        g.get(0x11, expect=False)
+        expect_none(g.s, "a guest answered after sm-port add")
+        assert node_info(sm.get(0x11)[1])["type"] == 2
+        ids = sw.port_ids()
+        assert sw.counters(ids[1])["ib_drop_smp_not_sm"] == 1
+        # the SM's guest goes: port 1 is nobody's SM port any more
+        sw.ports.remove(sm.s)
+        sm.s.close()
+        _wait_ib(sw, 1)
+        assert sw.vsctl("sm-port", "list", json_out=True) == {"enforced": True, "sm_ports": []}
+        assert "nobody may manage" in sw.vsctl("sm-port", "list").stdout
+        other = SM(sw.port())
+        _wait_ib(sw, 2)
+        assert {p["port"]: p["vsport"] for p in _ib(sw)["ports"]}[1] == sw.port_ids()[-1]
+        other.get(0x11, expect=False)
+        expect_none(other.s, "the next guest on the SM's IB port manages")
+        sw.vsctl("sm-port", "add", "1")
+        assert node_info(other.get(0x11)[1])["type"] == 2
+        sw.vsctl("sm-port", "del", "1")
+        other.get(0x11, expect=False)
+        expect_none(other.s, "manages after sm-port del")
+    with Switch() as sw:
+        sw.vsctl("sm-port", "list", expect=1)
+    for args in (["--link-layer", "ib", "--ib-ports", "8", "--sm-port", "9"],
+                 ["--sm-port", "1"], ["--link-layer", "ib", "--sm-port", "0"]):
+        r = subprocess.run([ARGS.switch, "--socket", "/nonexistent/s", "--foreground", *args],
+                           capture_output=True, text=True, timeout=10)
+        assert r.returncode == 2 and "--sm-port" in r.stderr, (args, r.returncode, r.stderr)
+
+
+def test_ib_handover_to_named_pid():
+    """handover PORT MS pid=PID: only the connection of process PID takes
+    the IB port over; another one connecting first gets a port of its own."""
+    with _ib_switch() as sw:
+        sm = SM(sw.port())
+        b = sw.port()
+        _wait_ib(sw, 2)
+        _configure(sm, {2: 1, 3: 2}, active=(1, 2))
+        ids = sw.port_ids()
+        # the destination QEMU: a child process that connects when told, after
+        # the hand-over, and passes its connection (SO_PEERCRED: its pid) back
+        a, b2 = socket.socketpair()
+        pid = os.fork()
+        if pid == 0:                     # the "destination QEMU": connects when told
+            try:
+                b2.close()
+                a.recv(1)
+                s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+                s.connect(sw.sock)
+                socket.send_fds(a, [b"x"], [s.fileno()])
+                a.recv(1)
+            finally:
+                os._exit(0)
+        a.close()
+        try:
+            sw.vsctl("handover", str(ids[1]), "5000", "pid=x", expect=1)
+            sw.vsctl("handover", str(ids[1]), "pid=0", expect=1)
+            sw.vsctl("handover", str(ids[1]), "5000", "pid=%d" % pid)
+            sw.ports.remove(b)
+            b.close()
+            _wait_ib(sw, 1)
+            intruder = sw.port()              # our own pid: not the destination
+            _wait_ib(sw, 2)
+            ib = _ib(sw)
+            assert ib["handover_port"] == 2 and ib["handovers"] == 0, ib
+            assert {p["port"]: p["vsport"] for p in ib["ports"]}.get(3) == sw.port_ids()[-1], ib
+            b2.send(b"g")
+            _, fds, _, _ = socket.recv_fds(b2, 1, 1)
+            dst = socket.socket(fileno=fds[0])
+            sw.ports.append(dst)
+            _wait_ib(sw, 3)
+            ib = _ib(sw)
+            assert ib["handover_port"] == 0 and ib["handovers"] == 1, ib
+            assert {p["port"]: p["state"] for p in ib["ports"]}[2] == "active", ib
+            sm.send(_data(3, 2, b"m" * 40))
+            assert dst.recv(65536)[28:68] == b"m" * 40
+            expect_none(intruder, "the intruder got the handed-over port's data")
+        finally:
+            b2.close()
+            os.kill(pid, 9)
+            os.waitpid(pid, 0)
+
+
+def _raw(dlid, slid, payload=b"R" * 40, lnh=0):
+    """A raw packet: LRH (LNH 0), payload, VCRC; no BTH, no ICRC."""
+    n = 8 + len(payload)
+    f = struct.pack("!BBHHH", 0, lnh, dlid, n // 4, slid) + payload
+    return f + struct.pack("<H", vcrc(f))
+
+
+def test_ib_slid_and_raw_checks():
+    """A data packet's SLID must be one the LFT routes to the port it came
+    in on (ib_drop_slid_spoof); raw packets (LNH 0/1) pass no port that
+    enforces partitions or whose PortInfo FilterRaw bit is set;
+    SwitchInfo reports FilterRawInbound/OutboundCap, read-only."""
+    with _ib_switch("--sm-port", "1") as sw:
+        sm = SM(sw.port())
+        b, c = sw.port(), sw.port()
+        _wait_ib(sw, 3)
+        _configure(sm, {2: 1, 3: 2, 4: 3, 5: 2}, active=(1, 2, 3))
+        ids = sw.port_ids()
+        for slid in (4, 1, 2, 0, 9, PERM):             # c's, the switch's, the SM's, none
+            b.send(_data(4, slid, b"s" * 32))
+        expect_none(c, "spoofed SLID forwarded")
+        assert sw.counters(ids[1])["ib_drop_slid_spoof"] == 6, sw.counters(ids[1])
+        assert {p["port"]: p["neighbor_lid"] for p in _ib(sw)["ports"]}[2] == 0
+        for slid in (3, 5):                             # b's LIDs (LMC: two)
+            b.send(_data(4, slid, b"t" * 32))
+            assert c.recv(65536)[28:60] == b"t" * 32
+        # raw: passes by default, not where the SM enforces partitions or filters raw
+        f = _raw(3, 2)
+        sm.send(f)
+        assert b.recv(65536) == f
+        b.send(_raw(2, 4))
+        expect_none(sm.s, "raw packet with a spoofed SLID")
+        pi = pi_set()
+        pi[43] |= 0x08                                  # port 2: partition enforcement inbound
+        assert sm.set(0x15, 2, bytes(pi))[0]["status"] == 0
+        b.send(_raw(2, 3))
+        expect_none(sm.s, "raw packet through inbound partition enforcement")
+        pi[43] = 0x01                                   # FilterRawOutbound only
+        d = sm.set(0x15, 2, bytes(pi))[1]
+        assert d[43] & 0x0F == 0x01, d[43]
+        sm.send(_raw(3, 2))
+        expect_none(b, "raw packet through FilterRawOutbound")
+        b.send(_raw(2, 3))                              # inbound: not filtered
+        assert sm.recv() == _raw(2, 3)
+        pi[43] = 0x02                                   # FilterRawInbound only
+        sm.set(0x15, 2, bytes(pi))
+        b.send(_raw(2, 3))
+        expect_none(sm.s, "raw packet through FilterRawInbound")
+        sm.send(_raw(3, 2))
+        assert b.recv(65536) == _raw(3, 2)
+        ports = {p["port"]: p for p in _ib(sw)["ports"]}
+        assert ports[2]["rcv_constraint_errors"] == 2 and ports[2]["xmit_constraint_errors"] == 1
+        si = sm.get(0x12)[1]
+        assert si[16] & 0x30 == 0x30, si[16]
+        d = bytearray(si)
+        d[16] &= ~0x30
+        assert sm.set(0x12, 0, bytes(d))[1][16] & 0x30 == 0x30
