@@ -16,7 +16,9 @@
 # client registered its buffers (fast_reg, on cnuas). The teardown
 # (umount, unexport, nfsd stopped) must leave no RDMA CM ID on 20049.
 # CNUAS_PAIR="CLIENT SERVER" picks other nodes (e.g. a Soft-RoCE one).
+# Runs over RoCE and, in the IB lab, over IPoIB addresses on native IB.
 # timeout: 600
+# link-layers: eth ib
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-storage.sh"
 need_cnuas_nodes 2
@@ -139,7 +141,7 @@ one_mount() {
 	[ $((n1[4] - n0[4])) -ge $((2 * ST_MIB)) ] ||
 		fail "nfsd on node$S counted $((n1[4] - n0[4])) RPCs for $((2 * ST_MIB)) MiB"
 	# The client's reads arrive at the client, its writes at the server,
-	# in RoCE packets of at most 4 KiB of data.
+	# in packets of at most 4 KiB of data.
 	d=$(st_delta "$c0" "$c1" rcvd_pkts)
 	[ "$d" -ge $((ST_MIB * 256)) ] || fail "node$C received $d RDMA packets for $ST_MIB MiB read"
 	d=$(st_delta "$s0" "$s1" rcvd_pkts)

@@ -17,7 +17,9 @@
 # initiator registered its buffers (fast_reg, on cnuas). Logout and the
 # target's teardown must leave no SCSI disk and no RDMA CM ID on 3260.
 # CNUAS_PAIR="INITIATOR TARGET" picks other nodes (e.g. a Soft-RoCE one).
+# Runs over RoCE and, in the IB lab, over IPoIB addresses on native IB.
 # timeout: 600
+# link-layers: eth ib
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-storage.sh"
 need_cnuas_nodes 2
@@ -145,7 +147,7 @@ for d in sent_pkts rcvd_pkts rdma_sends rdma_recvs fast_reg remote_inv; do
 	echo "  $d: node$I +$(st_delta "$c0" "$c1" $d) node$T +$(st_delta "$s0" "$s1" $d)"
 done
 # The initiator's reads arrive at the initiator, its writes at the
-# target, in RoCE packets of at most 4 KiB of data.
+# target, in packets of at most 4 KiB of data.
 d=$(st_delta "$c0" "$c1" rcvd_pkts)
 [ "$d" -ge $((ST_MIB * 256)) ] || fail "node$I received $d RDMA packets for $ST_MIB MiB read"
 d=$(st_delta "$s0" "$s1" rcvd_pkts)
