@@ -22,6 +22,8 @@
 # packets each way, the target moved the data with RDMA READ/WRITE
 # (rdma_sends) and the initiator registered its buffers (fast_reg).
 # Teardown: the disk and the target go, ib_srpt unloads, no CM ID stays.
+# CNUAS_PAIR="INITIATOR TARGET" picks other nodes: with the Ethernet
+# lab's Soft-RoCE node on either side ("2 1", "1 2") it passes too.
 # timeout: 300
 # link-layers: eth ib
 . "$(dirname "$0")/lib.sh"

@@ -9,6 +9,8 @@
 # went over RDMA: the kernel lists the RDS IB connection between the two
 # addresses, and each RDMA device received at least the bytes it was sent
 # in 4 KiB packets.
+# CNUAS_PAIR="CLIENT SERVER" picks other nodes: with the Ethernet lab's
+# Soft-RoCE node on either side ("2 1", "1 2") it passes too.
 # timeout: 180
 # link-layers: eth ib
 . "$(dirname "$0")/lib.sh"
