@@ -165,3 +165,43 @@ guest_pingpong() {
 		grep -q 'iters in' "$PR_CLI" || { pair_show 8; fail "$name: ibv_rc_pingpong node$a <- node$b failed"; }
 	echo "PASS $name: $(grep -h 'iters in' "$PR_CLI")"
 }
+
+# upgrade_debs: build (or find cached) the packages of a newer cnuas for
+# test 50 and print their folder: scripts/build-debs on a copy of this
+# tree with the Debian revision +upgrade1 and the marker upgrade_mark
+# prints (modinfo field cnuas_build) in each module. The marker and the
+# changelog's date come from the tree's content, so the same tree gives
+# the same packages: build-debs's cache serves test 50 what test 40 built
+# beside its guest-side wait (with one core for the TCG guest, the other
+# is free). Each marker is one more object,
+# upgrade-mark.o, whose source is only the .modinfo string (no #include):
+# in main.c it cost the guest's DKMS build three kernel compiles under TCG
+# (a minute or more each, nearly all of it headers).
+UPGRADE_ROOT=$(cd "$VM_TESTS/../.." && pwd)
+upgrade_mark() { echo "upgrade-test-$("$UPGRADE_ROOT/scripts/cache-key" VERSION dkms.conf src debian)"; }
+upgrade_debs() {
+	local src old m mark rc=0
+	mark=$(upgrade_mark) || return 1
+	old=$(dpkg-parsechangelog -l "$UPGRADE_ROOT/debian/changelog" -S Version) || return 1
+	src=$(mktemp -d /tmp/cnuas-upgrade.XXXXXX)
+	(cd "$UPGRADE_ROOT" && git ls-files -co --exclude-standard -z |
+		while IFS= read -r -d '' f; do [ -e "$f" ] && printf '%s\0' "$f"; done | tar -c --null -T -) |
+		tar -x -C "$src" || { rm -rf "$src"; echo "cannot copy the tree" >&2; return 1; }
+	# What MODULE_INFO(cnuas_build, ...) puts into a module (the kernel's
+	# __MODULE_INFO without its headers).
+	for m in cnuas_net cnuas_ib cnuasgpu; do
+		printf '%s\n' "// SPDX-License-Identifier: GPL-2.0" \
+			"static const char cnuas_build_mark[] __attribute__((used, section(\".modinfo\"), aligned(1))) =" \
+			"	\"cnuas_build=$mark\";" >"$src/src/$m/upgrade-mark.c"
+		echo "$m-y += upgrade-mark.o" >>"$src/src/$m/Kbuild"
+	done
+	{
+		printf 'cnuas (%s) unstable; urgency=medium\n\n  * Upgrade test build.\n\n' "$old+upgrade1"
+		printf ' -- Cnuas developers <dev@cnuas.invalid>  %s\n\n' \
+			"$(dpkg-parsechangelog -l "$UPGRADE_ROOT/debian/changelog" -S Date)"
+		cat "$UPGRADE_ROOT/debian/changelog"
+	} >"$src/debian/changelog"
+	"$src/scripts/build-debs" | tail -n 1 || rc=1
+	rm -rf "$src"
+	return $rc
+}
