@@ -137,7 +137,7 @@ ib_moved() {
 }
 
 # sampled FILE: the sampler has a baseline (two samples) in FILE.
-sampled() { [ "$(wc -l <"$1")" -ge 2 ]; }
+sampled() { [ -s "$1" ] && [ "$(wc -l <"$1")" -ge 2 ]; }
 # resumed FILE T1: PEER's counter moved after T1 (host ms): the pause
 # that overlaps the migration has ended, later samples cannot change it.
 resumed() {
