@@ -4,19 +4,20 @@
 # on the same switch (sourced by scripts/lab).
 #
 # The new QEMU gets the node's command line (from /proc) plus `-incoming
-# defer -S`; it listens under other names first (the old QEMU unlinks its
-# socket paths when it exits), which then become the node's own, so every
-# other lab command finds it once the old one is gone. The disk is a
-# -snapshot overlay of the shared image: what the guest wrote is mirrored
-# over NBD into the new process's overlay (drive-mirror sync=top), RAM and
-# devices go over a unix socket. After `completed` the switch drops the
+# defer -S`; it listens under other names first (the old QEMU holds the
+# node's paths until the migration is over), which then become the node's
+# own, so every other lab command finds it once the old one is ended.
+# The disk is a -snapshot overlay of the shared image: what the guest
+# wrote is mirrored over NBD into the new process's overlay (drive-mirror
+# sync=top), RAM and devices go over a unix socket. After `completed` the switch drops the
 # old QEMU's port (cnuas-vsctl handover), so the guest's pinned MAC is free
 # for the new port and, on an IB switch, the new port takes the old one's
 # IB port over, Active; then the new QEMU runs (`cont`) and the old one is
 # ended (SIGKILL: it is stopped and its disk overlay is an unlinked
-# temporary file). labctl.py migrate does these steps on open QMP
-# connections. Prints the migration's downtime and total time
-# (query-migrate) and the time until the guest ran again.
+# temporary file; its exit, a second or more here, is not waited for).
+# labctl.py migrate does these steps on open QMP connections. Prints the
+# migration's downtime and total time (query-migrate) and the time until
+# the guest ran again.
 
 mig_say() { echo "lab: migrate: $*" >&2; }
 
@@ -113,7 +114,7 @@ lab_migrate() {
 		die "node$n: the switch-over failed after the migration (new QEMU: pid $new, paused?)"
 	fi
 	rm -f "$nd/migrate.sock" "$nd/nbd.sock"
-	# The old QEMU has unlinked its paths: the new one's take their place.
+	# The old QEMU is killed: the new one's paths take the node's names.
 	for k in "${moved[@]}"; do
 		mv -f "${k%/*}/$tag.${k##*/}" "$k" || die "node$n: cannot move ${k%/*}/$tag.${k##*/} into place"
 	done
@@ -133,7 +134,7 @@ import json, sys
 st = json.loads(sys.stdin.read())
 ram = st.get("ram", {})
 r = st.get("lab-resume", {})
-print("node%s migrated: downtime %s ms, total %s ms (setup %s ms), RAM %.1f MiB sent; guest running again %s ms after the end (disk mirror ended after %s ms, old switch port gone after %s ms; old QEMU gone after %s ms)" % (
+print("node%s migrated: downtime %s ms, total %s ms (setup %s ms), RAM %.1f MiB sent; guest running again %s ms after the end (disk mirror ended after %s ms, old switch port gone after %s ms; old QEMU killed after %s ms)" % (
     sys.argv[1], st.get("downtime", "?"), st.get("total-time", "?"), st.get("setup-time", "?"),
     ram.get("transferred", 0) / 1048576.0, r.get("cont", "?"), r.get("mirror", "?"), r.get("port", "?"), r.get("quit", "?")))
 print("MIGRATE downtime_ms=%s total_ms=%s resume_ms=%s" % (st.get("downtime", -1), st.get("total-time", -1), r.get("cont", -1)))

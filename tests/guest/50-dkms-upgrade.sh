@@ -6,10 +6,13 @@
 # the other guest, which still runs the old ones. The newer package is
 # built by scripts/build-debs from a copy of this tree with a higher
 # Debian revision and a marker (modinfo field cnuas_build) in each
-# module's main.c. The DKMS version stays, so DKMS builds in the same
-# folder and the guest's compiler cache (filled when the image was built)
-# serves every file but those three: a kernel source file takes minutes
-# to compile under TCG.
+# module: one more object, upgrade-mark.o, whose source is only that
+# .modinfo string (no #include). The DKMS version stays, so DKMS builds in
+# the same folder and the guest's compiler cache (filled when the image
+# was built) serves every file but those three. A kernel source file takes
+# a minute or more to compile under TCG, mostly its headers: the marker
+# went into each main.c before, three such compiles in the apt install.
+# The new sources still change each module's srcversion.
 # timeout: 1800
 . "$(dirname "$0")/lib.sh"
 need_cnuas_nodes 2
@@ -27,8 +30,13 @@ trap 'rm -rf "$src"' EXIT
 (cd "$ROOT" && git ls-files -co --exclude-standard -z |
 	while IFS= read -r -d '' f; do [ -e "$f" ] && printf '%s\0' "$f"; done | tar -c --null -T -) |
 	tar -x -C "$src" || fail "cannot copy the tree"
+# What MODULE_INFO(cnuas_build, ...) puts into a module (the kernel's
+# __MODULE_INFO without its headers).
 for m in cnuas_net cnuas_ib cnuasgpu; do
-	echo "MODULE_INFO(cnuas_build, \"$mark\");" >>"$src/src/$m/main.c"
+	printf '%s\n' "// SPDX-License-Identifier: GPL-2.0" \
+		"static const char cnuas_build_mark[] __attribute__((used, section(\".modinfo\"), aligned(1))) =" \
+		"	\"cnuas_build=$mark\";" >"$src/src/$m/upgrade-mark.c"
+	echo "$m-y += upgrade-mark.o" >>"$src/src/$m/Kbuild"
 done
 {
 	printf 'cnuas (%s) unstable; urgency=medium\n\n  * Upgrade test build.\n\n' "$new"

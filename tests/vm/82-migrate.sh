@@ -35,7 +35,7 @@
 # switch port got nothing from node 1 (host clock, the switch's
 # counters), against the downtime QEMU reports. MIG_XFER_SECONDS,
 # MIG_BW_SECONDS, MIG_RXE_SECONDS set the lengths of the runs (15 s: a
-# migration starts 4 s in and takes about 1 s here).
+# migration starts about 3 s in and takes about 1 s here).
 # In the IB lab (its cell 82[ib], CNUAS_VERBS_OVER_IB=1) steps 1, 4, 5
 # and 6 (10 migrations) in that lab, by LID and over IPoIB:
 # the new QEMU's port is linked once the device state arrives, and the
@@ -136,6 +136,27 @@ ib_moved() {
 	echo "$1: $2 IB port hand-over(s), no trap, no sweep"
 }
 
+# sampled FILE: the sampler has a baseline (two samples) in FILE.
+sampled() { [ -s "$1" ] && [ "$(wc -l <"$1")" -ge 2 ]; }
+# resumed FILE T1: PEER's counter moved after T1 (host ms): the pause
+# that overlaps the migration has ended, later samples cannot change it.
+resumed() {
+	awk -v t1="$2" '$1 <= t1 { last = $2; seen = 1; next }
+		seen && $2 != last { found = 1; exit }
+		END { exit !found }' "$1"
+}
+# until_or TENTHS CMD...: CMD until it succeeds, at most TENTHS tenths of a
+# second (the fixed wait this replaces); the time is an upper bound only.
+until_or() {
+	local i n=$1
+	shift
+	for ((i = 0; i < n; i++)); do
+		"$@" && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
 # migrate_now TAG [NODE PEER [nopause]]: migrate NODE (default node 1),
 # print the downtime and the traffic pause seen by PEER (default node 0;
 # not with nopause: traffic that does not cross the switch).
@@ -151,12 +172,14 @@ migrate_now() {
 		note "no switch port found for node$peer: its pause is not measured"
 		: >"$OUT/$tag.samples"
 	fi
-	sleep 1
+	# A baseline before the move, then samples until the traffic resumed
+	# (3 s at most, as long as the fixed waits these were).
+	if [ -n "$SAMPLER" ]; then until_or 50 sampled "$OUT/$tag.samples"; else sleep 1; fi
 	ib_mark
 	t0=$(($(date +%s%N) / 1000000))
 	out=$("$LAB" migrate "$mv" 2>&1) || { [ -z "$SAMPLER" ] || kill "$SAMPLER"; echo "$out"; fail "$tag: scripts/lab migrate $mv failed"; }
 	t1=$(($(date +%s%N) / 1000000))
-	sleep 3
+	if [ -n "$SAMPLER" ]; then until_or 30 resumed "$OUT/$tag.samples" "$t1"; else sleep 3; fi
 	if [ -n "$SAMPLER" ]; then
 		kill "$SAMPLER" 2>/dev/null
 		wait "$SAMPLER" 2>/dev/null
