@@ -385,7 +385,7 @@ def cmd_migrate(args):
             die("cannot read the switch's ports: %s" % r.stderr.strip())
         for p in ports:
             # "pid N", or "pid N ib PORT" on an IB switch
-            if p.get("peer", "").split(" ib ")[0] == "pid %d" % src_pid:
+            if p.get("peer", "").split()[:2] == ["pid", str(src_pid)]:
                 return p["id"]
         return None
 

@@ -86,7 +86,7 @@ port_of() {
 	"$LAB" switch -- --json show | /usr/bin/python3 -c '
 import json, sys
 for p in json.load(sys.stdin)["ports"]:
-    if (p["peer"].split(" ib ")[0] == "pid " + sys.argv[1]   # "pid N ib PORT" on an IB switch
+    if (p["peer"].split()[:2] == ["pid", sys.argv[1]]   # "pid N [vm NAME] [ib PORT]"
             or p["peer"].endswith("/vport%s.qemu" % sys.argv[2])):
         print(p["id"])' "$(cat "$LAB_DIR/node$1.pid")" "$1"
 }
