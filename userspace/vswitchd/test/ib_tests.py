@@ -309,6 +309,55 @@ def test_ib_dr_through_switch_to_ca():
         assert node_info(sm.get(0x11)[1])["type"] == 2
 
 
+def test_ib_mixed_route_smp():
+    """An SMP LID-routed to the switch and directed-routed from there (DrSLID
+    not permissive, IBA 14.2.2), as `ibportstate LID PORT` queries the peer:
+    the HCA gets it with permissive LIDs (it takes no other DLID) and its
+    answer goes LID-routed back to DrSLID. Hop count 0: the switch's SMA
+    answers the same way. With and without an SM port."""
+    for extra in ((), ("--sm-port", "1")):
+        with _ib_switch(*extra) as sw:
+            sm = SM(sw.port())
+            ca = sw.port()
+            _wait_ib(sw, 2)
+            _configure(sm, {2: 1, 3: 2}, active=(1, 2))
+            # the SM's ib_core sends it as it is (DrSLID not permissive): hop pointer 0
+            sm.send(smp_frame(dr_smp(1, 0x15, path=(0, 2), hop_ptr=0, tid=0x77, dr_slid=2),
+                              dlid=1, slid=2))
+            f = recv_or_none(ca, 3)
+            assert f is not None, "mixed-route SMP not forwarded to the CA"
+            L = lrh(f)
+            assert L["vl"] == VL15 and L["dlid"] == PERM and L["slid"] == PERM, L
+            got = mad_of(f)
+            h = hdr(got)
+            assert h["hop_ptr"] == 1 and h["hop_cnt"] == 1 and h["d"] == 0, h
+            # the CA's ib_core records its port (C14-9:3), its SMA answers, and
+            # sending it back moves the hop pointer to 1 (C14-13:1)
+            got[192 + 1] = 1
+            got[3] = 0x81
+            struct.pack_into("!H", got, 4, 0x8000)
+            got[64 + 28] = 1
+            ca.send(smp_frame(got, dlid=L["slid"], slid=3))
+            f = sm.recv()
+            L = lrh(f)
+            back = mad_of(f)
+            hb = hdr(back)
+            assert hb["tid"] == 0x77 and hb["d"] == 1 and hb["hop_ptr"] == 0, hb
+            assert back[64 + 28] == 1, "the CA's answer was changed"
+            assert L["vl"] == VL15 and L["dlid"] == 2 and L["slid"] == 1, L
+            # hop count 0: the switch's own SMA, answered LID-routed to DrSLID
+            sm.send(smp_frame(dr_smp(1, 0x11, path=(0,), hop_ptr=0, tid=0x78, dr_slid=2),
+                              dlid=1, slid=2))
+            f = sm.recv()
+            m = mad_of(f)
+            h, L = hdr(m), lrh(f)
+            assert h["tid"] == 0x78 and h["d"] == 1 and h["hop_ptr"] == 0 and \
+                h["status"] == 0, h
+            assert L["dlid"] == 2 and L["slid"] == 1, L
+            assert node_info(m[64:128])["type"] == 2
+            expect_none(ca, "mixed-route answer echoed to the CA")
+
+
 def test_ib_port_state_transitions():
     with _ib_switch() as sw:
         sm = SM(sw.port())
@@ -965,6 +1014,12 @@ def _opensm_sweep(so, *extra):
             lft = {e["lid"]: e["port"] for e in sw.vsctl("lft", json_out=True)["lft"]}
             assert lft.get(sm_ca.lid) == 1 and lft.get(ca2.lid) == 2 and \
                 lft.get(ibs["lid"]) == 0, lft
+            # ibportstate LID PORT reads the peer's PortInfo by a mixed route
+            if shutil.which("ibportstate"):
+                r = subprocess.run(["ibportstate", str(ibs["lid"]), "2"], cwd=sw.dir, env=env,
+                                   capture_output=True, text=True, timeout=60)
+                assert r.returncode == 0 and "Peer PortInfo" in r.stdout, (r.stdout, r.stderr)
+                assert "LinkUp" in r.stdout.split("Peer PortInfo")[1], r.stdout
             # a guest leaving: Trap 128 to OpenSM, which sweeps again
             traps = ibs["traps_sent"]
             ca2.s.close()
