@@ -381,6 +381,66 @@ def test_ib_port_state_transitions():
         assert st[2]["state"] == "init" and st[2]["link_downed"] == 1, st
 
 
+def _trap_128(sm):
+    """The next SMP the SM gets is a Trap 128 (other frames skipped)."""
+    deadline = time.time() + 3
+    while time.time() < deadline:
+        m = mad_of(sm.recv())
+        if hdr(m)["method"] == 0x05:
+            return struct.unpack_from("!H", m, 64 + 4)[0] == 128
+    return False
+
+
+def test_ib_port_disable_and_enable():
+    """PortPhysicalState Disabled (ibportstate ... disable) takes the link off:
+    the guest's connection is hung up (its HCA sees link down, as when the
+    switch restarts), PortState Down, Trap 128, no forwarding, and the
+    guest's reconnections are refused. Polling (enable) lets it back on its
+    old port, Init/LinkUp with another Trap 128 for the SM to sweep."""
+    with _ib_switch("--sm-port", "1") as sw:
+        sm = SM(sw.port())
+        ca = sw.port()
+        _wait_ib(sw, 2)
+        _configure(sm, {2: 1, 3: 2}, active=(1, 2))
+        traps = _ib(sw)["traps_sent"]
+        h, d = sm.set(0x15, 2, pi_set(phys=3))      # the trap went out before the answer
+        assert h["status"] == 0, h
+        pi = port_info(d)
+        assert pi["phys"] == 3 and pi["state"] == 1, pi
+        assert recv_or_none(ca, 3) == b"", "the guest's link was not taken down"
+        assert _ib(sw)["traps_sent"] == traps + 1, "no Trap 128 for the disabled port"
+        st = {p["port"]: p for p in _ib(sw)["ports"]}
+        assert st[2]["vsport"] == 0 and st[2]["state"] == "down" and \
+            st[2]["phys"] == "disabled" and st[2]["link_downed"] == 1, st
+        assert port_info(sm.get(0x15, 2)[1])["phys"] == 3
+        # the guest's QEMU (this process) reconnecting: refused while disabled
+        again = sw.port()
+        assert recv_or_none(again, 3) == b"", "a disabled port's guest got back in"
+        sw.ports.remove(again)
+        assert {p["port"]: p for p in _ib(sw)["ports"]}[2]["vsport"] == 0
+        sm.send(_data(3, 2))
+        expect_none(sm.s, "data to a disabled port bounced")
+        # enable: Polling, and the guest's next connection gets port 2 back
+        h, d = sm.set(0x15, 2, pi_set(phys=2))
+        assert h["status"] == 0 and port_info(d)["phys"] == 2, (h, port_info(d))
+        ca2 = sw.port()
+        _wait_ib(sw, 2)
+        st = {p["port"]: p for p in _ib(sw)["ports"]}
+        assert st[2]["vsport"] and st[2]["state"] == "init" and st[2]["phys"] == "linkup", st
+        assert _trap_128(sm), "no Trap 128 when the link came back"
+        # the SM arms and activates it again, and data flows
+        assert sm.set(0x15, 2, pi_set(state=3))[0]["status"] == 0
+        assert sm.set(0x15, 2, pi_set(state=4))[0]["status"] == 0
+        sm.send(_data(3, 2))
+        f = recv_or_none(ca2, 3)
+        assert f is not None and lrh(f)["dlid"] == 3, f
+        # the SM may not disable the switch's port 0, a non-SM port nothing at all
+        assert port_info(sm.set(0x15, 0, pi_set(phys=3))[1])["phys"] == 5
+        ca2.send(smp_frame(dr_smp(2, 0x15, 1, path=(0,), data=pi_set(phys=3), tid=0x99)))
+        expect_none(ca2, "a guest's SubnSet answered")
+        assert {p["port"]: p for p in _ib(sw)["ports"]}[1]["phys"] == "linkup"
+
+
 def test_ib_lft_unicast_between_active_ports():
     with _ib_switch() as sw:
         sm = SM(sw.port())
