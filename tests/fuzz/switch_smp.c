@@ -55,6 +55,7 @@ struct mgmt {
 		uint8_t pi[64];
 		uint16_t pkeys[IB_PKEY_CAP];
 		uint8_t state;
+		bool disabled;
 		struct ib_pcnt pc_base;
 	} port[8 + 1];
 };
@@ -73,6 +74,7 @@ static void mgmt_copy(struct mgmt *m, const struct ib_switch *ib)
 		memcpy(m->port[n].pi, ib->port[n].pi, sizeof(m->port[n].pi));
 		memcpy(m->port[n].pkeys, ib->port[n].pkeys, sizeof(m->port[n].pkeys));
 		m->port[n].state = ib->port[n].state;
+		m->port[n].disabled = ib->port[n].disabled;
 		m->port[n].pc_base = ib->port[n].pc_base;
 	}
 }

@@ -64,6 +64,16 @@ struct ib_port {
 	uint8_t pi[64];			/* PortInfo as the SM last set it (fields we keep) */
 	uint16_t pkeys[IB_PKEY_CAP];
 	uint16_t neighbor_lid;		/* last SLID seen from behind the port */
+	/*
+	 * PortPhysicalState Disabled (the SM's): the link is off, its guest
+	 * hung up, and its reconnections (@held_pid, 0: unknown) refused.
+	 * Once Polling again the port is kept for @held_pid until
+	 * @held_until (sw->now).
+	 */
+	bool disabled;
+	bool refusal_logged;
+	int held_pid;
+	uint64_t held_until;
 	struct ib_pcnt pc, pc_base;	/* PMA values are pc - pc_base */
 };
 
@@ -181,6 +191,10 @@ void ib_port_detach(struct vswitch *sw, struct port *p);
 void ib_port_handover(struct vswitch *sw, struct port *p, unsigned ms, int pid);
 /* A hand-over nobody took ends in a link down. */
 void ib_handover_end(struct vswitch *sw);
+/* PortPhysicalState Disabled: IB port @n's link goes off, its guest is hung up. */
+void ib_port_disable(struct vswitch *sw, unsigned n);
+/* PortPhysicalState Polling on a disabled port: its guest may come back. */
+void ib_port_enable(struct vswitch *sw, unsigned n);
 
 /* ib_trust.c: who may manage the fabric, and which source LIDs a port may use */
 /* Whether IB port @n may send subnet management: an SM port, or none was ever designated. */

@@ -16,6 +16,11 @@ const char *ib_state_name(unsigned state)
 	return state < 5 ? n[state] : "?";
 }
 
+static const char *phys_name(unsigned phys)
+{
+	return phys == IB_PHYS_LINKUP ? "linkup" : phys == IB_PHYS_DISABLED ? "disabled" : "polling";
+}
+
 void ib_ctl_show(struct vswitch *sw, struct strbuf *b, bool json)
 {
 	struct ib_switch *ib = sw->ib;
@@ -60,7 +65,7 @@ void ib_ctl_show(struct vswitch *sw, struct strbuf *b, bool json)
 				     "\"link_downed\": %llu, \"rcv_constraint_errors\": %llu, "
 				     "\"xmit_constraint_errors\": %llu}",
 				  first ? "" : ", ", n, p ? p->id : 0, ib_state_name(ip->state),
-				  phys == IB_PHYS_LINKUP ? "linkup" : "polling", ip->neighbor_lid,
+				  phys_name(phys), ip->neighbor_lid,
 				  (unsigned long long)ip->pc.rcv_pkts,
 				  (unsigned long long)ip->pc.xmit_pkts,
 				  (unsigned long long)ip->pc.rcv_bytes,
@@ -75,7 +80,7 @@ void ib_ctl_show(struct vswitch *sw, struct strbuf *b, bool json)
 		} else {
 			sb_printf(b, "%-4u %-6u %-7s %-8s %5u %12llu %12llu %8llu %8llu %8llu\n", n,
 				  p ? p->id : 0, ib_state_name(ip->state),
-				  phys == IB_PHYS_LINKUP ? "linkup" : "polling", ip->neighbor_lid,
+				  phys_name(phys), ip->neighbor_lid,
 				  (unsigned long long)ip->pc.rcv_pkts,
 				  (unsigned long long)ip->pc.xmit_pkts,
 				  (unsigned long long)ip->pc.rcv_errors,

@@ -11,6 +11,7 @@
 #include <infiniband/mad.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
 
 static void port_state_change(struct vswitch *sw)
 {
@@ -81,10 +82,86 @@ void ib_port_handover(struct vswitch *sw, struct port *p, unsigned ms, int pid)
 		       ib_state_name(ib->port[n].state), ms);
 }
 
+#define IB_HELD_NS	10000000000ull	/* an enabled port waits 10 s for its guest */
+
+/*
+ * The subnet manager disabled IB port @n (ibportstate ... disable): its
+ * guest's HCA must see its link go down, as when the switch restarts or
+ * its port is deleted: the switch hangs its connection up. The device
+ * reconnects every 500 ms; while the port is disabled those connections
+ * (the same QEMU process) are refused, so its link stays down.
+ */
+void ib_port_disable(struct vswitch *sw, unsigned n)
+{
+	struct ib_switch *ib = sw->ib;
+	struct ib_port *ip = &ib->port[n];
+	struct port *p = ib_slot(sw, n);
+
+	if (ip->disabled)
+		return;
+	ip->disabled = true;
+	ip->refusal_logged = false;
+	ip->held_pid = p ? p->peer_pid : 0;
+	if (ib->handover_port == n)
+		ib->handover_port = 0;
+	vs_log(VS_LOG_INFO, "IB port %u disabled by the SM%s%s", n, p ? ": hanging up " : "",
+	       p ? p->peer : "");
+	if (p) {
+		shutdown(p->fd, SHUT_RDWR);
+		dp_port_hangup(sw, p);		/* Down, trap 128 (ib_port_detach) */
+	}
+	ip->state = IB_PS_DOWN;
+	mad_set_field(ip->pi, 0, IB_PORT_PHYS_STATE_F, IB_PHYS_DISABLED);
+}
+
+void ib_port_enable(struct vswitch *sw, unsigned n)
+{
+	struct ib_port *ip = &sw->ib->port[n];
+
+	if (!ip->disabled)
+		return;
+	ip->disabled = false;
+	ip->held_until = sw->now + IB_HELD_NS;
+	mad_set_field(ip->pi, 0, IB_PORT_PHYS_STATE_F, IB_PHYS_POLLING);
+	vs_log(VS_LOG_INFO, "IB port %u enabled by the SM: Polling", n);
+}
+
+/* Whether IB port @n is kept from connection p: disabled, or enabled and waiting for its guest. */
+static bool port_held(struct vswitch *sw, unsigned n, const struct port *p)
+{
+	const struct ib_port *ip = &sw->ib->port[n];
+
+	if (ip->disabled)
+		return true;
+	return ip->held_pid && ip->held_pid != p->peer_pid && sw->now < ip->held_until;
+}
+
 int ib_port_attach(struct vswitch *sw, struct port *p)
 {
 	struct ib_switch *ib = sw->ib;
 	unsigned n = ib->handover_port;
+
+	for (unsigned i = 1; p->peer_pid && i <= ib->nports; i++) {
+		struct ib_port *ip = &ib->port[i];
+
+		if (ip->held_pid != p->peer_pid)
+			continue;
+		if (ip->disabled) {
+			if (!ip->refusal_logged)
+				vs_log(VS_LOG_INFO, "refusing %s while its IB port %u is disabled",
+				       p->peer, i);
+			ip->refusal_logged = true;
+			return -1;
+		}
+		if (ip->slot < 0 && i != ib->handover_port) {
+			n = i;		/* its own port back */
+			break;
+		}
+	}
+	if (n && n != ib->handover_port) {
+		ib->port[n].held_pid = 0;
+		goto take;
+	}
 
 	if (n && ib->port[n].slot < 0 && (!ib->handover_pid || ib->handover_pid == p->peer_pid)) {
 		ib->handover_port = 0;
@@ -96,13 +173,15 @@ int ib_port_attach(struct vswitch *sw, struct port *p)
 		       ib_state_name(ib->port[n].state));
 		return 0;
 	}
-	/* the lowest free port, but not one kept for somebody else's hand-over */
-	for (n = 1; n <= ib->nports && (ib->port[n].slot >= 0 || n == ib->handover_port); n++)
+	/* the lowest free port, but not one kept for somebody else (hand-over, disabled) */
+	for (n = 1; n <= ib->nports && (ib->port[n].slot >= 0 || n == ib->handover_port ||
+					port_held(sw, n, p)); n++)
 		;
 	if (n > ib->nports) {
 		vs_log(VS_LOG_WARN, "refusing connection: all %u IB ports in use", ib->nports);
 		return -1;
 	}
+take:
 	ib->port[n].slot = p->idx;
 	ib->port[n].state = IB_PS_INIT;
 	ib->port[n].neighbor_lid = 0;

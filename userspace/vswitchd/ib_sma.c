@@ -196,9 +196,10 @@ static void fill_port_info(struct ib_switch *ib, unsigned n, unsigned in, uint8_
 	mad_set_field(d, 0, IB_PORT_STATE_F, ib->port[n].state);
 }
 
-static int do_port_info(struct ib_switch *ib, bool set, unsigned in, uint32_t mod, uint8_t *d,
+static int do_port_info(struct vswitch *sw, bool set, unsigned in, uint32_t mod, uint8_t *d,
 			bool hide)
 {
+	struct ib_switch *ib = sw->ib;
 	struct ib_port *ip;
 
 	if (mod > ib->nports)
@@ -293,6 +294,11 @@ static int do_port_info(struct ib_switch *ib, bool set, unsigned in, uint32_t mo
 		}
 		if (mod && to != IB_PS_NOP && (ip->slot >= 0 || to == IB_PS_DOWN))
 			ip->state = (uint8_t)to;
+		/* Disabled takes the link off for real, Polling lets it come back */
+		if (mod && nphys == IB_PHYS_DISABLED)
+			ib_port_disable(sw, mod);
+		else if (mod && nphys == IB_PHYS_POLLING)
+			ib_port_enable(sw, mod);
 	}
 	fill_port_info(ib, mod, in, d, hide);
 	return 0;
@@ -397,7 +403,7 @@ bool ib_sma_process(struct vswitch *sw, unsigned in, uint8_t *mad, bool dr)
 		status = set ? STATUS_BAD_ATTR : do_guid_info(ib, mod, d);
 		break;
 	case UMAD_SM_ATTR_PORT_INFO:
-		status = do_port_info(ib, set, in, mod, d, hide);
+		status = do_port_info(sw, set, in, mod, d, hide);
 		break;
 	case UMAD_SM_ATTR_PKEY_TABLE:
 		status = do_pkeys(ib, set, mod, d);

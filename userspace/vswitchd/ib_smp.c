@@ -33,6 +33,21 @@ static bool to_sm_only(struct vswitch *sw, struct port *p, unsigned out)
 	return false;
 }
 
+/*
+ * The LRH of a forwarded SMP: in the directed part of its path both LIDs
+ * are permissive (an HCA takes only its own LIDs and 0xFFFF); in a
+ * LID-routed part the switch is its source. Resealed when it goes out.
+ */
+static void smp_set_lids(struct ib_switch *ib, struct ibf *x, unsigned dlid, bool lid_routed)
+{
+	unsigned slid = lid_routed && ib_own_lid(ib) ? ib_own_lid(ib) : CNUAS_LID_PERMISSIVE;
+
+	x->f[2] = (uint8_t)(dlid >> 8);
+	x->f[3] = (uint8_t)dlid;
+	x->f[6] = (uint8_t)(slid >> 8);
+	x->f[7] = (uint8_t)slid;
+}
+
 /* Forward a (modified) received SMP out of IB port @out as is. */
 static void smp_out(struct vswitch *sw, struct port *p, struct ibf *x, unsigned out)
 {
@@ -105,6 +120,14 @@ static void sma_local(struct vswitch *sw, struct port *p, struct ibf *x, unsigne
 		smp->hop_ptr = (uint8_t)hp;
 		dlid = CNUAS_LID_PERMISSIVE;
 		slid = CNUAS_LID_PERMISSIVE;
+		if (!hp && ntohs(smp->dr_slid) != CNUAS_LID_PERMISSIVE) {
+			/* came LID-routed from DrSLID (C14-13:3): goes back that way */
+			dlid = ntohs(smp->dr_slid);
+			slid = ib_own_lid(ib) ? ib_own_lid(ib) : CNUAS_LID_PERMISSIVE;
+			out = ib_lft_port(ib, dlid);
+			if (out == 0 || out > ib->nports)
+				out = in;
+		}
 	} else {
 		dlid = x->slid;
 		out = ib_lft_port(ib, dlid);
@@ -167,6 +190,7 @@ static void smp_dr_forward(struct vswitch *sw, struct port *p, struct ibf *x,
 	}
 	smp->hop_ptr = (uint8_t)hp;
 	memcpy(x->mad, smp, sizeof(*smp));
+	smp_set_lids(sw->ib, x, CNUAS_LID_PERMISSIVE, false);
 	smp_out(sw, p, x, out);
 }
 
@@ -209,10 +233,12 @@ static void smp_dr(struct vswitch *sw, struct port *p, struct ibf *x, unsigned i
 				smp->return_path[hp] = (uint8_t)in;
 			smp->hop_ptr = (uint8_t)(hp + 1);
 			memcpy(x->mad, smp, sizeof(*smp));
-			if (dr_dlid == CNUAS_LID_PERMISSIVE)
+			if (dr_dlid == CNUAS_LID_PERMISSIVE) {
 				sma_local(sw, p, x, in, true);
-			else
+			} else {
+				smp_set_lids(sw->ib, x, dr_dlid, true);
 				smp_lid_route(sw, p, x, dr_dlid, in, true);
+			}
 			return;
 		}
 		if (hp == hc + 1) {			/* C14-9:4: LID-routed to us at the end */
@@ -233,6 +259,7 @@ static void smp_dr(struct vswitch *sw, struct port *p, struct ibf *x, unsigned i
 	if (hp == 1 && dr_slid != CNUAS_LID_PERMISSIVE) {	/* C14-13:3: LID-route to the SM */
 		smp->hop_ptr = 0;
 		memcpy(x->mad, smp, sizeof(*smp));
+		smp_set_lids(sw->ib, x, dr_slid, true);
 		smp_lid_route(sw, p, x, dr_slid, in, true);
 		return;
 	}

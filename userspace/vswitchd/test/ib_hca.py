@@ -138,6 +138,10 @@ class CA:
                 self.local(m, None)
                 return
             if not back and hp == 0:
+                if struct.unpack_from("!H", m, 32)[0] != PERM:
+                    # DrSLID set: LID-routed to the DR part's first node as it is
+                    self.send(m, dlid, self.lid or PERM)
+                    return
                 m[6] = 1                          # C14-9:1
                 if m[128 + 1] != 1:
                     return
@@ -176,6 +180,9 @@ class CA:
 
     def on_frame(self, f):
         L = T.lrh(f)
+        if self.lid and L["dlid"] != PERM and \
+                not self.lid <= L["dlid"] < self.lid + (1 << self.lmc):
+            return                                          # not for this port
         m = bytearray(f[28:28 + 256])
         dqp = struct.unpack_from("!I", f, 12)[0] & 0xFFFFFF
         sqp = struct.unpack_from("!I", f, 24)[0] & 0xFFFFFF
@@ -187,6 +194,8 @@ class CA:
                     if hp == 1 and self.to_sm:              # C14-13:3 -> the SM
                         m[6] = 0
                         self.to_sm(m, PERM, 0)
+                    elif hp == 0 and self.to_sm:            # C14-13:4: LID-routed back
+                        self.to_sm(m, L["slid"], 0)
                     return
                 if hp != hc:
                     return

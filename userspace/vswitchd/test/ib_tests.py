@@ -309,6 +309,55 @@ def test_ib_dr_through_switch_to_ca():
         assert node_info(sm.get(0x11)[1])["type"] == 2
 
 
+def test_ib_mixed_route_smp():
+    """An SMP LID-routed to the switch and directed-routed from there (DrSLID
+    not permissive, IBA 14.2.2), as `ibportstate LID PORT` queries the peer:
+    the HCA gets it with permissive LIDs (it takes no other DLID) and its
+    answer goes LID-routed back to DrSLID. Hop count 0: the switch's SMA
+    answers the same way. With and without an SM port."""
+    for extra in ((), ("--sm-port", "1")):
+        with _ib_switch(*extra) as sw:
+            sm = SM(sw.port())
+            ca = sw.port()
+            _wait_ib(sw, 2)
+            _configure(sm, {2: 1, 3: 2}, active=(1, 2))
+            # the SM's ib_core sends it as it is (DrSLID not permissive): hop pointer 0
+            sm.send(smp_frame(dr_smp(1, 0x15, path=(0, 2), hop_ptr=0, tid=0x77, dr_slid=2),
+                              dlid=1, slid=2))
+            f = recv_or_none(ca, 3)
+            assert f is not None, "mixed-route SMP not forwarded to the CA"
+            L = lrh(f)
+            assert L["vl"] == VL15 and L["dlid"] == PERM and L["slid"] == PERM, L
+            got = mad_of(f)
+            h = hdr(got)
+            assert h["hop_ptr"] == 1 and h["hop_cnt"] == 1 and h["d"] == 0, h
+            # the CA's ib_core records its port (C14-9:3), its SMA answers, and
+            # sending it back moves the hop pointer to 1 (C14-13:1)
+            got[192 + 1] = 1
+            got[3] = 0x81
+            struct.pack_into("!H", got, 4, 0x8000)
+            got[64 + 28] = 1
+            ca.send(smp_frame(got, dlid=L["slid"], slid=3))
+            f = sm.recv()
+            L = lrh(f)
+            back = mad_of(f)
+            hb = hdr(back)
+            assert hb["tid"] == 0x77 and hb["d"] == 1 and hb["hop_ptr"] == 0, hb
+            assert back[64 + 28] == 1, "the CA's answer was changed"
+            assert L["vl"] == VL15 and L["dlid"] == 2 and L["slid"] == 1, L
+            # hop count 0: the switch's own SMA, answered LID-routed to DrSLID
+            sm.send(smp_frame(dr_smp(1, 0x11, path=(0,), hop_ptr=0, tid=0x78, dr_slid=2),
+                              dlid=1, slid=2))
+            f = sm.recv()
+            m = mad_of(f)
+            h, L = hdr(m), lrh(f)
+            assert h["tid"] == 0x78 and h["d"] == 1 and h["hop_ptr"] == 0 and \
+                h["status"] == 0, h
+            assert L["dlid"] == 2 and L["slid"] == 1, L
+            assert node_info(m[64:128])["type"] == 2
+            expect_none(ca, "mixed-route answer echoed to the CA")
+
+
 def test_ib_port_state_transitions():
     with _ib_switch() as sw:
         sm = SM(sw.port())
@@ -330,6 +379,66 @@ def test_ib_port_state_transitions():
         assert h["status"] == 0 and port_info(d)["state"] == 2, port_info(d)
         st = {p["port"]: p for p in _ib(sw)["ports"]}
         assert st[2]["state"] == "init" and st[2]["link_downed"] == 1, st
+
+
+def _trap_128(sm):
+    """The next SMP the SM gets is a Trap 128 (other frames skipped)."""
+    deadline = time.time() + 3
+    while time.time() < deadline:
+        m = mad_of(sm.recv())
+        if hdr(m)["method"] == 0x05:
+            return struct.unpack_from("!H", m, 64 + 4)[0] == 128
+    return False
+
+
+def test_ib_port_disable_and_enable():
+    """PortPhysicalState Disabled (ibportstate ... disable) takes the link off:
+    the guest's connection is hung up (its HCA sees link down, as when the
+    switch restarts), PortState Down, Trap 128, no forwarding, and the
+    guest's reconnections are refused. Polling (enable) lets it back on its
+    old port, Init/LinkUp with another Trap 128 for the SM to sweep."""
+    with _ib_switch("--sm-port", "1") as sw:
+        sm = SM(sw.port())
+        ca = sw.port()
+        _wait_ib(sw, 2)
+        _configure(sm, {2: 1, 3: 2}, active=(1, 2))
+        traps = _ib(sw)["traps_sent"]
+        h, d = sm.set(0x15, 2, pi_set(phys=3))      # the trap went out before the answer
+        assert h["status"] == 0, h
+        pi = port_info(d)
+        assert pi["phys"] == 3 and pi["state"] == 1, pi
+        assert recv_or_none(ca, 3) == b"", "the guest's link was not taken down"
+        assert _ib(sw)["traps_sent"] == traps + 1, "no Trap 128 for the disabled port"
+        st = {p["port"]: p for p in _ib(sw)["ports"]}
+        assert st[2]["vsport"] == 0 and st[2]["state"] == "down" and \
+            st[2]["phys"] == "disabled" and st[2]["link_downed"] == 1, st
+        assert port_info(sm.get(0x15, 2)[1])["phys"] == 3
+        # the guest's QEMU (this process) reconnecting: refused while disabled
+        again = sw.port()
+        assert recv_or_none(again, 3) == b"", "a disabled port's guest got back in"
+        sw.ports.remove(again)
+        assert {p["port"]: p for p in _ib(sw)["ports"]}[2]["vsport"] == 0
+        sm.send(_data(3, 2))
+        expect_none(sm.s, "data to a disabled port bounced")
+        # enable: Polling, and the guest's next connection gets port 2 back
+        h, d = sm.set(0x15, 2, pi_set(phys=2))
+        assert h["status"] == 0 and port_info(d)["phys"] == 2, (h, port_info(d))
+        ca2 = sw.port()
+        _wait_ib(sw, 2)
+        st = {p["port"]: p for p in _ib(sw)["ports"]}
+        assert st[2]["vsport"] and st[2]["state"] == "init" and st[2]["phys"] == "linkup", st
+        assert _trap_128(sm), "no Trap 128 when the link came back"
+        # the SM arms and activates it again, and data flows
+        assert sm.set(0x15, 2, pi_set(state=3))[0]["status"] == 0
+        assert sm.set(0x15, 2, pi_set(state=4))[0]["status"] == 0
+        sm.send(_data(3, 2))
+        f = recv_or_none(ca2, 3)
+        assert f is not None and lrh(f)["dlid"] == 3, f
+        # the SM may not disable the switch's port 0, a non-SM port nothing at all
+        assert port_info(sm.set(0x15, 0, pi_set(phys=3))[1])["phys"] == 5
+        ca2.send(smp_frame(dr_smp(2, 0x15, 1, path=(0,), data=pi_set(phys=3), tid=0x99)))
+        expect_none(ca2, "a guest's SubnSet answered")
+        assert {p["port"]: p for p in _ib(sw)["ports"]}[1]["phys"] == "linkup"
 
 
 def test_ib_lft_unicast_between_active_ports():
@@ -965,6 +1074,12 @@ def _opensm_sweep(so, *extra):
             lft = {e["lid"]: e["port"] for e in sw.vsctl("lft", json_out=True)["lft"]}
             assert lft.get(sm_ca.lid) == 1 and lft.get(ca2.lid) == 2 and \
                 lft.get(ibs["lid"]) == 0, lft
+            # ibportstate LID PORT reads the peer's PortInfo by a mixed route
+            if shutil.which("ibportstate"):
+                r = subprocess.run(["ibportstate", str(ibs["lid"]), "2"], cwd=sw.dir, env=env,
+                                   capture_output=True, text=True, timeout=60)
+                assert r.returncode == 0 and "Peer PortInfo" in r.stdout, (r.stdout, r.stderr)
+                assert "LinkUp" in r.stdout.split("Peer PortInfo")[1], r.stdout
             # a guest leaving: Trap 128 to OpenSM, which sweeps again
             traps = ibs["traps_sent"]
             ca2.s.close()
