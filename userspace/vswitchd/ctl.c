@@ -288,8 +288,8 @@ static int cmd_show(struct vswitch *sw, struct req *r)
 		if (sw->nstream)
 			sb_printf(b, "stream connections dropped for a bad frame length: %llu\n",
 				  (unsigned long long)sw->stream_framing_errors);
-		sb_printf(b, "%-5s %-9s %-8s %12s %12s %12s %12s %8s %6s %-5s %-20s  %s\n", "PORT",
-			  "KIND", "STATE", "RX_FRAMES", "RX_BYTES", "TX_FRAMES", "TX_BYTES", "DROPS",
+		sb_printf(b, "%-5s %-16s %-9s %-8s %12s %12s %12s %12s %8s %6s %-5s %-20s  %s\n",
+			  "PORT", "VM", "KIND", "STATE", "RX_FRAMES", "RX_BYTES", "TX_FRAMES", "TX_BYTES", "DROPS",
 			  "QUEUE", "FAULT", "INJECTED(D/R/C/DLY)", "PEER");
 	}
 	/* list ports in id order */
@@ -301,6 +301,11 @@ static int cmd_show(struct vswitch *sw, struct req *r)
 			sb_printf(b, "%s{\"id\": %u, \"kind\": \"%s\", \"peer\": ", n ? ", " : "", p->id,
 				  kind_name(p));
 			sb_json_str(b, p->peer);
+			sb_printf(b, ", \"vm\": ");
+			if (p->vm[0])
+				sb_json_str(b, p->vm);
+			else
+				sb_printf(b, "null");
 			sb_printf(b, ", \"state\": \"%s\", \"queue\": %u, \"held\": %u, \"fault\": ",
 				  port_state(p), p->qlen, p->hold_len);
 			json_fault(b, &p->fault);
@@ -322,8 +327,8 @@ static int cmd_show(struct vswitch *sw, struct req *r)
 			snprintf(inj, sizeof(inj), "%llu/%llu/%llu/%llu",
 				 (unsigned long long)p->c.fault_drop, (unsigned long long)p->c.fault_reorder,
 				 (unsigned long long)p->c.fault_corrupt, (unsigned long long)p->c.fault_delay);
-			sb_printf(b, "%-5u %-9s %-8s %12llu %12llu %12llu %12llu %8llu %6u %-5s %-20s  %s\n",
-				  p->id, kind_name(p), port_state(p), (unsigned long long)p->c.rx_frames,
+			sb_printf(b, "%-5u %-16s %-9s %-8s %12llu %12llu %12llu %12llu %8llu %6u %-5s %-20s  %s\n",
+				  p->id, p->vm[0] ? p->vm : "-", kind_name(p), port_state(p), (unsigned long long)p->c.rx_frames,
 				  (unsigned long long)p->c.rx_bytes, (unsigned long long)p->c.tx_frames,
 				  (unsigned long long)p->c.tx_bytes,
 				  (unsigned long long)total_drops(&p->c), p->qlen,

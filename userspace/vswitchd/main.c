@@ -76,7 +76,7 @@ static void accept_ports(struct vswitch *sw)
 		}
 		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &crlen) == 0) {
 			p->peer_pid = (int)cr.pid;
-			snprintf(p->peer, sizeof(p->peer), "pid %d", (int)cr.pid);
+			port_name_peer(p, "", cr.pid);
 		} else
 			snprintf(p->peer, sizeof(p->peer), "unknown");
 		if (sw->ops->port_attach && sw->ops->port_attach(sw, p) < 0) {

@@ -64,6 +64,16 @@ struct port *port_by_id(struct vswitch *sw, uint32_t id)
 	return NULL;
 }
 
+void port_name_peer(struct port *p, const char *what, pid_t pid)
+{
+	const char *sep = *what ? " " : "";
+
+	if (vm_name_of_pid(pid, p->vm, sizeof(p->vm)))
+		snprintf(p->peer, sizeof(p->peer), "%s%spid %d vm %s", what, sep, (int)pid, p->vm);
+	else
+		snprintf(p->peer, sizeof(p->peer), "%s%spid %d", what, sep, (int)pid);
+}
+
 bool port_can_read(const struct port *p)
 {
 	return p->blocked_on < 0 && !p->hold_head && p->delay_len < VS_DELAY_MAX;

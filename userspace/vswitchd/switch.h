@@ -18,6 +18,7 @@
 #include <sys/un.h>
 
 #include "fdb.h"
+#include "peer_name.h"
 
 #define VS_MAX_FRAME 9216	/* largest frame on the wire (jumbo) */
 #define VS_ETH_HLEN 14		/* smallest frame we can switch */
@@ -146,6 +147,7 @@ struct port {
 	bool in_epoll;
 	char peer[160];
 	int peer_pid;		/* SO_PEERCRED of a guest port's peer, 0: unknown */
+	char vm[VS_VM_NAME_MAX + 1];	/* the peer QEMU's -name (peer_name.h), or "" */
 
 	/* dgram kind: our bound path and QEMU's */
 	struct sockaddr_un peer_addr;
@@ -287,6 +289,9 @@ void vs_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)
 struct port *port_add(struct vswitch *sw, int fd, enum port_kind kind);
 void port_destroy(struct vswitch *sw, struct port *p);
 struct port *port_by_id(struct vswitch *sw, uint32_t id);
+/* p->peer and p->vm for the process pid that connected through listener
+ * what ("" for the ports' socket) */
+void port_name_peer(struct port *p, const char *what, pid_t pid);
 void port_update_events(struct vswitch *sw, struct port *p);
 bool port_can_read(const struct port *p);
 void port_queue_push(struct port *p, unsigned tc, struct pkt *k);

@@ -427,6 +427,61 @@ def test_counters():
         assert "seqpacket" in text and "PORT" in text, text
 
 
+_NAMED_PEER = """
+import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+s.connect(sys.argv[1])
+print("up", flush=True)
+sys.stdin.read()
+"""
+
+
+def test_port_vm_name():
+    """A port is named by its peer's QEMU -name (libvirt's guest=DOMAIN,
+    the lab's nodeN), read from /proc/PID/cmdline as hostile input:
+    printable, at most 64 bytes; a peer without one has none."""
+    cases = [
+        (["-name", "guest=web-1,debug-threads=on"], "web-1"),
+        (["-name", "node3,debug-threads=on"], "node3"),
+        (["-name", "first", "--name", "guest=a,,b,process=x"], "a,b"),
+        (["-name", "guest=\x01evil\x7f \u00e9" + "A" * 200], None),
+        (["-name", "debug-threads=on"], ""),
+        ([], ""),
+    ]
+    with Switch() as sw:
+        procs = []
+        try:
+            for args, _ in cases:
+                pr = subprocess.Popen([sys.executable, "-c", _NAMED_PEER, sw.sock, *args],
+                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+                assert pr.stdout.readline() == "up\n"
+                procs.append(pr)
+            ports = sw.show()["ports"]
+            assert len(ports) == len(cases), ports
+            for (args, want), p, pr in zip(cases, ports, procs):
+                assert p["peer"].startswith("pid %d" % pr.pid), (p, pr.pid)
+                if want is None:
+                    vm = p["vm"]
+                    assert len(vm) == 64 and vm.startswith("?evil??") and vm.endswith("A"), vm
+                    assert all(0x20 < ord(c) < 0x7f for c in vm), vm
+                elif want:
+                    assert p["vm"] == want and p["peer"].endswith(" vm " + want), p
+                else:
+                    assert p["vm"] is None and " vm " not in p["peer"], p
+            text = sw.vsctl("show").stdout
+            assert " VM " in text, text
+            rows = {int(ln.split()[0]): ln.split()[1] for ln in text.splitlines()
+                    if ln[:1].isdigit()}
+            assert [rows[p["id"]] for p in ports[:3]] == ["web-1", "node3", "a,b"], text
+            assert rows[ports[-1]["id"]] == "-", text
+            assert "vm web-1" in sw.vsctl("counters", str(ports[0]["id"])).stdout
+            assert "vm node3" in sw.logtext(), sw.logtext()
+        finally:
+            for pr in procs:
+                pr.stdin.close()
+                pr.wait(timeout=10)
+
+
 def _fault_run(sw, a, b, a_id, spec, n=2000):
     sw.vsctl("fault", str(a_id), *spec)
     got = []

@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later OR MIT */
+/*
+ * The name of the VM behind a port: the `-name` of the QEMU process that
+ * connected (SO_PEERCRED's pid), read from /proc/PID/cmdline. libvirt
+ * passes `-name guest=DOMAIN,...`, scripts/lab `-name nodeN,...`. The
+ * process is not trusted: the name is a label for people, cut to
+ * VS_VM_NAME_MAX bytes of printable ASCII, never an identity.
+ */
+#ifndef CNUAS_PEER_NAME_H
+#define CNUAS_PEER_NAME_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#define VS_VM_NAME_MAX 64
+/* Bytes of /proc/PID/cmdline looked at (libvirt's lines run to kilobytes). */
+#define VS_CMDLINE_MAX 65536
+
+/* The guest name in argv (NUL-separated, len bytes) into out; false if none. */
+bool vm_name_from_cmdline(const char *argv, size_t len, char *out, size_t outsz);
+/* The same for the running process pid; false if it has none or is gone. */
+bool vm_name_of_pid(pid_t pid, char *out, size_t outsz);
+
+#endif
