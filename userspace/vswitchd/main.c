@@ -127,6 +127,7 @@ static int vswitch_init(struct vswitch *sw)
 		vs_log(VS_LOG_ERR, "switch socket: %s", err);
 		return -1;
 	}
+	sock_log_access(sw->cfg.socket_path);
 	struct epoll_event ev = { .events = EPOLLIN, .data.u64 = ev_tag(EV_LISTEN, 0) };
 
 	epoll_ctl(sw->epfd, EPOLL_CTL_ADD, sw->listen_fd, &ev);

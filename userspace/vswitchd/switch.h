@@ -343,6 +343,8 @@ void ctl_expire(struct vswitch *sw);
 
 /* sock.c */
 int unix_listen(const char *path, int type, mode_t mode, char *err, size_t errlen);
+/* Log who may connect to the ports' socket at path (sock_access.c). */
+void sock_log_access(const char *path);
 bool same_dir(const char *path, const char *ref);
 uint64_t mono_ns(void);
 

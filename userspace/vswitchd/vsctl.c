@@ -201,7 +201,12 @@ static int request(const struct vsctl_opts *o)
 	memcpy(a.sun_path, ctl, strlen(ctl));
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof(a)) < 0) {
-		fprintf(stderr, "cnuas-vsctl: cannot reach the switch at %s: %s\n", ctl, strerror(errno));
+		int e = errno;
+
+		fprintf(stderr, "cnuas-vsctl: cannot reach the switch at %s: %s%s\n", ctl, strerror(e),
+			e == ENOENT || e == ECONNREFUSED ?
+			" (is cnuas-vswitchd running? systemctl status cnuas-vswitchd)" :
+			e == EACCES || e == EPERM ? " (the control socket is root's)" : "");
 		return 3;
 	}
 	struct timeval tv = { .tv_sec = 10 };
