@@ -1,6 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later OR MIT
-# Traffic classes of cnuas-vswitchd with RoCE (docs/traffic-classes.md).
+# Traffic classes of cnuas-vswitchd with RoCE (docs/traffic-classes.md),
+# every port trusting DSCP (set-qos-trust dscp; the default trusts none).
 # 1. Node A (cnuas) writes to node B (cnuas) with ib_write_bw; the switch's
 #    per-class counters of B's port must show the bytes in the class the
 #    QP asked for: an AH traffic class (--tclass) over IPv4 and IPv6 GIDs,
@@ -21,8 +22,16 @@ if [ "$(node_kind "$A")" != cnuas ] || [ "$(node_kind "$B")" != cnuas ]; then
 	skip "needs two cnuas nodes (the switch classes what cnuas_ib marks)"
 fi
 "$LAB" switch -- show-qos >/dev/null 2>&1 || skip "this switch has no traffic classes (show-qos)"
-trap '"$LAB" switch -- set-qos reset >/dev/null 2>&1' EXIT
+# The switch trusts no port's marking by default (--qos-trust none): this
+# test is the administrator who lets every port's DSCP choose its class,
+# and puts the switch's trust back afterwards.
+trust0=$("$LAB" switch -- --json show-qos | python3 -c '
+import json, sys
+t = json.load(sys.stdin)["trust_all"]
+print(t["mode"], "max-prio=%d" % t["max_prio"])') || fail "show-qos has no trust_all"
+trap '"$LAB" switch -- set-qos reset >/dev/null 2>&1; "$LAB" switch -- set-qos-trust $trust0 >/dev/null 2>&1' EXIT
 "$LAB" switch -- set-qos reset >/dev/null || fail "set-qos reset refused"
+"$LAB" switch -- set-qos-trust dscp max-prio=7 >/dev/null || fail "set-qos-trust dscp refused"
 rdma_prep "$A" "$B"
 
 # port_of NODE: the node's switch port, by its MAC in the FDB.

@@ -317,6 +317,8 @@ static int cmd_show(struct vswitch *sw, struct req *r)
 			if (sw->ops->traffic_classes) {
 				sb_printf(b, ", \"qos\": ");
 				qos_json(b, &p->qos);
+				sb_printf(b, ", \"trust\": ");
+				qos_trust_json(b, &p->trust);
 				sb_printf(b, ", \"classes\": ");
 				json_classes(b, p);
 			}
@@ -341,6 +343,8 @@ static int cmd_show(struct vswitch *sw, struct req *r)
 		if (sw->ops->traffic_classes) {
 			sb_printf(b, ", \"qos_all\": ");
 			qos_json(b, &sw->qos_all);
+			sb_printf(b, ", \"trust_all\": ");
+			qos_trust_json(b, &sw->trust_all);
 		}
 		if (sw->ops->ctl_show)
 			sw->ops->ctl_show(sw, b, true);
@@ -668,6 +672,50 @@ static int cmd_set_qos(struct vswitch *sw, struct req *r)
 	return 0;
 }
 
+/*
+ * set-qos-trust [--port ID|all] [pcp|dscp|none] [max-prio=N]: what a
+ * port's ingress priority comes from (qos_trust.c); for all, also ports
+ * added later. A bad argument changes nothing.
+ */
+static int cmd_set_qos_trust(struct vswitch *sw, struct req *r)
+{
+	struct port *one;
+	int first = parse_port_sel(sw, r, &one);
+	struct qos_trust t;
+	struct strbuf txt = { 0 };
+
+	if (first < 0)
+		return -1;
+	if (!sw->ops->traffic_classes)
+		return fail(r, "set-qos-trust: traffic classes are for Ethernet mode (in InfiniBand mode the subnet manager maps SLs to VLs)");
+	if (r->argc <= first)
+		return fail(r, "usage: set-qos-trust [--port ID|all] [pcp|dscp|none] [max-prio=N]");
+	t = one ? one->trust : sw->trust_all;
+	if (qos_trust_parse(&t, r->argc - first, r->argv + first, r->err, sizeof(r->err)) < 0)
+		return -1;
+	if (one) {
+		one->trust = t;
+	} else {
+		sw->trust_all = t;
+		for (unsigned i = 0; i < sw->nactive; i++)
+			sw->ports[sw->active[i]].trust = t;
+	}
+	qos_trust_text(&txt, &t);
+	if (one)
+		vs_log(VS_LOG_INFO, "qos trust of port %u: %s", one->id, txt.s);
+	else
+		vs_log(VS_LOG_INFO, "qos trust of all ports: %s", txt.s);
+	if (r->json) {
+		json_port_sel(&r->out, one, "trust");
+		qos_trust_json(&r->out, &t);
+		sb_printf(&r->out, "}\n");
+	} else {
+		sb_printf(&r->out, "%s qos trust: %s\n", one ? "port" : "all ports", txt.s);
+	}
+	sb_free(&txt);
+	return 0;
+}
+
 /* show-qos [PORT]: settings and per-class counters. */
 static int cmd_show_qos(struct vswitch *sw, struct req *r)
 {
@@ -683,10 +731,14 @@ static int cmd_show_qos(struct vswitch *sw, struct req *r)
 	if (r->json) {
 		sb_printf(b, "{\"qos_all\": ");
 		qos_json(b, &sw->qos_all);
+		sb_printf(b, ", \"trust_all\": ");
+		qos_trust_json(b, &sw->trust_all);
 		sb_printf(b, ", \"ports\": [");
 	} else {
 		sb_printf(b, "new ports: ");
 		qos_text(b, &sw->qos_all);
+		sb_printf(b, "\nnew ports trust: ");
+		qos_trust_text(b, &sw->trust_all);
 		sb_printf(b, "\n");
 	}
 	for (unsigned n = 0; n < (one ? 1 : sw->nactive); n++) {
@@ -694,13 +746,18 @@ static int cmd_show_qos(struct vswitch *sw, struct req *r)
 		if (r->json) {
 			sb_printf(b, "%s{\"id\": %u, \"qos\": ", n ? ", " : "", p->id);
 			qos_json(b, &p->qos);
-			sb_printf(b, ", \"classes\": ");
+			sb_printf(b, ", \"trust\": ");
+			qos_trust_json(b, &p->trust);
+			sb_printf(b, ", \"prio_capped\": %llu, \"classes\": ",
+				  (unsigned long long)p->c.prio_capped);
 			json_classes(b, p);
 			sb_printf(b, "}");
 		} else {
 			sb_printf(b, "port %u (%s %s): ", p->id, kind_name(p), p->peer);
 			qos_text(b, &p->qos);
-			sb_printf(b, "\n");
+			sb_printf(b, "\n  trust ");
+			qos_trust_text(b, &p->trust);
+			sb_printf(b, ", prio_capped %llu\n", (unsigned long long)p->c.prio_capped);
 			text_classes(b, p);
 		}
 	}
@@ -919,6 +976,7 @@ static const struct {
 	{ "fault", cmd_fault },		{ "fdb", cmd_fdb },	      { "set-fault", cmd_set_fault },
 	{ "set-port-security", cmd_set_port_security },
 	{ "set-qos", cmd_set_qos },	{ "show-qos", cmd_show_qos },
+	{ "set-qos-trust", cmd_set_qos_trust },
 	{ "lft", cmd_ib_table },	{ "mft", cmd_ib_table },
 	{ "show", cmd_show },		{ "sm-port", cmd_sm_port },
 	{ "shutdown", cmd_shutdown },

@@ -586,8 +586,10 @@ static void port_rx(struct vswitch *sw, struct port *p)
 			p->c.rx_frames++;
 			p->c.rx_bytes += len;
 			if (sw->ops->traffic_classes) {
-				unsigned prio = qos_classify(&p->qos, sw->rx_pkt[i]->data, len);
+				bool capped;
+				unsigned prio = qos_classify(p, sw->rx_pkt[i]->data, len, &capped);
 
+				p->c.prio_capped += capped;
 				p->rx_prio_frames[prio]++;
 				p->rx_prio_bytes[prio] += len;
 			}

@@ -35,7 +35,8 @@ static bool eth_forward(struct vswitch *sw, struct port *p, uint8_t *data, uint3
 	default:		/* learned, or table full: forward anyway */
 		break;
 	}
-	unsigned prio = qos_classify(&p->qos, data, len);
+	bool capped;	/* counted where the frame arrived (datapath.c) */
+	unsigned prio = qos_classify(p, data, len, &capped);
 
 	if (!(data[0] & 1)) {
 		int slot = fdb_lookup(sw->fdb, fdb_key(data), dp_now_s(sw));

@@ -302,6 +302,7 @@ static int start(struct vswitch *sw, const struct vs_options *o, int *ready_fd)
 	sw->epfd = sw->listen_fd = sw->ctl_fd = sw->sig_fd = -1;
 	qos_default(&sw->qos_all);
 	sw->psec_all = o->psec;
+	sw->trust_all = o->trust;
 	vs_log_init(sw->cfg.use_syslog || !sw->cfg.foreground, sw->cfg.verbose);
 	if (!sw->cfg.foreground && daemonize(ready_fd) < 0) {
 		vs_log(VS_LOG_ERR, "cannot detach: %s", strerror(errno));

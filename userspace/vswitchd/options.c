@@ -42,6 +42,11 @@ static void usage(FILE *f)
 		"                      no aging) and limit MACs per port (default 4)\n"
 		"  --port-macs N       MACs a port may learn, 0 = any (default: 4 with\n"
 		"                      --port-security, else any)\n"
+		"  --qos-trust MODE    what a port's frames' priority comes from: none (default:\n"
+		"                      all priority 0, a guest claims no class), pcp (the VLAN\n"
+		"                      tag's PCP) or dscp (the IPv4/IPv6 DSCP)\n"
+		"  --qos-max-prio N    the highest priority a port may claim, 0..7 (default 7);\n"
+		"                      higher ones are lowered to N and counted (prio_capped)\n"
 		"  --foreground        do not detach\n"
 		"  --syslog            log to syslog instead of stderr\n"
 		"  --verbose           log debug messages\n"
@@ -162,6 +167,27 @@ static int parse_one(struct vs_options *o, int opt, char *arg)
 			return 2;
 		o->port_macs_set = true;
 		break;
+	case 'Q': {
+		int m = qos_trust_mode(arg);
+
+		if (m < 0) {
+			fprintf(stderr, "cnuas-vswitchd: --qos-trust: '%s' is not pcp, dscp or none\n",
+				arg);
+			return 2;
+		}
+		o->trust.mode = (uint8_t)m;
+		o->trust_set = true;
+		break;
+	}
+	case 'X': {
+		unsigned v;
+
+		if (parse_uint("--qos-max-prio", arg, 0, VS_NUM_TC - 1, &v) < 0)
+			return 2;
+		o->trust.max_prio = (uint8_t)v;
+		o->trust_set = true;
+		break;
+	}
 	case 'f':
 		cfg->foreground = true;
 		break;
@@ -198,6 +224,8 @@ int parse_options(struct vs_options *o, int argc, char **argv)
 		{ "max-ports", required_argument, NULL, 'm' },
 		{ "port-security", no_argument, NULL, 'P' },
 		{ "port-macs", required_argument, NULL, 'M' },
+		{ "qos-trust", required_argument, NULL, 'Q' },
+		{ "qos-max-prio", required_argument, NULL, 'X' },
 		{ "foreground", no_argument, NULL, 'f' },
 		{ "syslog", no_argument, NULL, 'S' },
 		{ "verbose", no_argument, NULL, 'v' },
@@ -211,6 +239,9 @@ int parse_options(struct vs_options *o, int argc, char **argv)
 	o->cfg.aging_s = 300;
 	o->cfg.queue_frames = 256;
 	o->cfg.max_ports = 256;
+	/* a guest's frames claim no priority unless the administrator says so */
+	o->trust.mode = QOS_TRUST_NONE;
+	o->trust.max_prio = VS_NUM_TC - 1;
 	opterr = 0;
 	while ((opt = getopt_long(argc, argv, "fhvV", opts, NULL)) != -1) {
 		if (opt == '?' || opt == ':') {
@@ -239,6 +270,11 @@ int check_options(struct vs_options *o)
 	if (cfg->link_layer != LINK_IB && (cfg->ib_ports || cfg->ib_guid || o->nsm_port)) {
 		fprintf(stderr,
 			"cnuas-vswitchd: --ib-ports, --guid and --sm-port need --link-layer ib\n");
+		return 2;
+	}
+	if (cfg->link_layer == LINK_IB && o->trust_set) {
+		fprintf(stderr, "cnuas-vswitchd: --qos-trust and --qos-max-prio are for Ethernet mode "
+				"(in InfiniBand mode the subnet manager maps SLs to VLs)\n");
 		return 2;
 	}
 	if (!cfg->ib_ports)

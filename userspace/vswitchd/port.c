@@ -47,6 +47,7 @@ struct port *port_add(struct vswitch *sw, int fd, enum port_kind kind)
 	p->fault = sw->fault_all;
 	p->psec = sw->psec_all;
 	p->qos = sw->qos_all;
+	p->trust = sw->trust_all;
 	fault_start(&p->fault, p->id);
 	sw->active[sw->nactive++] = p->idx;
 	port_update_events(sw, p);

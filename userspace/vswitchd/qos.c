@@ -1,12 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-or-later OR MIT
 /*
- * Traffic classes: classification, the egress scheduler and the settings
- * of set-qos.
+ * Traffic classes: the egress scheduler and the settings of set-qos.
  *
- * A frame's priority (0..7) is its 802.1Q/802.1ad tag's PCP, or for an
- * untagged IPv4/IPv6 frame its DSCP mapped through the ingress port's
- * dscp2prio (by default DSCP >> 3, the class selector, as Linux maps
- * it), else 0. The egress port maps the priority to one of its
+ * A frame's priority (0..7) comes from its ingress port's trust mode
+ * (qos_trust.c): none, its VLAN tag's PCP, or its DSCP mapped through
+ * the port's dscp2prio (by default DSCP >> 3, the class selector, as
+ * Linux maps it). The egress port maps the priority to one of its
  * VS_NUM_TC queues (prio2tc, identity by default).
  *
  * Classes only matter when frames wait: the data path sends straight
@@ -18,7 +17,6 @@
  * the strict ones leave is its weight over the sum of the busy classes'
  * weights (ETS).
  */
-#include "cnuas_roce.h"
 #include "strbuf.h"
 #include "switch.h"
 
@@ -26,8 +24,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define ETH_P_8021AD 0x88a8
 
 void qos_default(struct qos *q)
 {
@@ -40,23 +36,6 @@ void qos_default(struct qos *q)
 	}
 	/* every class lossless: what the switch did before it had classes */
 	q->lossless = 0xff;
-}
-
-unsigned qos_classify(const struct qos *q, const uint8_t *d, uint32_t len)
-{
-	uint16_t et;
-
-	/* the tag's TCI or the IP header's first two bytes */
-	if (len < CNUAS_ROCE_ETH_HLEN + 2)
-		return 0;
-	et = (uint16_t)(d[12] << 8 | d[13]);
-	if (et == CNUAS_ROCE_ETH_P_8021Q || et == ETH_P_8021AD)
-		return d[14] >> 5;
-	if (et == CNUAS_ROCE_ETH_P_IP && (d[14] >> 4) == 4)
-		return q->dscp2prio[d[15] >> 2];
-	if (et == CNUAS_ROCE_ETH_P_IPV6 && (d[14] >> 4) == 6)
-		return q->dscp2prio[(d[14] & 0x0f) << 2 | d[15] >> 6];
-	return 0;
 }
 
 static inline bool backlogged(const struct port *d, unsigned tc, const uint32_t *taken)

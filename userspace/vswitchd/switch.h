@@ -44,7 +44,7 @@
 	X(ib_drop_not_active) X(ib_drop_smp) X(ib_drop_mkey) X(ib_smp_local)  \
 	X(ib_drop_vl) X(ib_drop_smp_not_sm) X(ib_drop_pma_not_sm)              \
 	X(ib_drop_slid_spoof)                                                   \
-	X(drop_tc_full) X(stream_bad_length)
+	X(drop_tc_full) X(stream_bad_length) X(prio_capped)
 
 struct counters {
 #define VS_X(n) uint64_t n;
@@ -68,9 +68,9 @@ struct tc_counters {
 };
 
 /*
- * Traffic-class settings of a port (qos.c). Ingress: the priority of an
- * untagged IP frame comes from its DSCP through dscp2prio (a VLAN tag's
- * PCP is the priority as is). Egress: prio2tc picks the queue; strict
+ * Traffic-class settings of a port (qos.c). Ingress: in trust mode dscp
+ * (struct qos_trust) an IP frame's priority is its DSCP through
+ * dscp2prio. Egress: prio2tc picks the queue; strict
  * classes go first (the highest class first), the others share what is
  * left by weight (DWRR over bytes). A lossless class pauses the sender
  * when full, a lossy one drops.
@@ -81,6 +81,18 @@ struct qos {
 	uint8_t strict;		/* bitmask of classes */
 	uint8_t lossless;	/* bitmask of classes */
 	uint16_t weight[VS_NUM_TC];
+};
+
+/*
+ * What a port's ingress priority is taken from (qos_trust.c): the trust
+ * mode, an index of its table (0, none, is the default), and the highest
+ * priority the port may claim (higher is lowered to it: prio_capped).
+ */
+enum { QOS_TRUST_NONE, QOS_TRUST_PCP, QOS_TRUST_DSCP, QOS_TRUST_MODES };
+
+struct qos_trust {
+	uint8_t mode;
+	uint8_t max_prio;
 };
 
 /* One class's egress ring; all rings of a port share one size (qmask). */
@@ -170,6 +182,7 @@ struct port {
 	uint32_t qlen;		/* frames in all of tq */
 	struct dwrr dwrr;
 	struct qos qos;
+	struct qos_trust trust;
 
 	/* egress frames collected in this pass, sent by one sendmmsg */
 	uint32_t npend;
@@ -262,6 +275,7 @@ struct vswitch {
 	struct fault fault_all;	/* set-fault --port all: also for ports added later */
 	struct fdb_policy psec_all; /* port security of ports added later */
 	struct qos qos_all;	/* traffic classes of ports added later */
+	struct qos_trust trust_all;	/* trust of ports added later (--qos-trust) */
 
 	struct fdb *fdb;
 	const struct fwd_mode *ops;	/* the forwarding mode, set once at start-up */
@@ -309,12 +323,19 @@ void dp_housekeeping(struct vswitch *sw);
 
 /* qos.c */
 void qos_default(struct qos *q);
-unsigned qos_classify(const struct qos *q, const uint8_t *d, uint32_t len);
 int qos_parse(struct qos *q, int argc, char **argv, char *err, size_t errlen);
 unsigned qos_pick(const struct port *d, struct dwrr *s, const uint32_t *taken);
 struct strbuf;
 void qos_json(struct strbuf *b, const struct qos *q);
 void qos_text(struct strbuf *b, const struct qos *q);
+
+/* qos_trust.c */
+/* p's priority for frame d; *capped: it claimed more than p's max_prio */
+unsigned qos_classify(const struct port *p, const uint8_t *d, uint32_t len, bool *capped);
+int qos_trust_mode(const char *name);	/* QOS_TRUST_*, -1 unknown */
+int qos_trust_parse(struct qos_trust *t, int argc, char **argv, char *err, size_t errlen);
+void qos_trust_text(struct strbuf *b, const struct qos_trust *t);
+void qos_trust_json(struct strbuf *b, const struct qos_trust *t);
 
 /* tap.c */
 struct port *tap_add(struct vswitch *sw, const char *name, char *err, size_t errlen);

@@ -44,6 +44,8 @@ static void usage(FILE *f)
 		   "                                traffic classes T 0..7: strict priority,\n"
 		   "                                DWRR weights, lossless (pause) or lossy (drop),\n"
 		   "                                priority->class and DSCP->priority maps\n"
+		   "  set-qos-trust [--port ID|all] [pcp|dscp|none] [max-prio=N]\n"
+		   "                                what ingress priorities come from, and their cap\n"
 		   "  show-qos [PORT]               class settings and per-class counters\n"
 		   "  capture start FILE [PORT]     pcap of all ports or one\n"
 		   "  capture stop\n"
@@ -71,6 +73,7 @@ static const struct {
 	{ "set-port-security", 1, 4 }, { "lft", 0, 0 }, { "mft", 0, 0 },
 	{ "del-port", 1, 1 }, { "handover", 1, 3 }, { "sm-port", 1, 2 },
 	{ "set-qos", 1, CTL_MAX_ARGS - 1 }, { "show-qos", 0, 1 },
+	{ "set-qos-trust", 1, 4 },
 };
 
 /* Absolute form of path in buf (static storage: no cleanup on exit paths). */

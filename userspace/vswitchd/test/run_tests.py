@@ -1878,50 +1878,216 @@ def _wait_for(cond, what, timeout=10):
         time.sleep(0.02)
 
 
-def test_qos_classify_pcp_dscp():
-    """A tagged frame's class is its PCP, an untagged IPv4/IPv6 frame's its
-    DSCP through the ingress port's map (default DSCP >> 3), anything else 0;
-    the egress port's priority->class map picks the queue."""
+def roce4_frame(dst, src, dscp, payload, pcp=None):
+    """A RoCEv2 frame over IPv4 (UDP 4791, a BTH), VLAN tagged when pcp is set."""
+    udp = struct.pack("!HHHH", 49152, 4791, 8 + 12 + len(payload), 0)
+    bth = struct.pack("!BBHII", 0x04, 0x40, 0xFFFF, 0x000011, 0x80000001)
+    body = udp + bth + payload
+    hdr = struct.pack("!BBHHHBBH4s4s", 0x45, dscp << 2 | 2, 20 + len(body), 0, 0x4000, 64, 17, 0,
+                      bytes([10, 0, 0, 1]), bytes([10, 0, 0, 2]))
+    tag = b"" if pcp is None else struct.pack("!HH", 0x8100, pcp << 13 | 5)
+    return dst + src + tag + struct.pack("!H", 0x0800) + hdr + body
+
+
+def roce6_frame(dst, src, dscp, payload):
+    """A RoCEv2 frame over IPv6."""
+    udp = struct.pack("!HHHH", 49152, 4791, 8 + 12 + len(payload), 0)
+    bth = struct.pack("!BBHII", 0x04, 0x40, 0xFFFF, 0x000011, 0x80000001)
+    first = 6 << 28 | (dscp << 2 | 1) << 20 | 0xabcde
+    hdr = struct.pack("!IHBB16s16s", first, 8 + 12 + len(payload), 17, 64,
+                      b"\xfe\x80" + bytes(13) + b"\x01", b"\xfe\x80" + bytes(13) + b"\x02")
+    return dst + src + struct.pack("!H", 0x86DD) + hdr + udp + bth + payload
+
+
+def _rx_prio_after(sw, a, b, a_id, sends):
+    """Send frames a -> b; the growth of a's per-priority rx frames."""
+    before = [r["rx_frames"] for r in qos_of(sw, a_id)[2]]
+    for f in sends:
+        a.send(f)
+        assert b.recv(65536) == f, "frame changed on the way"
+    after = [r["rx_frames"] for r in qos_of(sw, a_id)[2]]
+    return [y - x for x, y in zip(before, after)]
+
+
+def test_qos_trust_default_none():
+    """The default trust is none: a port's frames claim no priority, whatever
+    their PCP or DSCP say, and nothing is capped."""
     with Switch() as sw:
         a, b = sw.port(), sw.port()
         ids = sw.wait_ports(2)
         learn(sw, [a, b])
+        q = sw.vsctl("show-qos", json_out=True)
+        assert q["trust_all"] == {"mode": "none", "max_prio": 7}, q["trust_all"]
+        assert q["ports"][0]["trust"] == {"mode": "none", "max_prio": 7}, q["ports"][0]
+        sends = [vlan_frame(mac(2), mac(1), 7, b"p7"), roce4_frame(mac(2), mac(1), 56, b"cs7"),
+                 roce6_frame(mac(2), mac(1), 46, b"ef"), frame(mac(2), mac(1), b"plain")]
+        assert _rx_prio_after(sw, a, b, ids[0], sends) == [4, 0, 0, 0, 0, 0, 0, 0]
+        assert sw.counters(ids[0])["prio_capped"] == 0
+
+
+def test_qos_trust_pcp():
+    """Trust pcp: a tagged frame's priority is its PCP, an untagged one's 0
+    (its DSCP is not looked at); the egress port's map picks the queue."""
+    with Switch("--qos-trust", "pcp") as sw:
+        a, b = sw.port(), sw.port()
+        ids = sw.wait_ports(2)
+        learn(sw, [a, b])
         sends = [vlan_frame(mac(2), mac(1), pcp, b"p%d" % pcp) for pcp in range(8)]
-        sends += [ip4_frame(mac(2), mac(1), 46, b"ef"),          # EF -> 5
-                  ip4_frame(mac(2), mac(1), 26, b"af31"),        # AF31 -> 3
-                  ip6_frame(mac(2), mac(1), 34, b"af41"),        # AF41 -> 4
-                  ip6_frame(mac(2), mac(1), 63, b"cs7"),         # -> 7
-                  frame(mac(2), mac(1), b"plain")]               # other -> 0
-        want = [1] * 8
-        for t in (5, 3, 4, 7, 0):
-            want[t] += 1
-        for f in sends:
-            a.send(f)
-            assert b.recv(65536) == f, "frame changed on the way"
-        _, cls, _ = qos_of(sw, ids[1])
-        got = [c["tx_frames"] for c in cls]
-        want_tx = list(want)
-        want_tx[0] += 1                      # a's learning broadcast
-        assert got == want_tx, (got, want_tx)
-        _, _, rxp = qos_of(sw, ids[0])
-        rx = [r["rx_frames"] for r in rxp]
-        want[0] += 1                         # a's own broadcast, priority 0
-        assert rx == want, (rx, want)
+        sends += [ip4_frame(mac(2), mac(1), 46, b"ef"), ip6_frame(mac(2), mac(1), 63, b"cs7"),
+                  roce4_frame(mac(2), mac(1), 26, b"r", pcp=2), frame(mac(2), mac(1), b"plain")]
+        got = _rx_prio_after(sw, a, b, ids[0], sends)
+        assert got == [4, 1, 2, 1, 1, 1, 1, 1], got
+        cls = qos_of(sw, ids[1])[1]
+        assert [c["tx_frames"] for c in cls] == [5, 1, 2, 1, 1, 1, 1, 1], cls  # + a's broadcast
         assert sum(c["tx_bytes"] for c in cls) == sw.counters(ids[1])["tx_bytes"]
-        # DSCP remapped on the ingress port; priority remapped on the egress port
-        sw.vsctl("set-qos", "--port", str(ids[0]), "dscp=26:6,46:1")
         sw.vsctl("set-qos", "--port", str(ids[1]), "map=1:2")
-        for f in (ip4_frame(mac(2), mac(1), 26, b"x"), ip6_frame(mac(2), mac(1), 26, b"y"),
-                  ip4_frame(mac(2), mac(1), 46, b"z")):
-            a.send(f)
-            b.recv(65536)
-        _, cls2, _ = qos_of(sw, ids[1])
-        delta = [c2["tx_frames"] - c1["tx_frames"] for c1, c2 in zip(cls, cls2)]
-        assert delta == [0, 0, 1, 0, 0, 0, 2, 0], delta
-        q, _, _ = qos_of(sw, ids[0])
+        a.send(vlan_frame(mac(2), mac(1), 1, b"x"))
+        b.recv(65536)
+        cls2 = qos_of(sw, ids[1])[1]
+        assert [y["tx_frames"] - x["tx_frames"] for x, y in zip(cls, cls2)] == [0, 0, 1, 0, 0, 0, 0, 0]
+
+
+def test_qos_trust_dscp_roce():
+    """Trust dscp: RoCEv2 frames over IPv4 and IPv6 (tagged or not) get their
+    DSCP through the ingress port's map (default DSCP >> 3); a PCP is not
+    trusted, non-IP frames are 0."""
+    with Switch("--qos-trust", "dscp") as sw:
+        a, b = sw.port(), sw.port()
+        ids = sw.wait_ports(2)
+        learn(sw, [a, b])
+        sends = [roce4_frame(mac(2), mac(1), 46, b"ef"),          # EF -> 5
+                 roce4_frame(mac(2), mac(1), 26, b"af31", pcp=7), # AF31 -> 3, not the PCP
+                 roce6_frame(mac(2), mac(1), 34, b"af41"),        # AF41 -> 4
+                 roce6_frame(mac(2), mac(1), 63, b"cs7"),         # -> 7
+                 ip4_frame(mac(2), mac(1), 8, b"cs1"),            # -> 1
+                 vlan_frame(mac(2), mac(1), 6, b"tagged"),         # not IP -> 0
+                 frame(mac(2), mac(1), b"plain")]                 # -> 0
+        got = _rx_prio_after(sw, a, b, ids[0], sends)
+        assert got == [2, 1, 0, 1, 1, 1, 0, 1], got
+        # the ingress port's DSCP map
+        sw.vsctl("set-qos", "--port", str(ids[0]), "dscp=26:6,46:1")
+        got = _rx_prio_after(sw, a, b, ids[0], [roce4_frame(mac(2), mac(1), 26, b"x"),
+                                                 roce6_frame(mac(2), mac(1), 26, b"y"),
+                                                 roce4_frame(mac(2), mac(1), 46, b"z")])
+        assert got == [0, 1, 0, 0, 0, 0, 2, 0], got
+        q = qos_of(sw, ids[0])[0]
         assert q["dscp2prio"][26] == 6 and q["dscp2prio"][46] == 1 and q["dscp2prio"][27] == 3, q
         text = sw.vsctl("show-qos").stdout
-        assert "dscp=26:6,46:1" in text and "map=0:0,1:2," in text, text
+        assert "dscp=26:6,46:1" in text and "trust dscp max-prio=7" in text, text
+
+
+def test_qos_trust_cap_clamps_and_counts():
+    """max-prio=2 on a port trusting PCP: priorities 3..7 become 2 and each
+    is counted (prio_capped) in counters, show and show-qos; --port all also
+    reaches later ports; bad arguments change nothing; IB mode refuses."""
+    with Switch() as sw:
+        a, b = sw.port(), sw.port()
+        ids = sw.wait_ports(2)
+        learn(sw, [a, b])
+        r = sw.vsctl("set-qos-trust", "--port", str(ids[0]), "pcp", "max-prio=2", json_out=True)
+        assert r == {"port": ids[0], "trust": {"mode": "pcp", "max_prio": 2}}, r
+        got = _rx_prio_after(sw, a, b, ids[0],
+                             [vlan_frame(mac(2), mac(1), pcp, b"p%d" % pcp) for pcp in range(8)])
+        assert got == [1, 1, 6, 0, 0, 0, 0, 0], got
+        assert sw.counters(ids[0])["prio_capped"] == 5
+        assert sw.counters(ids[1])["prio_capped"] == 0
+        assert [c["tx_frames"] for c in qos_of(sw, ids[1])[1]][:3] == [2, 1, 6]
+        port = [p for p in sw.vsctl("show-qos", json_out=True)["ports"] if p["id"] == ids[0]][0]
+        assert port["prio_capped"] == 5 and port["trust"]["max_prio"] == 2, port
+        row = [p for p in sw.show()["ports"] if p["id"] == ids[0]][0]
+        assert row["trust"] == {"mode": "pcp", "max_prio": 2}, row
+        assert row["counters"]["prio_capped"] == 5, row
+        assert "prio_capped 5" in sw.vsctl("show-qos", str(ids[0])).stdout
+        assert "prio_capped" in sw.vsctl("counters", str(ids[0])).stdout
+        # refused, and nothing changes
+        q0 = sw.vsctl("show-qos", json_out=True)
+        for bad in (["foo"], ["max-prio=8"], ["max-prio="], ["max-prio=-1"], ["max-prio=2x"],
+                    ["pcp", "max-prio=9"], ["--port", "99", "pcp"], ["PCP"]):
+            r = sw.vsctl("set-qos-trust", *bad, expect=1)
+            assert "bad" in r.stderr or "no port" in r.stderr, (bad, r.stderr)
+        assert sw.vsctl("show-qos", json_out=True) == q0, "a refused set-qos-trust changed something"
+        assert sw.vsctl("set-qos-trust", expect=2).returncode == 2
+        # all: every port now and later; a port's own setting is replaced
+        r = sw.vsctl("set-qos-trust", "dscp", "max-prio=4", json_out=True)
+        assert r == {"port": "all", "trust": {"mode": "dscp", "max_prio": 4}}, r
+        sw.port()
+        ids = sw.wait_ports(3)
+        q = sw.vsctl("show-qos", json_out=True)
+        assert q["trust_all"] == {"mode": "dscp", "max_prio": 4}, q
+        assert all(p["trust"] == {"mode": "dscp", "max_prio": 4} for p in q["ports"]), q
+        # set-qos reset leaves trust alone
+        sw.vsctl("set-qos", "reset")
+        assert sw.vsctl("show-qos", json_out=True)["trust_all"]["mode"] == "dscp"
+    with Switch("--qos-trust", "pcp", "--qos-max-prio", "3") as sw:
+        assert sw.vsctl("show-qos", json_out=True)["trust_all"] == {"mode": "pcp", "max_prio": 3}
+    for bad in (["--qos-trust", "all"], ["--qos-max-prio", "8"], ["--link-layer", "ib", "--qos-trust", "pcp"]):
+        r = subprocess.run([ARGS.switch, "--socket", "/nonexistent/s", *bad], capture_output=True,
+                           text=True, timeout=10)
+        assert r.returncode == 2 and "qos" in r.stderr, (bad, r.returncode, r.stderr)
+    with Switch("--link-layer", "ib") as sw:
+        r = sw.vsctl("set-qos-trust", "pcp", expect=1)
+        assert "Ethernet" in r.stderr and "subnet manager" in r.stderr, r.stderr
+
+
+def _strict_share(trust, n=3000, skip=400, window=1000):
+    """Port c floods b with PCP 7 frames, port a with untagged ones, b's
+    class 7 strict, b slower than both. Returns a's part of the first
+    frames b gets once both wait, c's priority-7 rx frames and its
+    prio_capped. The queues (512) outlast what b's socket takes in one
+    go, so a strict class that c keeps busy is never empty."""
+    with Switch("--queue-frames", "512") as sw:
+        a, b, c = sw.port(timeout=30), sw.port(timeout=30), sw.port(timeout=30)
+        ids = sw.wait_ports(3)
+        learn(sw, [a, b, c])
+        sw.vsctl("set-qos", "--port", str(ids[1]), "strict=7")
+        if trust:
+            sw.vsctl("set-qos-trust", "--port", str(ids[2]), *trust)
+
+        def blast(s, f):
+            try:
+                for i in range(n):
+                    s.send(f(struct.pack("!I", i) + b"s" * 200))
+            except OSError:
+                pass
+        ts = [threading.Thread(target=blast, args=(c, lambda p: vlan_frame(mac(2), mac(3), 7, p)),
+                               daemon=True),
+              threading.Thread(target=blast, args=(a, lambda p: frame(mac(2), mac(1), p)),
+                               daemon=True)]
+        for th in ts:
+            th.start()
+        _wait_for(lambda: sw.counters(ids[0])["bp_paused"] >= 1 and
+                  sw.counters(ids[2])["bp_paused"] >= 1, "a and c never both paused", 20)
+        got = []
+        for i in range(skip + window):
+            f = b.recv(65536)
+            if i >= skip:      # past what b's socket took before classes mattered
+                got.append(f[6:12])
+            time.sleep(0.0005)     # slower than the senders: both stay backlogged
+        while recv_or_none(b, 0.5) is not None:
+            pass
+        for th in ts:
+            th.join(10)
+        c_rx = qos_of(sw, ids[2])[2]
+        return got.count(mac(1)) / len(got), c_rx[7]["rx_frames"], sw.counters(ids[2])["prio_capped"]
+
+
+def test_qos_trust_guest_cannot_starve():
+    """A guest port sending PCP 7 at a port whose class 7 is strict takes
+    the other port's share only if trusted: with the default (none) or with
+    PCP trusted but capped at 3, the untagged sender still gets through."""
+    # one FIFO class shares by arrival (uneven, never nothing); two equal
+    # weighted classes share evenly
+    share, hi, capped = _strict_share(None)
+    assert hi == 0 and capped == 0, (hi, capped)
+    assert share >= 0.05, "trust none: a got %.2f of b's port" % share
+    share_cap, hi, capped = _strict_share(["pcp", "max-prio=3"])
+    assert hi == 0 and capped >= 3000, (hi, capped)
+    assert share_cap >= 0.3, "pcp capped at 3: a got %.2f of b's port" % share_cap
+    share_pcp, hi, _ = _strict_share(["pcp"])
+    assert hi >= 3000, hi
+    print("  a's share of b's port: trust none %.2f, pcp max-prio=3 %.2f, pcp %.2f"
+          % (share, share_cap, share_pcp))
+    assert share_pcp < 0.02, "trusted PCP 7 in a strict class should starve a: %.2f" % share_pcp
 
 
 def _fill_until(sw, port_id, tc, n, timeout=10):
@@ -1932,7 +2098,7 @@ def _fill_until(sw, port_id, tc, n, timeout=10):
 def test_qos_strict_priority_order():
     """b does not read; a's bulk class 0 fills b's queue and a is paused;
     then c's frames of strict class 7 overtake everything that waits."""
-    with Switch("--queue-frames", "64") as sw:
+    with Switch("--queue-frames", "64", "--qos-trust", "pcp") as sw:
         a, b, c = sw.port(timeout=30), sw.port(timeout=30), sw.port(timeout=30)
         ids = sw.wait_ports(3)
         learn(sw, [a, b, c])
@@ -1967,7 +2133,7 @@ def test_qos_weighted_shares():
     """Two backlogged weighted classes share a slow port by bytes: weights
     3:1 with frames of 1000 and 500 bytes give 1.5 frames of class 1 per
     frame of class 2."""
-    with Switch("--queue-frames", "64") as sw:
+    with Switch("--queue-frames", "64", "--qos-trust", "pcp") as sw:
         a, b, c = sw.port(timeout=30), sw.port(timeout=30), sw.port(timeout=30)
         ids = sw.wait_ports(3)
         learn(sw, [a, b, c])
@@ -2009,7 +2175,7 @@ def test_qos_lossy_drops_lossless_pauses():
     """b does not read and only class 3 is lossless: a's class-0 frames
     are dropped once their queue is full (counted, a never paused), c's
     class-3 frames pause c and all arrive in order; the counters add up."""
-    with Switch("--queue-frames", "64") as sw:
+    with Switch("--queue-frames", "64", "--qos-trust", "dscp") as sw:
         a, b, c = sw.port(timeout=30), sw.port(timeout=30), sw.port(timeout=30)
         ids = sw.wait_ports(3)
         learn(sw, [a, b, c])
