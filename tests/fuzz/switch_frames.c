@@ -9,7 +9,8 @@
  *          InfiniBand mode (32: --link-layer ib, each port an IB port),
  *          traffic classes (64, Ethernet: strict classes d[2], lossy ones
  *          d[3], DWRR weights 1..8 from d[4] and d[5], priority p to class
- *          d[4] >> (p % 4) & 7),
+ *          d[4] >> (p % 4) & 7, trust mode d[1] % 3, priority cap
+ *          d[5] >> 5),
  *          MAC limit, drop, corrupt, reorder (percent = byte * 100 / 255
  *          for each) and delay (ms) of the faults of every port.
  *   op byte: low 3 bits the operation, the rest the port.
@@ -105,9 +106,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n)
 			q->weight[t] = (uint16_t)(1 + ((d[4 + t / 4] >> (2 * (t % 4))) & 7));
 			q->prio2tc[t] = (uint8_t)(d[4] >> (t % 4) & 7);
 		}
+		sw->trust_all.mode = (uint8_t)(d[1] % QOS_TRUST_MODES);
+		sw->trust_all.max_prio = (uint8_t)(d[5] >> 5);
 	}
 	for (unsigned i = 0; i < v.nports; i++) {
 		v.port[i]->qos = sw->qos_all;
+		v.port[i]->trust = sw->trust_all;
 		v.port[i]->psec = sw->psec_all;
 		v.port[i]->fault = sw->fault_all;
 		fault_start(&v.port[i]->fault, v.port[i]->id);
