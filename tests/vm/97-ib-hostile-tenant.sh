@@ -1,0 +1,144 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later OR MIT
+# A hostile tenant on the IB lab (tests/run's IB lab; the lab makes
+# node0's port the switch's only SM port, scripts/lab.d/ib.sh). Root on
+# node1 tries, with stock tools, what issue 42 found any guest could do;
+# each attempt must be refused by the switch and counted on node1's port,
+# while node0's OpenSM stays the subnet's master and RC traffic between
+# the two nodes still moves checked bytes:
+#   its own OpenSM at priority 15: node0's `sminfo` still names node0's
+#     OpenSM as master, node1's port keeps node0 as its SM, and the
+#     rogue's SMPs beyond its own HCA are dropped (ib_drop_smp_not_sm);
+#   a directed-route SubnSet on the switch (ibportstate disable of both
+#     switch ports) and a LID-routed SubnGet of node0's SMA: no answer,
+#     both links stay up;
+#   a PMA reset of node0's counters (perfquery -R): no answer, counted
+#     (ib_drop_pma_not_sm), node0's counters not reset; a PMA Get, which
+#     a virtual function may send, is answered;
+#   spoofed sources: node1 gives its own port node0's LID (a hop-0 Set
+#     its own SMA takes, as any HCA's does) and asks the switch's PMA,
+#     then a LID nobody has and pings node0 over IPoIB: the packets are
+#     dropped at the switch (ib_drop_slid_spoof), nothing answers; with
+#     its LID back, the ping goes through.
+# A real cloud gets the same by giving a virtual function no SMP rights.
+# With two nodes the traffic runs to the attacker itself (the lab has no
+# third cnuas node), which the switch must keep serving.
+# timeout: 600
+# link-layers: ib
+. "$(dirname "$0")/lib.sh"
+need_ib_sm smpquery ibportstate perfquery sminfo ibv_rc_pingpong
+P=/sys/class/infiniband/cnuas_0/ports/1
+lid0=$(($(lsh 0 "cat $P/lid"))) lid1=$(($(lsh 1 "cat $P/lid")))
+[ "$lid0" -gt 0 ] && [ "$lid1" -gt 0 ] || fail "LIDs $lid0/$lid1: the SM has not configured the lab"
+
+# count NAME: the switch's counter NAME, summed over its ports (only
+# node1's port is a guest's that is no SM's).
+count() {
+	"$LAB" switch -- --json counters | /usr/bin/python3 -c '
+import json, sys
+print(sum(p["counters"].get(sys.argv[1], 0) for p in json.load(sys.stdin)["ports"]))' "$1" ||
+		fail "cannot read the switch's counters"
+}
+# master: node0's sminfo, which must name node0's own OpenSM as master.
+master() {
+	local out
+	out=$(lsh -t 60 0 "timeout 30 sminfo 2>&1") || { echo "$out"; return 1; }
+	echo "$out" | grep -q "sm lid $lid0 .*SMINFO_MASTER" || { echo "$out"; return 1; }
+}
+rogue_stop() { lsh -t 30 1 "pkill -x opensm; true" >/dev/null 2>&1; }
+lid_back() { lsh -t 30 1 "ibportstate -D 0 1 lid $lid1 >/dev/null 2>&1"; }
+cleanup() {
+	rogue_stop
+	lid_back
+}
+trap cleanup EXIT
+
+master || fail "node0's OpenSM is not the master before the test"
+smp0=$(count ib_drop_smp_not_sm) pma0=$(count ib_drop_pma_not_sm) spoof0=$(count ib_drop_slid_spoof)
+
+# 1. A rogue OpenSM at the highest priority on node1.
+lsh -t 30 1 "opensm -B -p 15 -f /tmp/rogue-sm.log >/dev/null 2>&1" || fail "node1: opensm did not start"
+sleep 20
+smp1=$(count ib_drop_smp_not_sm)
+rogue=$(lsh -t 30 1 "grep -cE 'SUBNET UP|Entering MASTER' /tmp/rogue-sm.log; pgrep -x opensm >/dev/null && echo running")
+rogue_stop
+[ "$smp1" -gt "$smp0" ] || fail "the rogue OpenSM's SMPs were not refused (ib_drop_smp_not_sm $smp0 -> $smp1)"
+master || fail "node0's OpenSM is not the master once node1 ran its own at priority 15"
+# The rogue may have reprogrammed its own HCA (hop 0 never leaves the
+# guest): node0's OpenSM puts it back on its next heavy sweep.
+st1=$(lsh 1 "cat $P/state") sm1=$(($(lsh 1 "cat $P/sm_lid"))) l1=$(($(lsh 1 "cat $P/lid")))
+if [ "$sm1" != "$lid0" ] || [ "$l1" != "$lid1" ] || [[ $st1 != *ACTIVE* ]]; then
+	note "node1's rogue SM changed its own port ($st1, LID $l1, SM LID $sm1); node0's OpenSM re-sweeps it"
+	sm_restart /var/log/opensm.log
+	ib_port_back 1 "$(printf '0x%x' "$lid1")" "after the rogue SM"
+	sm1=$(($(lsh 1 "cat $P/sm_lid")))
+	[ "$sm1" = "$lid0" ] || fail "node1's SM LID $sm1 after node0's re-sweep, want $lid0"
+fi
+echo "PASS a rogue OpenSM at priority 15 on node1: $((smp1 - smp0)) SMPs refused; node0 stays master (rogue log: $(echo $rogue))"
+
+# 2. SMPs aimed at the switch and at node0's SMA.
+smp0=$(count ib_drop_smp_not_sm)
+for port in 1 2; do
+	if out=$(lsh -t 60 1 "timeout 30 ibportstate -D 0,1 $port disable 2>&1"); then
+		echo "$out"
+		fail "ibportstate from node1 disabled the switch's port $port"
+	fi
+done
+if out=$(lsh -t 60 1 "timeout 30 smpquery nodeinfo $lid0 2>&1"); then
+	echo "$out"
+	fail "node0's SMA answered a SubnGet from node1"
+fi
+smp1=$(count ib_drop_smp_not_sm)
+[ "$((smp1 - smp0))" -ge 3 ] || fail "ib_drop_smp_not_sm $smp0 -> $smp1 after three refused SMPs"
+for n in 0 1; do
+	lsh -t 10 $n "grep -q ACTIVE $P/state" || fail "node$n's port is not ACTIVE after node1's ibportstate"
+done
+wait_ping 1 "$(ip_of 0)" 30 || fail "node1 cannot ping node0 after its SMPs"
+echo "PASS node1's DR SubnSet of both switch ports and SubnGet of node0's SMA: no answer, $((smp1 - smp0)) refused, links up"
+
+# 3. PMA: a reset of node0's counters refused, a Get answered.
+c0=$(lsh 0 "cat $P/counters/port_rcv_packets")
+out=$(lsh -t 60 1 "timeout 30 perfquery $lid0 1 2>&1") || { echo "$out"; fail "node1's PMA Get of node0 was not answered"; }
+if out=$(lsh -t 60 1 "timeout 30 perfquery -R $lid0 1 2>&1"); then
+	echo "$out"
+	fail "node1's PMA reset of node0 was answered"
+fi
+pma1=$(count ib_drop_pma_not_sm)
+c1=$(lsh 0 "cat $P/counters/port_rcv_packets")
+[ "$pma1" -gt "$pma0" ] || fail "ib_drop_pma_not_sm $pma0 -> $pma1 after node1's PMA reset"
+[ "$c1" -ge "$c0" ] || fail "node0's PortRcvPkts went $c0 -> $c1: node1 reset it"
+echo "PASS node1's perfquery -R of node0: refused ($((pma1 - pma0)) counted), node0's counters $c0 -> $c1; its Get is answered"
+
+# 4. Spoofed source LIDs. As node0's LID, node1's packets to node0
+# never leave it (its driver loops its own LID back), so it aims at the
+# switch's PMA; with a LID nobody has, it pings node0 over IPoIB.
+swlid=$(sw_field "$(sw_json)" lid) || fail "cannot read the switch's LID"
+spoof() { # spoof LID: node1's own SMA takes LID (hop 0 stays in the guest)
+	lsh -t 30 1 "ibportstate -D 0 1 lid $1 >/dev/null 2>&1" || fail "node1 could not set its own LID $1"
+	[ "$(($(lsh 1 "cat $P/lid")))" = "$1" ] || fail "node1's own SMA did not take LID $1"
+}
+spoof "$lid0"
+if out=$(lsh -t 60 1 "timeout 20 perfquery $swlid 1 2>&1"); then
+	echo "$out"
+	fail "the switch's PMA answered node1 sending as node0's LID $lid0"
+fi
+spoof1=$(count ib_drop_slid_spoof)
+[ "$spoof1" -gt "$spoof0" ] || fail "ib_drop_slid_spoof $spoof0 -> $spoof1 after node1 sent as node0's LID $lid0"
+unused=$((lid0 > lid1 ? lid0 + 40 : lid1 + 40))
+spoof "$unused"
+if lsh -t 30 1 "ping -c 3 -W 1 $(ip_of 0) >/dev/null 2>&1"; then
+	fail "node1 with LID $unused, which the SM never gave it, pinged node0"
+fi
+spoof2=$(count ib_drop_slid_spoof)
+lid_back || fail "node1 could not set its LID back"
+[ "$spoof2" -gt "$spoof1" ] || fail "ib_drop_slid_spoof $spoof1 -> $spoof2 after node1 sent as LID $unused"
+wait_ping 1 "$(ip_of 0)" 60 || fail "node1 cannot ping node0 with its own LID back"
+echo "PASS node1 sending as node0's LID $lid0 and as LID $unused: $((spoof2 - spoof0)) packets dropped at the switch, no answers; with LID $lid1 back it pings"
+
+# Through it all: node0's OpenSM is master and RC moves checked bytes.
+master || fail "node0's OpenSM is not the master at the end"
+pair_run rc 60 0 1 "$(listening 18597)" "ibv_rc_pingpong -d cnuas_0 -p 18597 -c -n 200 -s 4096" \
+	"ibv_rc_pingpong -d cnuas_0 -p 18597 -c -n 200 -s 4096 $(ip_of 0)"
+pair_check "ibv_rc_pingpong -c between node0 and node1 after the attacks"
+trap - EXIT
+echo "PASS a hostile tenant on IB: every attempt refused and counted; OpenSM master; RC with checked bytes passes"
