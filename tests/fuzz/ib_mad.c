@@ -18,8 +18,9 @@
  * Checked after every MAD: a reply is a GetResp (directed-route ones with
  * the direction bit) of exactly one MAD; a SubnSet without the port's
  * M_Key changes no configuration; a Get without it never shows the key
- * under protection 1; the port's state, LID, MTU, VLs and M_Key
- * protection stay in their ranges; at most one trap per number in flight.
+ * under protection 1 (unless it held the key in its own data); the
+ * port's state, LID, MTU, VLs and M_Key protection stay in their ranges;
+ * at most one trap per number in flight.
  */
 #include <stdio.h>
 
@@ -306,6 +307,11 @@ static void fx_teardown(void)
 		abort();
 }
 
+static u64 fx_pi_mkey(const struct ib_smp *smp)
+{
+	return be64_to_cpu(((const struct ib_port_info *)smp->data)->mkey);
+}
+
 /* One MAD through process_mad, and what must hold after it. */
 static void fx_mad(u8 op, const u8 *bytes)
 {
@@ -349,10 +355,13 @@ static void fx_mad(u8 op, const u8 *bytes)
 		if (r->mgmt_class == IB_MGMT_CLASS_SUBN_DIRECTED_ROUTE &&
 		    !(r->status & IB_SMP_DIRECTION))
 			abort();
-		/* Protection 1 hides the key from a Get without it. */
-		if (smp_class && !keyed && p->mkeyprot == 1 &&
+		/*
+		 * Protection 1 hides the key from a Get without it (an
+		 * error reply echoes the request's own bytes, though).
+		 */
+		if (smp_class && !keyed && p->mkeyprot == 1 && p->mkey &&
 		    r->attr_id == IB_SMP_ATTR_PORT_INFO &&
-		    ((const struct ib_port_info *)r->data)->mkey)
+		    fx_pi_mkey(r) == p->mkey && fx_pi_mkey(smp) != p->mkey)
 			abort();
 	} else if (out_size != MAD_LEN) {
 		abort();
