@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later OR MIT */
 /*
  * The kernel and ib_core API that cnuas_ib's transport (transport.c,
- * recv.c, req.c, comp.c, resp.c, queue.c) uses, as plain host C for the
- * state-machine fuzz targets. Every <linux/...>, <rdma/...> and <asm/...>
+ * recv.c, req.c, comp.c, resp.c, queue.c) and its IB port's management
+ * agents (mad.c, sma.c, pma.c, trap.c; the MAD layout in rdma/ib_mad.h,
+ * ib_smi.h, ib_pma.h) use, as plain host C for the fuzz targets ib_resp,
+ * ib_comp and ib_mad. Every <linux/...>, <rdma/...> and <asm/...>
  * header of kstub/ includes this one.
  *
  * Only what those files touch, and with the kernel's values where they
@@ -49,6 +51,7 @@ typedef unsigned int gfp_t;
 #define smp_mb()		__atomic_thread_fence(__ATOMIC_SEQ_CST)
 #define smp_mb__after_atomic()	smp_mb()
 #define mb()			smp_mb()
+#define U16_MAX			((u16)~0U)
 #define U32_MAX			((u32)~0U)
 #define U64_MAX			((u64)~0ULL)
 #define IS_ENABLED(x)		(x)
@@ -114,6 +117,7 @@ extern bool kstub_debug;
 void kstub_printk(const char *fmt, ...);
 #define no_printk(fmt, ...) \
 	({ if (kstub_debug) kstub_printk(fmt, ##__VA_ARGS__); 0; })
+#define ibdev_dbg(dev, fmt, ...)	((void)(dev), no_printk(fmt, ##__VA_ARGS__))
 
 /* ---- memory ---- */
 #define GFP_KERNEL		0u
@@ -155,6 +159,7 @@ struct mutex { int unused; };
 typedef struct { int counter; } atomic_t;
 typedef struct { s64 counter; } atomic64_t;
 typedef struct { atomic_t refs; } refcount_t;
+#define atomic_inc_return(a)		(++(a)->counter)
 #define atomic64_set(a, v)		((a)->counter = (v))
 #define atomic64_inc(a)			((a)->counter++)
 #define atomic64_add(v, a)		((a)->counter += (v))
@@ -192,6 +197,9 @@ static inline bool test_and_clear_bit(long nr, unsigned long *a)
 
 #define test_and_set_bit_lock(nr, a)	test_and_set_bit(nr, a)
 #define clear_bit_unlock(nr, a)		clear_bit(nr, a)
+#define for_each_set_bit(bit, addr, size) \
+	for ((bit) = 0; (bit) < (size); (bit)++) \
+		if (test_bit(bit, addr))
 
 /* Contexts: the fixture says which one the driver runs in. */
 extern bool kstub_in_softirq;
@@ -250,10 +258,12 @@ static inline void list_splice_init(struct list_head *l, struct list_head *h)
 /* ---- time, timers, work (run by the fixture) ---- */
 #define HZ			250
 #define NSEC_PER_USEC		1000ULL
+#define NSEC_PER_MSEC		1000000ULL
 extern unsigned long jiffies;
 extern u64 kstub_ns;
 #define time_after(a, b)	((long)((b) - (a)) < 0)
 #define time_before(a, b)	time_after(b, a)
+#define time_after_eq(a, b)	((long)((a) - (b)) >= 0)
 static inline u64 ktime_get_ns(void) { return kstub_ns; }
 static inline unsigned long msecs_to_jiffies(unsigned int m)
 {
@@ -344,6 +354,9 @@ static inline bool queue_work(struct workqueue_struct *wq,
 	return !was;
 }
 
+/* The system workqueue: the fixture runs what is pending. */
+#define schedule_work(w)	queue_work(NULL, w)
+
 static inline bool cancel_work_sync(struct work_struct *w)
 {
 	bool was = w->pending;
@@ -384,7 +397,14 @@ enum ib_qp_type { IB_QPT_SMI, IB_QPT_GSI, IB_QPT_RC, IB_QPT_UC, IB_QPT_UD };
 /* IB-mode port state, as port.h reads it (values from ib_verbs.h). */
 enum ib_port_state { IB_PORT_NOP, IB_PORT_DOWN, IB_PORT_INIT, IB_PORT_ARMED,
 		     IB_PORT_ACTIVE, IB_PORT_ACTIVE_DEFER };
+#define IB_PORT_PHYS_STATE_POLLING	2
 #define IB_PORT_PHYS_STATE_LINK_UP	5
+/* PortInfo.CapabilityMask bits the SMA reads */
+#define IB_PORT_SM			BIT(1)
+#define IB_PORT_SM_DISABLED		BIT(10)
+enum ib_port_width { IB_WIDTH_1X = 1, IB_WIDTH_4X = 2 };
+enum ib_port_speed { IB_SPEED_SDR = 1, IB_SPEED_DDR = 2, IB_SPEED_QDR = 4 };
+enum rdma_node_type { RDMA_NODE_IB_CA = 1 };
 enum ib_qp_state {
 	IB_QPS_RESET, IB_QPS_INIT, IB_QPS_RTR, IB_QPS_RTS, IB_QPS_SQD,
 	IB_QPS_SQE, IB_QPS_ERR
@@ -440,7 +460,9 @@ enum ib_wr_opcode { IB_WR_REG_MR = 0x20 };
 
 enum ib_event_type {
 	IB_EVENT_CQ_ERR, IB_EVENT_QP_FATAL, IB_EVENT_QP_REQ_ERR,
-	IB_EVENT_QP_ACCESS_ERR
+	IB_EVENT_QP_ACCESS_ERR, IB_EVENT_PORT_ACTIVE, IB_EVENT_PORT_ERR,
+	IB_EVENT_LID_CHANGE, IB_EVENT_PKEY_CHANGE, IB_EVENT_SM_CHANGE,
+	IB_EVENT_CLIENT_REREGISTER, IB_EVENT_GID_CHANGE
 };
 
 enum ib_mtu {
@@ -468,7 +490,21 @@ union ib_gid {
 	} global;
 };
 
-struct ib_device { int unused; };
+/* The GRH as ib_core lays it out (trap.c copies its GIDs). */
+struct ib_grh {
+	__be32 version_tclass_flow;
+	__be16 paylen;
+	u8 next_hdr;
+	u8 hop_limit;
+	union ib_gid sgid;
+	union ib_gid dgid;
+};
+
+#define IB_DEVICE_NODE_DESC_MAX	64
+struct ib_device {
+	char node_desc[IB_DEVICE_NODE_DESC_MAX];
+	__be64 node_guid;
+};
 struct ib_pd { struct ib_device *device; };
 struct ib_cq { struct ib_device *device; };
 struct ib_srq { struct ib_device *device; };
