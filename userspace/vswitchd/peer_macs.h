@@ -9,6 +9,9 @@
  * the process is still not trusted, so the parse is bounded and strict:
  * anything it does not understand for one of our devices means "no given
  * MACs" (the port falls back to first-come pinning), never a wrong list.
+ * This guards against guests: a host process that may connect to the
+ * socket (its group) can write itself any command line, as it could
+ * already claim any MAC nobody had.
  */
 #ifndef CNUAS_PEER_MACS_H
 #define CNUAS_PEER_MACS_H
