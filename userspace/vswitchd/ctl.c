@@ -206,6 +206,40 @@ static void json_psec(struct strbuf *b, const struct fdb_policy *ps)
 	sb_printf(b, "{\"pin\": %s, \"macs\": %u}", ps->pin ? "true" : "false", ps->limit);
 }
 
+static const char *const macs_from_name[] = {
+	[MACS_NONE] = "none", [MACS_GIVEN] = "given", [MACS_STATIC] = "static",
+};
+
+/* "assigned_macs": {"from": "given"|"static"|"none", "macs": [...]} */
+static void json_assigned_macs(struct strbuf *b, const struct port *p)
+{
+	char mac[18];
+
+	sb_printf(b, "\"assigned_macs\": {\"from\": \"%s\", \"macs\": [",
+		  macs_from_name[p->macs_from]);
+	for (unsigned i = 0; i < p->nmacs; i++) {
+		fdb_mac_str(p->macs[i], mac);
+		sb_printf(b, "%s\"%s\"", i ? ", " : "", mac);
+	}
+	sb_printf(b, "]}");
+}
+
+/* "port N MACs (given): a, b" lines of ports that have assigned MACs. */
+static void text_assigned_macs(struct strbuf *b, const struct port *p)
+{
+	char mac[18];
+
+	if (!p->nmacs)
+		return;
+	sb_printf(b, "port %u MACs (%s%s):", p->id, macs_from_name[p->macs_from],
+		  p->psec.pin ? "" : ", not enforced: pin off");
+	for (unsigned i = 0; i < p->nmacs; i++) {
+		fdb_mac_str(p->macs[i], mac);
+		sb_printf(b, "%s %s", i ? "," : "", mac);
+	}
+	sb_printf(b, "\n");
+}
+
 static int parse_port(struct vswitch *sw, struct req *r, const char *s, struct port **out)
 {
 	char *end;
@@ -311,6 +345,8 @@ static int cmd_show(struct vswitch *sw, struct req *r)
 			json_fault(b, &p->fault);
 			sb_printf(b, ", \"port_security\": ");
 			json_psec(b, &p->psec);
+			sb_printf(b, ", ");
+			json_assigned_macs(b, p);
 			sb_printf(b, ", \"macs_learned\": %u, \"counters\": ",
 				  sw->fdb->port_n[p->idx]);
 			json_counters(b, &p->c);
@@ -362,6 +398,7 @@ static int cmd_show(struct vswitch *sw, struct req *r)
 	}
 	for (unsigned n = 0; n < sw->nactive; n++) {
 		p = next_port_by_id(sw, p ? p->id : 0);
+		text_assigned_macs(b, p);
 		if (p->fault.active) {
 			sb_printf(b, "fault port %u: ", p->id);
 			text_fault(b, &p->fault);
@@ -561,27 +598,70 @@ static int cmd_set_fault(struct vswitch *sw, struct req *r)
 
 static void apply_psec(struct vswitch *sw, struct port *p, const struct fdb_policy *ps)
 {
+	bool pin_on = !p->psec.pin && ps->pin;
+
 	if (p->psec.pin && !ps->pin)
 		fdb_unpin_port(sw->fdb, (uint32_t)p->idx);
 	p->psec = *ps;
+	if (pin_on)
+		port_macs_reserve(sw, p);
+}
+
+/* "mac=MAC[,MAC...]" or "mac=none" into keys; the count, or -1. */
+static int parse_mac_list(struct req *r, const char *a, uint64_t *keys)
+{
+	const char *s = a + 4;
+	int n = 0;
+
+	if (!strcmp(s, "none"))
+		return 0;
+	for (;;) {
+		const char *e = strchr(s, ',');
+		size_t len = e ? (size_t)(e - s) : strlen(s);
+		uint64_t key;
+		bool dup = false;
+
+		if (!mac_parse(s, len, &key))
+			return fail(r, "bad '%s': want mac=MAC[,MAC...] (unicast xx:xx:xx:xx:xx:xx) or mac=none",
+				    a);
+		for (int i = 0; i < n; i++)
+			dup |= keys[i] == key;
+		if (!dup) {
+			if (n == VS_PORT_MACS_MAX)
+				return fail(r, "bad '%s': at most %u MACs", a, VS_PORT_MACS_MAX);
+			keys[n++] = key;
+		}
+		if (!e)
+			return n;
+		s = e + 1;
+	}
 }
 
 /*
- * set-port-security [--port ID|all] [pin=on|off] [macs=N]: pinned MACs
- * stay on their port (a frame from another port with that source is
- * dropped) and never age; a port may learn at most N MACs (0 = any
- * number). The learned entries are kept; a lower limit refuses new ones.
+ * set-port-security [--port ID|all] [pin=on|off] [macs=N] [mac=LIST]:
+ * pinned MACs stay on their port (a frame from another port with that
+ * source is dropped) and never age; a port may learn at most N MACs (0 =
+ * any number). The learned entries are kept; a lower limit refuses new
+ * ones. mac=MAC[,MAC...] (one port only, implies pin=on) gives the port a
+ * static list, replacing what it learned or its QEMU gave it: it may send
+ * only from those and they are pinned to it at once; mac=none drops the
+ * list (first-come pinning again).
  */
 static int cmd_set_port_security(struct vswitch *sw, struct req *r)
 {
+	static const char usage[] =
+		"usage: set-port-security [--port ID|all] [pin=on|off] [macs=N] [mac=MAC[,MAC...]|mac=none]";
 	struct port *one;
 	int first = parse_port_sel(sw, r, &one);
 	struct fdb_policy ps;
+	uint64_t keys[VS_PORT_MACS_MAX];
+	int nkeys = -1;
+	bool pin_off = false;
 
 	if (first < 0)
 		return -1;
 	if (r->argc <= first)
-		return fail(r, "usage: set-port-security [--port ID|all] [pin=on|off] [macs=N]");
+		return fail(r, "%s", usage);
 	ps = one ? one->psec : sw->psec_all;
 	for (int i = first; i < r->argc; i++) {
 		const char *a = r->argv[i];
@@ -592,6 +672,7 @@ static int cmd_set_port_security(struct vswitch *sw, struct req *r)
 			ps.pin = true;
 		} else if (!strcmp(a, "pin=off")) {
 			ps.pin = false;
+			pin_off = true;
 		} else if (!strncmp(a, "macs=", 5)) {
 			errno = 0;
 			v = strtoul(a + 5, &end, 10);
@@ -599,14 +680,26 @@ static int cmd_set_port_security(struct vswitch *sw, struct req *r)
 				return fail(r, "bad '%s': macs is a number in 0..%u (0 = no limit)", a,
 					    FDB_MAX);
 			ps.limit = (unsigned)v;
+		} else if (!strncmp(a, "mac=", 4)) {
+			if (!one)
+				return fail(r, "mac= is a setting of one port: give --port ID");
+			nkeys = parse_mac_list(r, a, keys);
+			if (nkeys < 0)
+				return -1;
 		} else {
-			return fail(r, "bad '%s': want pin=on|off or macs=N", a);
+			return fail(r, "bad '%s': want pin=on|off, macs=N or mac=MAC[,MAC...]", a);
 		}
 	}
+	if (nkeys > 0 && pin_off)
+		return fail(r, "a MAC list needs pin=on");
+	if (nkeys > 0)
+		ps.pin = true;
 	if (one) {
 		apply_psec(sw, one, &ps);
-		vs_log(VS_LOG_INFO, "port security of port %u: pin %s, macs %u", one->id,
-		       ps.pin ? "on" : "off", ps.limit);
+		if (nkeys >= 0)
+			port_macs_set(sw, one, keys, (unsigned)nkeys);
+		vs_log(VS_LOG_INFO, "port security of port %u: pin %s, macs %u, %u %s MACs", one->id,
+		       ps.pin ? "on" : "off", ps.limit, one->nmacs, macs_from_name[one->macs_from]);
 	} else {
 		sw->psec_all = ps;
 		for (unsigned i = 0; i < sw->nactive; i++)
@@ -618,11 +711,17 @@ static int cmd_set_port_security(struct vswitch *sw, struct req *r)
 	if (r->json) {
 		json_port_sel(&r->out, one, "port_security");
 		json_psec(&r->out, &ps);
+		if (one) {
+			sb_printf(&r->out, ", ");
+			json_assigned_macs(&r->out, one);
+		}
 		sb_printf(&r->out, "}\n");
 	} else {
 		sb_printf(&r->out, "%s port security: pin %s, macs %u%s\n",
 			  one ? "port" : "all ports", ps.pin ? "on" : "off", ps.limit,
 			  ps.limit ? "" : " (no limit)");
+		if (one)
+			text_assigned_macs(&r->out, one);
 	}
 	return 0;
 }

@@ -641,6 +641,7 @@ void dp_port_hangup(struct vswitch *sw, struct port *p)
 	if (sw->ops->port_detach)
 		sw->ops->port_detach(sw, p);
 	fdb_del_port(sw->fdb, (uint32_t)p->idx);
+	port_macs_release(sw, p);
 	port_drop_egress(sw, p);
 	port_update_events(sw, p);
 	sw->need_reap = true;

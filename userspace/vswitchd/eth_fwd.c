@@ -23,9 +23,10 @@ static bool eth_forward(struct vswitch *sw, struct port *p, uint8_t *data, uint3
 		p->c.drop_bad_src++;
 		return true;
 	}
-	/* a closing port released its MACs: what it still sends learns nothing */
-	switch (p->closing ? fdb_check_closing(sw->fdb, fdb_key(data + 6), (uint32_t)p->idx) :
-		fdb_learn(sw->fdb, fdb_key(data + 6), (uint32_t)p->idx, dp_now_s(sw), &p->psec)) {
+	switch (port_macs_learn(sw, p, fdb_key(data + 6))) {
+	case FDB_NOT_ASSIGNED:	/* the port has its MACs: not this one */
+		p->c.drop_mac_not_assigned++;
+		return true;
 	case FDB_SPOOF:		/* another port's pinned MAC */
 		p->c.drop_mac_spoof++;
 		return true;

@@ -99,6 +99,23 @@ enum fdb_verdict fdb_learn(struct fdb *t, uint64_t key, uint32_t port, uint32_t 
 	}
 }
 
+enum fdb_verdict fdb_claim(struct fdb *t, uint64_t key, uint32_t port, uint32_t now_s)
+{
+	const struct fdb_policy pin = { .pin = true };
+
+	for (uint32_t i = fdb_hash(key);; i = (i + 1) & (FDB_SLOTS - 1)) {
+		struct fdb_entry *e = &t->e[i];
+
+		if (e->key == key && e->port != port) {
+			t->port_n[e->port]--;
+			t->port_n[port]++;
+			e->port = port;
+		}
+		if (e->key == key || !e->key)
+			return fdb_learn(t, key, port, now_s, &pin);
+	}
+}
+
 enum fdb_verdict fdb_check_closing(struct fdb *t, uint64_t key, uint32_t port)
 {
 	for (uint32_t i = fdb_hash(key);; i = (i + 1) & (FDB_SLOTS - 1)) {

@@ -36,6 +36,7 @@ enum fdb_verdict {
 	FDB_FULL = -1,		/* table full: forward without learning */
 	FDB_SPOOF = -2,		/* MAC pinned to another port: drop */
 	FDB_LIMIT = -3,		/* port already has its limit of MACs: drop */
+	FDB_NOT_ASSIGNED = -4,	/* not one of the port's assigned MACs: drop */
 	FDB_UNLEARNED = 1,	/* closing port: forward, learn nothing */
 };
 
@@ -57,6 +58,8 @@ enum fdb_verdict fdb_learn(struct fdb *t, uint64_t key, uint32_t port, uint32_t 
  * closed, so they may move to a new port at once (a migrated guest's
  * port). It learns nothing; a MAC pinned to another port is still a spoof.
  */
+/* Pin key to port whatever it was before (a MAC the port was assigned). */
+enum fdb_verdict fdb_claim(struct fdb *t, uint64_t key, uint32_t port, uint32_t now_s);
 enum fdb_verdict fdb_check_closing(struct fdb *t, uint64_t key, uint32_t port);
 void fdb_del_port(struct fdb *t, uint32_t port);
 /* The port's entries may move and age again. */

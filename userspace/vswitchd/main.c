@@ -76,13 +76,14 @@ static void accept_ports(struct vswitch *sw)
 		}
 		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &crlen) == 0) {
 			p->peer_pid = (int)cr.pid;
-			port_name_peer(p, "", cr.pid);
+			port_name_peer(p, "", cr.pid, sw->cfg.socket_path);
 		} else
 			snprintf(p->peer, sizeof(p->peer), "unknown");
 		if (sw->ops->port_attach && sw->ops->port_attach(sw, p) < 0) {
 			port_destroy(sw, p);
 			continue;
 		}
+		port_macs_reserve(sw, p);
 		vs_log(VS_LOG_INFO, "port %u up (%s)", p->id, p->peer);
 	}
 }

@@ -78,24 +78,23 @@ bool vm_name_from_cmdline(const char *argv, size_t len, char *out, size_t outsz)
 	return val && name_from_opt(val, val_end, out, outsz);
 }
 
-bool vm_name_of_pid(pid_t pid, char *out, size_t outsz)
+char *peer_cmdline(pid_t pid, size_t *len)
 {
 	char path[40];
 	char *buf;
 	size_t got = 0;
-	bool ok;
 	int fd;
 
 	if (pid <= 0)
-		return false;
+		return NULL;
 	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0)
-		return false;
+		return NULL;
 	buf = malloc(VS_CMDLINE_MAX);
 	if (!buf) {
 		close(fd);
-		return false;
+		return NULL;
 	}
 	while (got < VS_CMDLINE_MAX) {
 		ssize_t n = read(fd, buf + got, VS_CMDLINE_MAX - got);
@@ -107,7 +106,6 @@ bool vm_name_of_pid(pid_t pid, char *out, size_t outsz)
 		got += (size_t)n;
 	}
 	close(fd);
-	ok = vm_name_from_cmdline(buf, got, out, outsz);
-	free(buf);
-	return ok;
+	*len = got;
+	return buf;
 }

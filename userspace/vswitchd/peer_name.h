@@ -19,7 +19,10 @@
 
 /* The guest name in argv (NUL-separated, len bytes) into out; false if none. */
 bool vm_name_from_cmdline(const char *argv, size_t len, char *out, size_t outsz);
-/* The same for the running process pid; false if it has none or is gone. */
-bool vm_name_of_pid(pid_t pid, char *out, size_t outsz);
+/*
+ * The first VS_CMDLINE_MAX bytes of process pid's /proc/PID/cmdline (to
+ * free()), their number in *len; NULL if it is gone.
+ */
+char *peer_cmdline(pid_t pid, size_t *len);
 
 #endif

@@ -65,11 +65,20 @@ struct port *port_by_id(struct vswitch *sw, uint32_t id)
 	return NULL;
 }
 
-void port_name_peer(struct port *p, const char *what, pid_t pid)
+void port_name_peer(struct port *p, const char *what, pid_t pid, const char *vnic_sock)
 {
 	const char *sep = *what ? " " : "";
+	size_t len = 0;
+	char *argv = peer_cmdline(pid, &len);
+	bool named = argv && vm_name_from_cmdline(argv, len, p->vm, sizeof(p->vm));
 
-	if (vm_name_of_pid(pid, p->vm, sizeof(p->vm)))
+	if (argv && vnic_sock) {
+		p->nmacs = (uint8_t)vnic_macs_from_cmdline(argv, len, vnic_sock, p->macs,
+							   VS_PORT_MACS_MAX);
+		p->macs_from = p->nmacs ? MACS_GIVEN : MACS_NONE;
+	}
+	free(argv);
+	if (named)
 		snprintf(p->peer, sizeof(p->peer), "%s%spid %d vm %s", what, sep, (int)pid, p->vm);
 	else
 		snprintf(p->peer, sizeof(p->peer), "%s%spid %d", what, sep, (int)pid);
@@ -192,6 +201,7 @@ void port_destroy(struct vswitch *sw, struct port *p)
 		pkt_put(p->srx);
 	free(p->stx);
 	fdb_del_port(sw->fdb, (uint32_t)p->idx);
+	port_macs_release(sw, p);
 	if (sw->cap && capture_port(sw->cap) == p->id) {
 		vs_log(VS_LOG_INFO, "capture of port %u stopped: port removed", p->id);
 		capture_stop(sw->cap);

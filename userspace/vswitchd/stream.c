@@ -100,7 +100,7 @@ void stream_accept(struct vswitch *sw, unsigned li)
 			continue;
 		}
 		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &crlen) == 0)
-			port_name_peer(p, sw->stream_path[li], cr.pid);
+			port_name_peer(p, sw->stream_path[li], cr.pid, NULL);
 		else
 			snprintf(p->peer, sizeof(p->peer), "%s", sw->stream_path[li]);
 		vs_log(VS_LOG_INFO, "port %u up (stream %s)", p->id, p->peer);

@@ -18,6 +18,7 @@
 #include <sys/un.h>
 
 #include "fdb.h"
+#include "peer_macs.h"
 #include "peer_name.h"
 
 #define VS_MAX_FRAME 9216	/* largest frame on the wire (jumbo) */
@@ -39,7 +40,7 @@
 	X(drop_flood_overflow) X(drop_port_closed) X(drop_peer_absent)         \
 	X(drop_foreign) X(fault_drop) X(fault_corrupt) X(fault_reorder)        \
 	X(fault_delay) X(fault_vcrc) X(bp_paused) X(bp_caused) X(drop_mac_spoof)            \
-	X(drop_mac_limit) X(drop_link_down)                                    \
+	X(drop_mac_limit) X(drop_mac_not_assigned) X(drop_link_down)            \
 	X(ib_drop_vcrc) X(ib_drop_lrh) X(ib_drop_no_route)                    \
 	X(ib_drop_not_active) X(ib_drop_smp) X(ib_drop_mkey) X(ib_smp_local)  \
 	X(ib_drop_vl) X(ib_drop_smp_not_sm) X(ib_drop_pma_not_sm)              \
@@ -144,6 +145,8 @@ uint32_t fault_rand(struct fault *f);
 void fault_corrupt_frame(struct fault *f, uint8_t *data, uint32_t len);
 
 enum port_kind { PORT_SEQPACKET, PORT_DGRAM, PORT_TAP, PORT_STREAM };
+/* Where a port's assigned MACs come from: none (first-come), QEMU, vsctl. */
+enum port_macs_from { MACS_NONE, MACS_GIVEN, MACS_STATIC };
 
 struct port {
 	bool used;
@@ -208,6 +211,10 @@ struct port {
 	struct fault fault;
 	unsigned ib_port;	/* IB mode: its IB port number (1..), 0 none */
 	struct fdb_policy psec;	/* port security: pin MACs, limit their number */
+	/* with psec.pin, the only MACs it may send from (port_macs.c) */
+	uint64_t macs[VS_PORT_MACS_MAX];
+	uint8_t nmacs;
+	uint8_t macs_from;	/* enum port_macs_from */
 	struct counters c;
 	struct tc_counters tcc[VS_NUM_TC];	/* egress, per class */
 	uint64_t rx_prio_frames[VS_NUM_TC];	/* ingress, per priority */
@@ -304,8 +311,20 @@ struct port *port_add(struct vswitch *sw, int fd, enum port_kind kind);
 void port_destroy(struct vswitch *sw, struct port *p);
 struct port *port_by_id(struct vswitch *sw, uint32_t id);
 /* p->peer and p->vm for the process pid that connected through listener
- * what ("" for the ports' socket) */
-void port_name_peer(struct port *p, const char *what, pid_t pid);
+ * what ("" for the ports' socket); with vnic_sock, also the MACs its
+ * cnuas-vnic devices on that socket were given (peer_macs.h) */
+void port_name_peer(struct port *p, const char *what, pid_t pid, const char *vnic_sock);
+
+/* port_macs.c: a port's assigned MACs under port security */
+bool port_has_mac(const struct port *p, uint64_t key);
+/* Pin p's assigned MACs to it, unless another live port was given one too. */
+void port_macs_reserve(struct vswitch *sw, struct port *p);
+/* p's MACs left the FDB: reserve them for another port that was given them. */
+void port_macs_release(struct vswitch *sw, const struct port *p);
+/* Replace p's MACs by a static list (n = 0: back to first-come). */
+void port_macs_set(struct vswitch *sw, struct port *p, const uint64_t *keys, unsigned n);
+/* A frame from p with source key: FDB_LEARNED to go on, else why it is dropped. */
+enum fdb_verdict port_macs_learn(struct vswitch *sw, struct port *p, uint64_t key);
 void port_update_events(struct vswitch *sw, struct port *p);
 bool port_can_read(const struct port *p);
 void port_queue_push(struct port *p, unsigned tc, struct pkt *k);

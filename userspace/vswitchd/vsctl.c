@@ -36,9 +36,9 @@ static void usage(FILE *f)
 		   "                                all (default): every port, also later ones;\n"
 		   "                                vcrc (IB mode): one bit flipped on the link\n"
 		   "                                out, after the VCRC (the receiver drops it)\n"
-		   "  set-port-security [--port ID|all] [pin=on|off] [macs=N]\n"
+		   "  set-port-security [--port ID|all] [pin=on|off] [macs=N] [mac=MAC[,MAC...]|mac=none]\n"
 		   "                                pin MACs to their port, limit MACs per port\n"
-		   "                                (0 = no limit)\n"
+		   "                                (0 = no limit); mac=: the port's only MACs\n"
 		   "  set-qos [--port ID|all] [reset] [strict=T,..|all|none] [weights=T:W,..]\n"
 		   "          [lossless=T,..|all|none] [map=P:T,..] [dscp=D:P,..|default]\n"
 		   "                                traffic classes T 0..7: strict priority,\n"
@@ -70,7 +70,7 @@ static const struct {
 } cmds[] = {
 	{ "show", 0, 0 },  { "fdb", 0, 0 },	  { "counters", 0, 1 },	 { "fault", 2, 7 },
 	{ "capture", 1, 3 }, { "add-dgram", 2, 2 }, { "add-tap", 1, 1 }, { "add-stream", 1, 1 }, { "shutdown", 0, 0 }, { "set-fault", 1, 9 },
-	{ "set-port-security", 1, 4 }, { "lft", 0, 0 }, { "mft", 0, 0 },
+	{ "set-port-security", 1, 5 }, { "lft", 0, 0 }, { "mft", 0, 0 },
 	{ "del-port", 1, 1 }, { "handover", 1, 3 }, { "sm-port", 1, 2 },
 	{ "set-qos", 1, CTL_MAX_ARGS - 1 }, { "show-qos", 0, 1 },
 	{ "set-qos-trust", 1, 4 },

@@ -1580,6 +1580,211 @@ def test_port_security_mac_moves():
         assert sw.counters(new_id)["drop_mac_spoof"] == 1
 
 
+# A peer process whose command line is a QEMU's: it connects to the
+# switch (so SO_PEERCRED names it) and hands the socket back over fd argv[2].
+_QEMU_PEER = """
+import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+s.connect(sys.argv[1])
+back = socket.socket(fileno=int(sys.argv[2]))
+socket.send_fds(back, [b"up"], [s.fileno()])
+sys.stdin.read()
+"""
+
+
+class QemuPeer:
+    """A port whose peer's argv carries args (e.g. -device cnuas-vnic,...)."""
+
+    def __init__(self, sw, *args):
+        mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-c", _QEMU_PEER, sw.sock, str(theirs.fileno()), *args],
+            stdin=subprocess.PIPE, pass_fds=[theirs.fileno()])
+        theirs.close()
+        mine.settimeout(10)
+        _, fds, _, _ = socket.recv_fds(mine, 16, 1)
+        mine.close()
+        self.sock = socket.socket(fileno=fds[0])
+        self.sock.settimeout(5)
+        sw.ports.append(self.sock)
+        self.id = max(sw.port_ids())
+
+    def close(self):
+        self.proc.stdin.close()
+        self.proc.wait(timeout=10)
+
+
+def _vnic(sock, mac_s, json_form=False, extra=""):
+    if json_form:
+        return json.dumps({"driver": "cnuas-vnic", "id": "nic0", "bus": "rp1",
+                           "socket_path": sock, "mac": mac_s, "link_layer": "eth"})
+    return "cnuas-vnic,id=nic0,bus=rp1,socket_path=%s,mac=%s,link_layer=eth%s" % (
+        sock, mac_s, extra)
+
+
+def _recv_until(s, tail):
+    """The next frame that ends with tail (broadcasts before it are skipped)."""
+    f = s.recv(65536)
+    while not f.endswith(tail):
+        f = s.recv(65536)
+    return f
+
+
+def _fdb(sw):
+    return {e["mac"]: e for e in sw.vsctl("fdb", json_out=True)["fdb"]}
+
+
+def test_port_given_macs():
+    """A QEMU port may send only from the MACs its cnuas-vnic devices on
+    this switch were given on the command line (-device key=value or JSON),
+    and nobody else can claim them, even before they ever sent. A migration's
+    destination QEMU (same mac=) gets them once the source goes."""
+    m1, m7 = "02:00:00:00:00:01", "02:00:00:00:00:07"
+    with Switch("--port-security") as sw:
+        peers = []
+        try:
+            g = QemuPeer(sw, "-name", "guest=vm1", "-device", _vnic(sw.sock, m1),
+                         "-device", _vnic("/elsewhere/switch.sock", "02:00:00:00:00:33"),
+                         "-device", "virtio-net-pci,mac=02:00:00:00:00:44")
+            j = QemuPeer(sw, "-device", _vnic(sw.sock, m7, json_form=True))
+            peers += [g, j]
+            b, c = sw.port(), sw.port()
+            ids = sw.wait_ports(4)
+            b_id, c_id = ids[2], ids[3]
+            show = {p["id"]: p for p in sw.show()["ports"]}
+            assert show[g.id]["assigned_macs"] == {"from": "given", "macs": [m1]}, show[g.id]
+            assert show[j.id]["assigned_macs"] == {"from": "given", "macs": [m7]}, show[j.id]
+            assert show[b_id]["assigned_macs"] == {"from": "none", "macs": []}
+            assert "port %d MACs (given): %s" % (g.id, m1) in sw.vsctl("show").stdout
+            # reserved at connect, before either ever sent
+            fdb = _fdb(sw)
+            assert fdb[m1]["port"] == g.id and fdb[m1]["pinned"], fdb
+            assert fdb[m7]["port"] == j.id and fdb[m7]["pinned"], fdb
+            for spoofed in (mac(1), mac(7)):
+                c.send(frame(BCAST, spoofed, b"claim"))
+                expect_none(b, "a claim of a given MAC")
+            assert sw.counters(c_id)["drop_mac_spoof"] == 2
+            # a given port sends only from its own
+            g.sock.send(frame(BCAST, mac(5), b"other-mac"))
+            j.sock.send(frame(BCAST, mac(1), b"neighbours-mac"))
+            expect_none(b, "a frame from a MAC the port was not given")
+            assert sw.counters(g.id)["drop_mac_not_assigned"] == 1
+            assert sw.counters(j.id)["drop_mac_not_assigned"] == 1
+            g.sock.send(frame(BCAST, mac(1), b"own"))
+            assert b.recv(65536).endswith(b"own")
+            b.send(frame(mac(7), mac(2), b"to-j"))
+            _recv_until(j.sock, b"to-j")
+            # a migration: the destination QEMU has the same mac=; the MAC
+            # stays with the source until it goes, then is the destination's
+            d = QemuPeer(sw, "-device", _vnic(sw.sock, m1))
+            peers.append(d)
+            assert _fdb(sw)[m1]["port"] == g.id
+            d.sock.send(frame(BCAST, mac(1), b"too-early"))
+            expect_none(b, "a frame from a MAC the source port still has")
+            assert sw.counters(d.id)["drop_mac_spoof"] == 1
+            sw.vsctl("handover", str(g.id))
+            sw.wait_ports(4)
+            fdb = _fdb(sw)
+            assert fdb[m1]["port"] == d.id and fdb[m1]["pinned"], fdb
+            c.send(frame(BCAST, mac(1), b"claim-in-the-gap"))
+            expect_none(b, "a claim of a MAC during a hand-over")
+            b.send(frame(mac(1), mac(2), b"to-dest"))
+            _recv_until(d.sock, b"to-dest")
+            assert sw.counters(d.id)["drop_mac_not_assigned"] == 0
+            # pin=off: the list is kept but not enforced
+            sw.vsctl("set-port-security", "--port", str(d.id), "pin=off")
+            assert "not enforced" in sw.vsctl("show").stdout
+            d.sock.send(frame(BCAST, mac(9), b"pin-off"))
+            _recv_until(b, b"pin-off")
+        finally:
+            for p in peers:
+                p.close()
+
+
+def test_port_given_macs_hostile_cmdline():
+    """A command line the switch cannot read for certain gives no MACs:
+    the port falls back to first-come pinning (and the switch survives)."""
+    with Switch("--port-security") as sw:
+        s = sw.sock
+        cases = [
+            ["-device", "cnuas-vnic,socket_path=%s" % s],                       # no mac=
+            ["-device", _vnic(s, "zz:00:00:00:00:01")],                         # bad mac
+            ["-device", _vnic(s, "03:00:00:00:00:01")],                         # group address
+            ["-device", _vnic(s, "02:00:00:00:00:01", extra=",mac=02:00:00:00:00:02")],
+            ["-device", _vnic(s, "02:00:00:00:00:01").replace("socket_path", "socket_path=x,socket_path")],
+            ["-device", '{"driver":"cnuas-vnic","socket_path":"%s","mac":"02:00:00:00:00:01"' % s],
+            ["-device", '{"driver":"cnuas-vnic","socket_path":"%s","mac":7}' % s],
+            ["-device", '{"driver":"cnuas-vnic","socket_path":"%s","mac":"02:00:00:00:00:0\\u0031"}' % s],
+            ["-device", '{"driver":"cnuas-vnic","x":[[[' + "[" * 100 + "]}"],
+            ["-device", _vnic(s + "x", "02:00:00:00:00:01")],                   # another socket
+            ["A" * 70000, "-device", _vnic(s, "02:00:00:00:00:01")],           # past 64 KiB
+            sum([["-device", _vnic(s, "02:00:00:00:01:%02x" % i)] for i in range(9)], []),  # > 8
+        ]
+        peers = []
+        try:
+            for args in cases:
+                peers.append(QemuPeer(sw, *args))
+            b = sw.port()
+            show = {p["id"]: p for p in sw.show()["ports"]}
+            for p, args in zip(peers, cases):
+                assert show[p.id]["assigned_macs"]["from"] == "none", (args[:2], show[p.id])
+            assert _fdb(sw) == {}
+            # first-come as before: each may use a MAC nobody has
+            for i, p in enumerate(peers):
+                p.sock.send(frame(BCAST, mac(0x100 + i), b"first-come"))
+                assert b.recv(65536).endswith(b"first-come")
+            assert len(_fdb(sw)) == len(peers)
+        finally:
+            for p in peers:
+                p.close()
+
+
+def test_port_static_macs():
+    """set-port-security --port ID mac=LIST: a dgram port (no QEMU command
+    line to read) sends only from its list, which is pinned at once."""
+    d = tempfile.mkdtemp(prefix="cnuas-vs-smac-")
+    try:
+        sw_path, q_path = os.path.join(d, "sw.dgram"), os.path.join(d, "qemu.dgram")
+        q = _dgram_sock(q_path)
+        with Switch("--port-security", "--dgram", "%s=%s" % (sw_path, q_path)) as sw:
+            a = sw.port()
+            ids = sw.wait_ports(2)
+            dg = [p["id"] for p in sw.show()["ports"] if p["kind"] == "dgram"][0]
+            a_id = [i for i in ids if i != dg][0]
+            r = sw.vsctl("set-port-security", "--port", str(dg),
+                         "mac=02:00:00:00:00:09,02:00:00:00:00:0A", json_out=True)
+            assert r["assigned_macs"] == {"from": "static",
+                                          "macs": ["02:00:00:00:00:09", "02:00:00:00:00:0a"]}, r
+            assert r["port_security"]["pin"] is True, r
+            fdb = _fdb(sw)
+            assert fdb["02:00:00:00:00:0a"]["port"] == dg and fdb["02:00:00:00:00:0a"]["pinned"]
+            a.send(frame(BCAST, mac(9), b"claim"))
+            time.sleep(0.2)
+            assert sw.counters(a_id)["drop_mac_spoof"] == 1
+            q.sendto(frame(BCAST, mac(8), b"not-listed"), sw_path)
+            expect_none(a, "a frame from a MAC not in the static list")
+            assert sw.counters(dg)["drop_mac_not_assigned"] == 1
+            q.sendto(frame(BCAST, mac(9), b"listed"), sw_path)
+            assert a.recv(65536).endswith(b"listed")
+            a.send(frame(mac(10), mac(1), b"to-listed"))
+            assert q.recv(65536).endswith(b"to-listed")
+            for bad in (["--port", str(dg), "mac=zz"], ["mac=02:00:00:00:00:01"],
+                        ["--port", str(dg), "mac=02:00:00:00:00:01", "pin=off"],
+                        ["--port", str(dg), "mac=01:00:5e:00:00:01"],
+                        ["--port", str(dg), "mac=" + ",".join("02:00:00:00:01:%02x" % i
+                                                              for i in range(9))]):
+                sw.vsctl("set-port-security", *bad, expect=1)
+            # mac=none: first-come again, the list's MACs are free
+            r = sw.vsctl("set-port-security", "--port", str(dg), "mac=none", json_out=True)
+            assert r["assigned_macs"] == {"from": "none", "macs": []}, r
+            assert _fdb(sw).get("02:00:00:00:00:09", {}).get("port") != dg
+            a.send(frame(BCAST, mac(9), b"now-mine"))
+            assert q.recv(65536).endswith(b"now-mine")
+        q.close()
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
 def test_del_port():
     """del-port hangs a guest port up at once: its pinned MAC is free for
     the next port (a migrated guest's new QEMU), its peer sees the end."""

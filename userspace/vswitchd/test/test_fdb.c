@@ -75,6 +75,24 @@ static void port_security(void)
 	CHECK(fdb_lookup(&t, mac_key(9), 1000) == 6, "pinned MAC moved back");
 }
 
+/* A claim (an assigned MAC) pins the MAC to its port, from wherever it was. */
+static void claim(void)
+{
+	const struct fdb_policy pin = { .pin = true, .limit = 4 };
+
+	fdb_init(&t, 10);
+	CHECK(fdb_claim(&t, mac_key(1), 3, 0) == FDB_LEARNED, "claim of a new MAC");
+	CHECK(fdb_learn(&t, mac_key(1), 4, 1, &pin) == FDB_SPOOF, "claimed MAC moved");
+	CHECK(fdb_learn(&t, mac_key(2), 4, 1, &pin) == FDB_LEARNED, "learn");
+	CHECK(fdb_claim(&t, mac_key(2), 3, 2) == FDB_LEARNED, "claim of a pinned MAC");
+	CHECK(fdb_lookup(&t, mac_key(2), 100) == 3, "claimed MAC aged or not moved");
+	CHECK(t.port_n[3] == 2 && t.port_n[4] == 0 && t.n == 2, "counts %u %u %u", t.port_n[3],
+	      t.port_n[4], t.n);
+	CHECK(fdb_check_closing(&t, mac_key(1), 4) == FDB_SPOOF, "closing port took a claim");
+	fdb_del_port(&t, 3);
+	CHECK(t.n == 0 && t.port_n[3] == 0, "del_port left %u", t.n);
+}
+
 int main(void)
 {
 	uint32_t now = 1000;
@@ -142,6 +160,7 @@ int main(void)
 	fdb_del_port(&t, 1);
 	CHECK(t.n == 0 && t.port_n[1] == 0, "del_port left %u entries", t.n);
 	port_security();
+	claim();
 	char s[18];
 
 	fdb_mac_str(mac_key(0x010203), s);
