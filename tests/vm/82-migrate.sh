@@ -34,8 +34,9 @@
 # retransmission repairs that. The pause: the longest time the peer's
 # switch port got nothing from node 1 (host clock, the switch's
 # counters), against the downtime QEMU reports. MIG_XFER_SECONDS,
-# MIG_BW_SECONDS, MIG_RXE_SECONDS set the lengths of the runs (15 s: a
-# migration starts about 3 s in and takes about 1 s here).
+# MIG_BW_SECONDS, MIG_RXE_SECONDS set the lengths of the runs (10 s: a
+# migration starts about 3 s in and takes 0.6 to 1.7 s here), MIG_PINGS
+# the pings of an rping (1500, about RPING_S_MEASURED s).
 # In the IB lab (its cell 82[ib], CNUAS_VERBS_OVER_IB=1) steps 1, 4, 5
 # and 6 (10 migrations) in that lab, by LID and over IPoIB:
 # the new QEMU's port is linked once the device state arrives, and the
@@ -73,8 +74,9 @@ else
 fi
 N0=0 N1=1
 MIB=${MIG_XFER_MIB:-8192}	# at most; the sender stops after XSECS
-XSECS=${MIG_XFER_SECONDS:-15}
-SECS=${MIG_BW_SECONDS:-15}
+XSECS=${MIG_XFER_SECONDS:-10}
+SECS=${MIG_BW_SECONDS:-10}
+PINGS=${MIG_PINGS:-1500}
 OUT=$LAB_DIR/pair-out/82-migrate
 mkdir -p "$OUT"
 PROBLEMS0=$(console_problems)
@@ -280,7 +282,7 @@ want bw && bw_to_moving write_bw $N0 18612
 # 3. A ping every 20 ms from node 0 while node 1 moves: replies resume, the
 # lost ones are counted against the pause.
 want ping && {
-	lsh -t 120 $N0 "ping -q -i 0.02 -w 15 -W 1 $(ip_of $N1)" >"$OUT/ping.out" 2>&1 &
+	lsh -t 120 $N0 "ping -q -i 0.02 -w $SECS -W 1 $(ip_of $N1)" >"$OUT/ping.out" 2>&1 &
 	ppid=$!
 	sleep 4
 	migrate_now ping
@@ -334,23 +336,25 @@ want xfer-sender && {
 # state in the guest) from CLIENT while its server (node 1) moves: every
 # ping's data checked (-V), none may fail.
 rping_to_moving() {
-	local tag=$1 c=$2 port=$3 rpid crc srv src n
-	job $N1 "mig-$tag" timeout 300 rping -s -a "$(ip_of $N1)" -p "$port" -V -C 3000 ||
+	local tag=$1 c=$2 port=$3 rpid crc srv src n rs
+	job $N1 "mig-$tag" timeout 300 rping -s -a "$(ip_of $N1)" -p "$port" -V -C "$PINGS" ||
 		fail "$tag: cannot start the rping server"
 	listen_wait $N1 "$(cm_listening)" || note "$tag: the rping server does not listen after 10 s"
-	lsh -t 320 "$c" "timeout 300 stdbuf -oL rping -c -a $(ip_of $N1) -p $port -V -v -C 3000" >"$OUT/$tag.client" 2>&1 &
+	lsh -t 320 "$c" "timeout 300 stdbuf -oL rping -c -a $(ip_of $N1) -p $port -V -v -C $PINGS" >"$OUT/$tag.client" 2>&1 &
 	rpid=$!
+	rs=$SECONDS
 	wait_for 60 grep -q 'ping data' "$OUT/$tag.client" || { cat "$OUT/$tag.client"; fail "$tag: rping did not start"; }
 	sleep 2
 	migrate_now "$tag" $N1 "$c"
-	kill -0 $rpid 2>/dev/null || note "$tag: rping ended before the migration did (a slow host; raise -C): its pause is not measured, its data still checked"
+	kill -0 $rpid 2>/dev/null || note "$tag: rping ended before the migration did (a slow host; raise MIG_PINGS): its pause is not measured, its data still checked"
 	wait $rpid
 	crc=$?
+	rs=$((SECONDS - rs))
 	srv=$(job_wait $N1 "mig-$tag" 60)
 	src=$?
 	n=$(grep -c 'ping data' "$OUT/$tag.client")
 	echo "$srv" >"$OUT/$tag.server"
-	echo "$tag: $n pings with data checked; client rc $crc, server rc $src"
+	echo "$tag: $n pings with data checked in $rs s; client rc $crc, server rc $src"
 	# lib.sh's judge of rping's own teardown race (exit 255 after DISCONNECT)
 	PR_SRV=$OUT/$tag.server PR_CLI=$OUT/$tag.client PR_SRV_RC=$src PR_CLI_RC=$crc
 	if [ $crc != 0 ] || [ $src != 0 ]; then
@@ -360,7 +364,7 @@ rping_to_moving() {
 			fail "$tag: rping across the migration failed"
 		}
 	fi
-	[ "$n" = 3000 ] || fail "$tag: $n of 3000 pings"
+	[ "$n" = "$PINGS" ] || fail "$tag: $n of $PINGS pings"
 	grep -qi mismatch "$OUT/$tag.server" "$OUT/$tag.client" && fail "$tag: data mismatch reported"
 }
 
@@ -412,7 +416,7 @@ want gpu && [ -n "$gpu" ] && {
 want rxe && {
 	X=$(first_rxe_node)
 	rdma_ready "$X"
-	xfer_to_moving xfer-rxe "$X" 18616 "${MIG_RXE_SECONDS:-15}"
+	xfer_to_moving xfer-rxe "$X" 18616 "${MIG_RXE_SECONDS:-10}"
 }
 want bw-rxe && { rdma_ready "$(first_rxe_node)"; bw_to_moving write_bw-rxe "$(first_rxe_node)" 18619; }
 want rping-rxe && { rdma_ready "$(first_rxe_node)"; rping_to_moving rping-rxe "$(first_rxe_node)" 18620; }
@@ -524,10 +528,10 @@ want bw-client && {
 
 # 12. rping: the client (node 0) moves, the server stays; data checked.
 want rping-client && {
-	lsh -t 320 $N1 "timeout 300 stdbuf -oL rping -s -a $(ip_of $N1) -p 18618 -V -v -C 3000" >"$OUT/rpc.server" 2>&1 &
+	lsh -t 320 $N1 "timeout 300 stdbuf -oL rping -s -a $(ip_of $N1) -p 18618 -V -v -C $PINGS" >"$OUT/rpc.server" 2>&1 &
 	spid=$!
 	wait_for 30 lsh -t 10 $N1 "$(cm_listening)" || fail "rping-client: the rping server is not listening"
-	job $N0 mig-rpc timeout 300 rping -c -a "$(ip_of $N1)" -p 18618 -V -v -C 3000 ||
+	job $N0 mig-rpc timeout 300 rping -c -a "$(ip_of $N1)" -p 18618 -V -v -C "$PINGS" ||
 		fail "rping-client: cannot start the rping client"
 	wait_for 60 grep -q 'ping data' "$OUT/rpc.server" || { cat "$OUT/rpc.server"; fail "rping-client: rping did not start"; }
 	sleep 2
@@ -545,7 +549,7 @@ want rping-client && {
 			fail "rping-client: rping with its client migrated failed"
 		}
 	fi
-	[ "$n" = 3000 ] || fail "rping-client: $n of 3000 pings"
+	[ "$n" = "$PINGS" ] || fail "rping-client: $n of $PINGS pings"
 	grep -qi mismatch "$OUT/rpc.server" "$OUT/rpc.client" && fail "rping-client: data mismatch reported"
 }
 
