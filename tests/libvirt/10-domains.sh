@@ -275,10 +275,13 @@ gsh 30 "${DOMS[1]}" 'ls /sys/class/misc/ | grep -q cnuasgpu || { lspci -nn; exit
 	fail "${DOMS[1]}: no cnuasgpu in the guest"
 
 # The switch names the ports after the domains.
-vsctl show
-names=$(vsctl --json show | python3 -c '
+port_names() {
+	vsctl --json show | python3 -c '
 import json, sys
-print(" ".join(sorted(p["vm"] or "-" for p in json.load(sys.stdin)["ports"])))')
+print(" ".join(sorted(p["vm"] or "-" for p in json.load(sys.stdin)["ports"])))'
+}
+vsctl show
+names=$(port_names)
 [ "$names" = "${DOMS[*]}" ] || fail "switch ports named '$names', want '${DOMS[*]}'"
 # vm1's MAC came from its UUID (no mac= in the docs' XML), vm2's is the docs'.
 mac1=$(gsh 20 "${DOMS[0]}" 'cat /sys/class/net/cnuas0/address')
@@ -324,6 +327,8 @@ virsh -q reset "${DOMS[1]}" || fail "virsh reset"
 sleep 5
 wait_agent "${DOMS[1]}"
 g2=$(rdma_up "${DOMS[1]}" 1) || fail "${DOMS[1]}: RDMA device not ACTIVE after virsh reset"
+names=$(port_names)
+[ "$names" = "${DOMS[*]}" ] || fail "after virsh reset the switch's ports are named '$names'"
 pair rc_pingpong_after_reset "$(tcp_listening 18518)" \
 	"ibv_rc_pingpong -d cnuas_0 -g $g1 -n 20 -c -p 18518" \
 	"ibv_rc_pingpong -d cnuas_0 -g $g2 -n 20 -c -p 18518 $ip1"
@@ -331,9 +336,7 @@ pair rc_pingpong_after_reset "$(tcp_listening 18518)" \
 # ---- virsh destroy: the port goes --------------------------------------------
 virsh -q destroy "${DOMS[1]}" || fail "virsh destroy"
 for i in $(seq 50); do
-	names=$(vsctl --json show | python3 -c '
-import json, sys
-print(" ".join(sorted(p["vm"] or "-" for p in json.load(sys.stdin)["ports"])))')
+	names=$(port_names)
 	[ "$names" = "${DOMS[0]}" ] && break
 	sleep 0.2
 done
