@@ -246,7 +246,8 @@ PY
 tags=(vnic gpu)
 for i in 0 1; do
 	d=${DOMS[$i]}
-	install -d -m 0755 "$T/$d"
+	# QEMU (libvirt-qemu) makes the agent's sockets here
+	install -d -m 0755 -o "$QUSER" -g kvm "$T/$d"
 	# the lab's disk itself (a hard link: no copy), opened read-only
 	ln "$image/rootfs.ext4" "$T/$d/base.img" 2>/dev/null ||
 		cp --sparse=always "$image/rootfs.ext4" "$T/$d/base.img" || fail "no room for the disk"
@@ -421,12 +422,15 @@ link_back "a switch restart" 18517
 # shellcheck disable=SC2016 # expanded in the guest
 gsh 30 "${DOMS[1]}" '
 	modprobe -a button evdev
+	n=0
 	for e in /sys/class/input/event*; do
-		[ "$(cat $e/device/name)" = "Power Button" ] && ev=${e##*/}
+		[ "$(cat $e/device/name)" = "Power Button" ] || continue
+		ev=${e##*/}
+		[ -e /dev/input/$ev ] || { mkdir -p /dev/input; mknod /dev/input/$ev c $(tr : " " <$e/dev); }
+		setsid sh -c "head -c 24 /dev/input/$ev >/dev/null; echo o >/proc/sysrq-trigger" </dev/null >/dev/null 2>&1 &
+		n=$((n + 1))
 	done
-	[ -n "${ev:-}" ] || { echo "no ACPI power button" >&2; exit 1; }
-	[ -e /dev/input/$ev ] || { mkdir -p /dev/input; mknod /dev/input/$ev c $(tr : " " </sys/class/input/$ev/dev); }
-	setsid sh -c "head -c 24 /dev/input/$ev >/dev/null; echo o >/proc/sysrq-trigger" </dev/null >/dev/null 2>&1 &' ||
+	[ $n -gt 0 ] || { echo "no ACPI power button" >&2; exit 1; }' ||
 	fail "${DOMS[1]}: cannot arm a power-button handler"
 old=$(boot_id "${DOMS[1]}")
 qpid=$(qemu_of "${DOMS[1]}")
