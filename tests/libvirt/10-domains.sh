@@ -57,15 +57,19 @@ caps_before=$(ls /var/cache/libvirt/qemu/capabilities 2>/dev/null)
 run_libvirt_before=0
 [ -e /run/libvirt ] && run_libvirt_before=1
 net_before=$(virsh -q net-list --name 2>/dev/null)
+# libvirt's own folders as they were: what a libvirtd started here adds
+# to them (domain logs, channel folders) goes again
+libvirt_dirs=(/etc/libvirt /var/lib/libvirt /var/log/libvirt /var/cache/libvirt)
+libvirt_before=$(find "${libvirt_dirs[@]}" 2>/dev/null | sort)
 
 cleanup() {
 	local d f
 	set +e
 	for d in "${DOMS[@]}" "$NODEV"; do
+		rm -f /var/log/libvirt/qemu/"$d".log*
 		virsh -q domstate "$d" >/dev/null 2>&1 || continue
 		virsh -q destroy "$d" >/dev/null 2>&1
 		virsh -q undefine "$d" >/dev/null 2>&1
-		rm -f /var/log/libvirt/qemu/"$d".log*
 	done
 	stop_switch
 	if [ $started_libvirtd = 1 ]; then
@@ -82,6 +86,10 @@ cleanup() {
 		grep -qxF "${f##*/}" <<<"$caps_before" || rm -f "$f"
 	done
 	[ $started_libvirtd = 0 ] || [ $run_libvirt_before = 1 ] || rm -rf /run/libvirt
+	if [ $started_libvirtd = 1 ]; then
+		find "${libvirt_dirs[@]}" 2>/dev/null | sort | comm -13 <(echo "$libvirt_before") - |
+			sort -r | while read -r f; do rm -rf "$f"; done
+	fi
 	[ $added_user = 0 ] || gpasswd -d "$QUSER" "$GROUP" >/dev/null
 	[ $made_group = 0 ] || groupdel "$GROUP"
 	rm -rf "$T"
