@@ -72,6 +72,8 @@ cleanup() {
 		virsh -q undefine "$d" >/dev/null 2>&1
 	done
 	stop_switch
+	# not there when the test began: whatever is there now is ours
+	rm -rf "$RUN"
 	if [ $started_libvirtd = 1 ]; then
 		# a network libvirtd autostarted for us (the host had none running)
 		for d in $(virsh -q net-list --name 2>/dev/null); do
