@@ -8,7 +8,7 @@
 KDIR ?= $(firstword $(wildcard /lib/modules/$(shell uname -r)/build) \
 		    $(lastword $(sort $(wildcard /lib/modules/6.1.*-amd64/build))))
 
-.PHONY: all userspace modules provider qemu package-qemu debs image check check-unit check-pkg \
+.PHONY: all userspace modules provider qemu package-qemu debs image check check-unit check-pkg check-libvirt \
 	check-vm check-guest soak demo bench bench-host deps fuzz clean
 
 all: userspace modules
@@ -43,7 +43,7 @@ deps:
 # Full test suite: host unit tests, packaging tests, VM tests.
 check:
 	scripts/deps check
-	tests/run unit pkg vm guest
+	tests/run unit pkg vm guest libvirt
 
 # Quicker targets for the inner loop.
 check-unit:
@@ -54,6 +54,8 @@ check-vm:
 	tests/run vm
 check-guest:
 	tests/run guest
+check-libvirt:
+	tests/run libvirt
 
 # The vm group N times (default 3): each test's failed runs and RETRY
 # lines (tests/soak; CNUAS_ONLY picks tests). `make soak N=10`.
