@@ -65,16 +65,9 @@ cleanup() {
 	initiator_stop
 	target_stop "$WWN"
 }
-trap cleanup EXIT
-problems0=$(console_problems)
-
-rdma_ready "$I"
-rdma_ready "$T"
-# Debian's kernel builds them all: one that does not load is a failure.
-out=$(lsh -t 60 "$T" "modprobe -a target_core_mod target_core_file ib_srpt" 2>&1) ||
-	fail "node$T: LIO's SRP target (ib_srpt) does not load: $out"
-out=$(lsh -t 60 "$I" "modprobe -a ib_srp sd_mod ib_umad" 2>&1) ||
-	fail "node$I: the SRP initiator (ib_srp) does not load: $out"
+storage_begin
+st_modprobe "$T" "LIO's SRP target (ib_srpt)" target_core_mod target_core_file ib_srpt
+st_modprobe "$I" "the SRP initiator (ib_srp)" ib_srp sd_mod ib_umad
 
 # gid0_hex NODE: the 32 hex digits of GID 0 of NODE's RDMA port.
 gid0_hex() {
@@ -197,5 +190,5 @@ target_stop "$WWN"
 out=$(lsh -t 30 "$T" "[ ! -e /sys/module/ib_srpt ] || echo 'ib_srpt is still loaded'" 2>&1)
 [ -z "$out" ] || fail "node$T: $out"
 [ "$LINK_LAYER" != eth ] || st_no_cm_id "$T" $CM_PORT
-[ "$(console_problems)" = "$problems0" ] || fail "kernel problems on a console"
+storage_end
 echo "SRP over $LINK_LAYER: $ST_MIB MiB each way over LIO's ib_srpt and ib_srp"
