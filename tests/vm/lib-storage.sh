@@ -188,30 +188,31 @@ print(" ".join(str(p["id"]) for p in json.load(sys.stdin)["ports"] if p["vm"] ==
 
 # st_link_downs NODE: how often cnuas_ib on NODE said its port went down.
 st_link_downs() {
-	lsh -t 30 "$1" 'dmesg | grep -c "cnuas_0: port 1 down"'
+	lsh -t 30 "$1" 'dmesg | grep -cE "cnuas_0: port 1 (link )?down"'
 }
 
 # st_through_faults NODE FILE EXPLAINED: fio's loop on FILE of consumer
 # NODE through (1) 2% of frames dropped and 2% reordered by the switch on
 # every port, (2) NODE's switch port hung up (its QEMU connects again
 # within a second; on IB the SM makes the port Active again), (3) NODE's
-# cnuas_ib removed and loaded again (the ULP sees its device go away and
-# come back). The kernel's messages on NODE from the start are printed;
-# any that reports an error must match the ERE EXPLAINED (the errors the
-# faults explain).
+# cnuas_ib removed and loaded again, on IB with cnuas_net (the ULP sees
+# its device go away and come back). NODE's kernel messages from the
+# start are printed; any that reports an error must match the ERE
+# EXPLAINED (the errors the faults explain).
 st_through_faults() {
 	local n=$1 f=$2 ok=$3 p port d0 d1 log bad t0=$SECONDS
 	[ "$(rdma_dev "$n")" = cnuas_0 ] || { note "node$n is no cnuas node: no fault phase"; return 0; }
+	# On any exit: no faults left, the loop stopped, the test's cleanup.
+	trap '"$LAB" switch -- set-fault clear >/dev/null 2>&1
+		lsh -t 20 '"$n"' "touch '"$ST_F"'.stop" >/dev/null 2>&1; cleanup' EXIT
 	st_loop_start "$n" "$f"
 	st_passes_after "$n" 0 "the start" 60
 	note "node$n: fio loop running ($ST_SECS s for two passes)"
 
 	p=$(st_passes "$n")
-	trap '"$LAB" switch -- set-fault clear >/dev/null 2>&1; cleanup' EXIT
 	"$LAB" switch -- set-fault drop=2 reorder=2 seed=44 >/dev/null || fail "set-fault refused"
 	st_passes_after "$n" "$p" "drops and reorders" 180
 	"$LAB" switch -- set-fault clear >/dev/null || fail "clearing the faults failed"
-	trap cleanup EXIT
 	echo "faults: two passes through 2% drops, 2% reorders in $ST_SECS s"
 
 	p=$(st_passes "$n")
@@ -225,15 +226,24 @@ st_through_faults() {
 	echo "faults: switch port $port hung up, link down and back, two passes in $ST_SECS s"
 
 	p=$(st_passes "$n")
-	lsh -t 120 "$n" "rmmod cnuas_ib && modprobe cnuas_ib" || fail "node$n: reloading cnuas_ib failed"
-	[ "$LINK_LAYER" != ib ] || wait_for 120 lsh -t 20 "$n" "[ -e /sys/class/net/ib0 ]" ||
-		fail "node$n: no ib0 after cnuas_ib came back"
+	# On IB cnuas_net too, as test 80: the link bounces, the SM sees
+	# the port come back (Trap 128) and makes it Active again.
+	if [ "$LINK_LAYER" = ib ]; then
+		lsh -t 120 "$n" "rmmod cnuas_ib && rmmod cnuas_net && modprobe cnuas_net && modprobe cnuas_ib" ||
+			fail "node$n: reloading cnuas_net and cnuas_ib failed"
+		wait_for 150 lsh -t 20 "$n" "[ -e /sys/class/net/ib0 ] &&
+			grep -q ACTIVE /sys/class/infiniband/cnuas_0/ports/1/state" ||
+			fail "node$n: no ib0 or no ACTIVE port 150 s after the reload"
+	else
+		lsh -t 120 "$n" "rmmod cnuas_ib && modprobe cnuas_ib" || fail "node$n: reloading cnuas_ib failed"
+	fi
 	rdma_ready "$n"
 	st_passes_after "$n" "$p" "cnuas_ib reloaded" 240
 	echo "faults: cnuas_ib reloaded under the I/O, two passes in $ST_SECS s"
 
 	lsh -t 30 "$n" "touch $ST_F.stop" || fail "node$n: cannot stop the loop"
 	wait_for 120 lsh -t 20 "$n" "[ -e $ST_F.rc ]" || fail "node$n: the fio loop did not end"
+	trap cleanup EXIT
 	[ "$(lsh -t 20 "$n" "cat $ST_F.rc")" = ok ] || {
 		lsh -t 30 "$n" "tail -n 30 $ST_F.log"
 		fail "node$n: fio found an error or wrong data"
@@ -241,8 +251,8 @@ st_through_faults() {
 	log=$(lsh -t 30 "$n" "dmesg | sed -n '/cnuas-storage: faults begin/,\$p'")
 	echo "node$n's kernel during the faults:"
 	echo "$log" | sed 's/^/  /'
-	bad=$(echo "$log" | grep -iE 'err|fail|fault|abort|timed? ?out|lost|I/O' |
-		grep -vE "$ok|cnuas-storage: faults begin")
+	bad=$(echo "$log" | grep -iwE 'err(or|ors|no)?|fail(ed|s|ure)?|abort(ed|ing)?|timed out|timeout|lost|I/O' |
+		grep -vE "$ok")
 	[ -z "$bad" ] || { echo "$bad"; fail "node$n: errors the faults do not explain"; }
 	echo "PASS through faults: $(st_passes "$n") passes of 4 MiB written and read back intact in $((SECONDS - t0)) s"
 }
