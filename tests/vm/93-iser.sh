@@ -39,8 +39,9 @@ IMG=/tmp/cnuas-vm93.img
 TPG=/sys/kernel/config/target/iscsi/$IQN/tpgt_1
 NODE_ARGS="-T $IQN -p $PORTAL -I iser"
 # The initiator's messages the faults explain: the connection's error
-# and its recovery (iscsid logs in again; the SCSI layer holds the I/O).
-ISER_EXPLAINED='iser|connection[0-9]+:[0-9]+: detected conn error \((1011|1020)\)'
+# and its recovery (iscsid logs in again; the SCSI layer holds the I/O);
+# under the drops a NOP-Out may wait out its 5 s behind RC retransmits.
+ISER_EXPLAINED='iser|connection[0-9]+:[0-9]+: (detected conn error \((1011|1020|1022)\)|ping timeout of 5 secs expired)'
 
 initiator_stop() {
 	lsh -t 90 "$I" "iscsiadm -m node $NODE_ARGS --logout
