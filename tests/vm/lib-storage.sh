@@ -234,6 +234,8 @@ st_through_faults() {
 		wait_for 150 lsh -t 20 "$n" "[ -e /sys/class/net/ib0 ] &&
 			grep -q ACTIVE /sys/class/infiniband/cnuas_0/ports/1/state" ||
 			fail "node$n: no ib0 or no ACTIVE port 150 s after the reload"
+		# The new ib0 is down: no route to the server until it is up.
+		ipoib_reconfigure "$n" || fail "node$n: cannot bring ib0 up after the reload"
 	else
 		lsh -t 120 "$n" "rmmod cnuas_ib && modprobe cnuas_ib" || fail "node$n: reloading cnuas_ib failed"
 	fi
