@@ -136,11 +136,13 @@ st_no_cm_id() {
 # whole pass after the fault cleared): the ULP reconnected by itself and
 # the data came back as written.
 ST_F=/tmp/cnuas-st-faults
+# This test's mark in the kernel log (an earlier test's faults left theirs).
+ST_MARK="$(basename "$0" .sh) $$"
 
 # st_loop_start NODE FILE: the loop runs on NODE in the background.
 st_loop_start() {
 	lsh -t 30 "$1" "rm -f $ST_F.*; echo 0 >$ST_F.passes
-		echo 'cnuas-storage: faults begin' >/dev/kmsg
+		echo 'cnuas-storage: faults begin $ST_MARK' >/dev/kmsg
 		setsid sh -c 'n=0
 			while [ ! -e $ST_F.stop ]; do
 				fio --name=faults --filename=$2 --rw=randwrite --bs=64k --offset=0 --size=4M \
@@ -250,7 +252,7 @@ st_through_faults() {
 		lsh -t 30 "$n" "tail -n 30 $ST_F.log"
 		fail "node$n: fio found an error or wrong data"
 	}
-	log=$(lsh -t 30 "$n" "dmesg | sed -n '/cnuas-storage: faults begin/,\$p'")
+	log=$(lsh -t 30 "$n" "dmesg | sed -n '/cnuas-storage: faults begin $ST_MARK\$/,\$p'")
 	echo "node$n's kernel during the faults:"
 	echo "$log" | sed 's/^/  /'
 	bad=$(echo "$log" | grep -iwE 'err(or|ors|no)?|fail(ed|s|ure)?|abort(ed|ing)?|timed out|timeout|lost|I/O' |
