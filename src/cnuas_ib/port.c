@@ -186,6 +186,8 @@ int cnuas_ib_modify_port(struct ib_device *ibdev, u32 port, int mask,
 	struct cnuas_ib_dev *cdev = to_cdev(ibdev);
 	struct cnuas_ib_port *p = &cdev->port;
 	unsigned long flags;
+	bool changed;
+	u32 old;
 
 	if (port != 1)
 		return -EINVAL;
@@ -195,11 +197,16 @@ int cnuas_ib_modify_port(struct ib_device *ibdev, u32 port, int mask,
 	    ~CNUAS_IB_PORT_MODIFY_CAPS)
 		return -EINVAL;
 	spin_lock_irqsave(&p->lock, flags);
+	old = p->cap_mask;
 	p->cap_mask |= props->set_port_cap_mask;
 	p->cap_mask &= ~props->clr_port_cap_mask;
+	changed = p->cap_mask != old;
 	if (mask & IB_PORT_RESET_QKEY_CNTR)
 		p->qkey_violations = 0;
 	spin_unlock_irqrestore(&p->lock, flags);
+	/* The SM caches PortInfo: tell it (no trap over RoCE, nor unless Active). */
+	if (changed)
+		cnuas_ib_trap_caps(cdev);
 	return 0;
 }
 

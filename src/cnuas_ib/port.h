@@ -33,12 +33,16 @@ struct ib_mad;
 #define CNUAS_IB_VLARB_CAP		8
 /* PortInfo.VLCap and the largest OperationalVLs: VL0 (and VL15). */
 #define CNUAS_IB_VL_CAP			1
-/* The SMA's traps (trap.c): 256 Bad M_Key, 257 Bad P_Key, 258 Bad Q_Key. */
+/*
+ * The SMA's traps (trap.c): 256 Bad M_Key, 257 Bad P_Key, 258 Bad Q_Key,
+ * 144 Local Changes (the CapabilityMask); their slots in that order.
+ */
 #define CNUAS_TRAP_FIRST		256
 #define CNUAS_TRAP_BAD_MKEY		256
 #define CNUAS_TRAP_BAD_PKEY		257
 #define CNUAS_TRAP_BAD_QKEY		258
-#define CNUAS_TRAP_KINDS		3
+#define CNUAS_TRAP_LOCAL_CHANGES	144
+#define CNUAS_TRAP_KINDS		4
 /* ClassPortInfo.RespTimeValue and PortInfo.RespTimeValue: 4.096 us * 2^18, ~1 s */
 #define CNUAS_IB_RESP_TIME		18
 
@@ -129,6 +133,8 @@ int cnuas_ib_trap_start(struct cnuas_ib_dev *cdev);
 void cnuas_ib_trap_stop(struct cnuas_ib_dev *cdev);
 /* After ib_unregister_device(). */
 void cnuas_ib_trap_cleanup(struct cnuas_ib_dev *cdev);
+/* The port's CapabilityMask changed (modify_port): Trap 144 to the SM. */
+void cnuas_ib_trap_caps(struct cnuas_ib_dev *cdev);
 /* Trap 257 (@pkey) or 258 for a packet refused for @key; @src_qp: its sender's QP. */
 void cnuas_ib_trap_key(struct cnuas_ib_dev *cdev, bool pkey,
 		       const struct cnuas_ib_rxp *p, u32 key, u32 src_qp);

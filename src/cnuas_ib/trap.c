@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The SMA's traps (IBA 13.4.9, 14.2.5.1 Notice): an IB-mode port tells
- * the master SM of a Bad M_Key (256), Bad P_Key (257) or Bad Q_Key (258)
- * with a SubnTrap() on QP0 to PortInfo.MasterSMLID, as a real HCA's
- * firmware does. ib_core's MAD layer sends it through an agent of our
- * own and resends it until the SM's TrapRepress (same TID) comes back
- * (mad.c lets a TrapRepress through to that agent).
+ * the master SM of a Bad M_Key (256), Bad P_Key (257) or Bad Q_Key (258),
+ * and of a new CapabilityMask (144, Local Changes: an SM learns at once
+ * that ib_srpt set IsDeviceManagementSupported, say) with a SubnTrap()
+ * on QP0 to PortInfo.MasterSMLID, as a real HCA's firmware does.
+ * ib_core's MAD layer sends it through an agent of our own and resends
+ * it until the SM's TrapRepress (same TID) comes back (mad.c lets a
+ * TrapRepress through to that agent).
  *
  * One trap of each number is in flight at a time; a violation while its
  * trap is still unrepressed is only counted (PortInfo's counters), so a
@@ -23,6 +25,13 @@
 #include "wire.h"
 
 #define CNUAS_TRAP_RETRIES	3
+
+/* A trap number's slot in the port's notices and bits (port.h). */
+static unsigned int cnuas_trap_slot(u16 num)
+{
+	return num == CNUAS_TRAP_LOCAL_CHANGES ? CNUAS_TRAP_KINDS - 1 :
+						 num - CNUAS_TRAP_FIRST;
+}
 
 static void cnuas_trap_done(struct cnuas_ib_dev *cdev, unsigned int i)
 {
@@ -45,7 +54,8 @@ static void cnuas_trap_send_handler(struct ib_mad_agent *agent,
 		cnuas_ib_stat_inc(cdev, CNUAS_STAT_TRAPS_REPRESSED);
 	else
 		ibdev_dbg(&cdev->ibdev, "trap %u: not repressed (status %d)\n",
-			  CNUAS_TRAP_FIRST + i, wc->status);
+			  be16_to_cpu(cdev->port.trap_notice[i].trap_num),
+			  wc->status);
 	rdma_destroy_ah(send->ah, RDMA_DESTROY_AH_SLEEPABLE);
 	ib_free_send_mad(send);
 	cnuas_trap_done(cdev, i);
@@ -153,7 +163,7 @@ static struct ib_mad_notice_attr *cnuas_trap_claim(struct cnuas_ib_dev *cdev,
 						   u16 num)
 {
 	struct cnuas_ib_port *p = &cdev->port;
-	unsigned int i = num - CNUAS_TRAP_FIRST;
+	unsigned int i = cnuas_trap_slot(num);
 	struct ib_mad_notice_attr *n;
 	unsigned long flags;
 	bool busy;
@@ -168,7 +178,8 @@ static struct ib_mad_notice_attr *cnuas_trap_claim(struct cnuas_ib_dev *cdev,
 		return NULL;
 	n = &p->trap_notice[i];
 	memset(n, 0, sizeof(*n));
-	n->generic_type = IB_NOTICE_TYPE_SECURITY;
+	n->generic_type = num == CNUAS_TRAP_LOCAL_CHANGES ?
+			  IB_NOTICE_TYPE_INFO : IB_NOTICE_TYPE_SECURITY;
 	n->prod_type_lsb = IB_NOTICE_PROD_CA;
 	n->trap_num = cpu_to_be16(num);
 	n->issuer_lid = cpu_to_be16(cnuas_ib_port_lid(p));
@@ -181,9 +192,27 @@ static void cnuas_trap_queue(struct cnuas_ib_dev *cdev, u16 num)
 	unsigned long flags;
 
 	spin_lock_irqsave(&p->lock, flags);
-	p->trap_pending |= BIT(num - CNUAS_TRAP_FIRST);
+	p->trap_pending |= BIT(cnuas_trap_slot(num));
 	spin_unlock_irqrestore(&p->lock, flags);
 	schedule_work(&p->trap_work);
+}
+
+/*
+ * Notice 144 with LocalChanges 0: only the CapabilityMask changed, and
+ * here is the new one. A change while the last trap is unrepressed sends
+ * none; the SM that represses it reads PortInfo on its next sweep.
+ */
+void cnuas_ib_trap_caps(struct cnuas_ib_dev *cdev)
+{
+	struct ib_mad_notice_attr *n;
+
+	n = cnuas_trap_claim(cdev, CNUAS_TRAP_LOCAL_CHANGES);
+	if (!n)
+		return;
+	n->details.ntc_144.lid = n->issuer_lid;
+	n->details.ntc_144.new_cap_mask =
+		cpu_to_be32(cnuas_ib_port_cap_mask(cdev));
+	cnuas_trap_queue(cdev, CNUAS_TRAP_LOCAL_CHANGES);
 }
 
 void cnuas_ib_trap_key(struct cnuas_ib_dev *cdev, bool pkey,

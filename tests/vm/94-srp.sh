@@ -10,9 +10,10 @@
 #    IsDeviceManagementSupported bit and answers DM MADs; srptools' ibsrpdm
 #    asks the SA for such ports and their I/O controllers and prints the
 #    target string ib_srp's add_target takes (IB CM, by GID and service
-#    ID). cnuas_ib sends no trap 144 when a port's CapabilityMask changes,
-#    so OpenSM is asked for a heavy sweep (SIGHUP) rather than counted on
-#    to have read the new bit.
+#    ID). OpenSM learns of the new bit from the Trap 144 (Local Changes)
+#    cnuas_ib sends when the CapabilityMask changes, as an HCA does: the
+#    target's sma_traps_sent and _repressed grow when ib_srpt loads, and
+#    no SIGHUP asks OpenSM for a sweep.
 #  - RoCE: there is no SM nor DM agent to ask, so no discovery; ib_srpt
 #    listens on RDMA CM (its configfs rdma_cm_port) and ib_srp connects
 #    with dest=IP:port, the target's node GUID as id_ext and ioc_guid.
@@ -65,16 +66,15 @@ cleanup() {
 	initiator_stop
 	target_stop "$WWN"
 }
-trap cleanup EXIT
-problems0=$(console_problems)
-
-rdma_ready "$I"
-rdma_ready "$T"
-# Debian's kernel builds them all: one that does not load is a failure.
-out=$(lsh -t 60 "$T" "modprobe -a target_core_mod target_core_file ib_srpt" 2>&1) ||
-	fail "node$T: LIO's SRP target (ib_srpt) does not load: $out"
-out=$(lsh -t 60 "$I" "modprobe -a ib_srp sd_mod ib_umad" 2>&1) ||
-	fail "node$I: the SRP initiator (ib_srp) does not load: $out"
+storage_begin
+# traps NODE: its port's SMA traps sent and repressed.
+traps() {
+	lsh -t 30 "$1" "cd /sys/class/infiniband/$(rdma_dev "$1")/ports/1/hw_counters &&
+		echo \$(cat sma_traps_sent) \$(cat sma_traps_repressed)" || fail "node$1: no SMA trap counters"
+}
+[ "$LINK_LAYER" != ib ] || traps0=$(traps "$T")
+st_modprobe "$T" "LIO's SRP target (ib_srpt)" target_core_mod target_core_file ib_srpt
+st_modprobe "$I" "the SRP initiator (ib_srp)" ib_srp sd_mod ib_umad
 
 # gid0_hex NODE: the 32 hex digits of GID 0 of NODE's RDMA port.
 gid0_hex() {
@@ -116,7 +116,6 @@ note "node$T: ib_srpt exports LUN 0 as $WWN to $ACL ($((SECONDS - t0)) s)"
 # The target string: by discovery on IB, by address on RoCE.
 t0=$SECONDS
 if [ "$LINK_LAYER" = ib ]; then
-	lsh -t 30 0 "pkill -HUP -x opensm" || fail "node0: no OpenSM to signal"
 	out=$(lsh -t 90 "$I" "umad=
 		for u in /sys/class/infiniband_mad/umad*; do
 			[ \"\$(cat \$u/ibdev)\" = $DI ] && [ \"\$(cat \$u/port)\" = 1 ] && umad=/dev/infiniband/\${u##*/}
@@ -130,6 +129,11 @@ if [ "$LINK_LAYER" = ib ]; then
 	tstr=$(grep 'id_ext=' <<<"$out" | grep -i "dgid=$tgid" | head -n 1)
 	[ -n "$tstr" ] || fail "node$I: ibsrpdm does not list node$T's port (GID $tgid)"
 	note "node$I: ibsrpdm found node$T's target in $((SECONDS - t0)) s"
+	read -r s0 r0 <<<"$traps0"
+	read -r s1 r1 <<<"$(traps "$T")"
+	echo "node$T: SMA traps sent $s0 -> $s1, repressed $r0 -> $r1"
+	[ "$s1" -gt "$s0" ] && [ "$r1" -gt "$r0" ] ||
+		fail "node$T: no Trap 144 sent and repressed when ib_srpt set IsDeviceManagementSupported"
 else
 	tstr="id_ext=$guid,ioc_guid=$guid,dest=$(ip_of "$T"):$CM_PORT"
 fi
@@ -197,5 +201,5 @@ target_stop "$WWN"
 out=$(lsh -t 30 "$T" "[ ! -e /sys/module/ib_srpt ] || echo 'ib_srpt is still loaded'" 2>&1)
 [ -z "$out" ] || fail "node$T: $out"
 [ "$LINK_LAYER" != eth ] || st_no_cm_id "$T" $CM_PORT
-[ "$(console_problems)" = "$problems0" ] || fail "kernel problems on a console"
+storage_end
 echo "SRP over $LINK_LAYER: $ST_MIB MiB each way over LIO's ib_srpt and ib_srp"

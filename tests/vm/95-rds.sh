@@ -26,11 +26,7 @@ cleanup() {
 	lsh -t 30 "$S" "[ ! -s /run/cnuas-vm95.pid ] || kill \$(cat /run/cnuas-vm95.pid) 2>/dev/null
 		rm -f /run/cnuas-vm95.pid; true" >/dev/null 2>&1
 }
-trap cleanup EXIT
-problems0=$(console_problems)
-
-rdma_ready "$C"
-rdma_ready "$S"
+storage_begin
 # Debian's kernel builds them: one that does not load is a failure.
 for n in "$C" "$S"; do
 	out=$(lsh -t 60 "$n" "command -v cnuas-rds >/dev/null || { echo 'no cnuas-rds in the image'; exit 1; }
@@ -66,5 +62,5 @@ for n in C S; do
 	if [ $n = C ]; then d=$(st_delta "$c0" "$c1" rcvd_pkts); else d=$(st_delta "$s0" "$s1" rcvd_pkts); fi
 	[ "$d" -ge $((bytes / 4096)) ] || fail "node${!n} received $d RDMA packets for $bytes bytes"
 done
-[ "$(console_problems)" = "$problems0" ] || fail "kernel problems on a console"
+storage_end
 echo "RDS over rds_rdma: $COUNT messages, $bytes bytes each way, checked both ways in $((SECONDS - t0)) s"

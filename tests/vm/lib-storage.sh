@@ -1,9 +1,36 @@
 # SPDX-License-Identifier: GPL-2.0-or-later OR MIT
 # shellcheck shell=bash
-# The kernel's storage ULPs over RDMA (sourced by tests 92 and 93 after
-# lib.sh): the RDMA counters that show where the data went, and the fio
-# jobs that write data, read it back and check it, once on the consumer
-# and once more on the server's own copy.
+# The kernel's storage ULPs over RDMA (sourced by tests 92 to 95 after
+# lib.sh): their common start and end, the RDMA counters that show where
+# the data went, the fio jobs that write data, read it back and check it,
+# once on the consumer and once more on the server's own copy, and the
+# same I/O through faults.
+
+# The default pair of a test that reloads its consumer's driver: on IB
+# node 0 runs OpenSM, so the consumer is node 1 there.
+# shellcheck disable=SC2034 # for the tests
+if [ "$LINK_LAYER" = ib ]; then ST_PAIR="1 0"; else ST_PAIR="0 1"; fi
+
+# storage_begin: the start of every test (after rdma_pair and its
+# cleanup function): cleanup on exit, the consoles' problems so far, both
+# nodes' RDMA devices ready. storage_end: no new problem on a console.
+storage_begin() {
+	trap cleanup EXIT
+	ST_PROBLEMS=$(console_problems)
+	rdma_ready "$A"
+	rdma_ready "$B"
+}
+storage_end() {
+	[ "$(console_problems)" = "$ST_PROBLEMS" ] || fail "kernel problems on a console"
+}
+
+# st_modprobe NODE WHAT MODULE...: load the modules; Debian's kernel builds
+# them all, so one that does not load fails the test (WHAT: what they are).
+st_modprobe() {
+	local n=$1 what=$2 out
+	shift 2
+	out=$(lsh -t 60 "$n" "modprobe -a $*" 2>&1) || fail "node$n: $what does not load: $out"
+}
 
 # The counters compared, by the names cnuas_ib and rdma_rxe share (rxe has
 # no fast_reg nor remote_inv: those read 0 there).
@@ -99,4 +126,137 @@ st_no_cm_id() {
 		[ \$i -lt 75 ] || { rdma res show cm_id | grep -E ':$2( |\$)'; exit 1; }
 		sleep 0.2; i=\$((i + 1)); done" ||
 		fail "node$1: RDMA CM IDs on port $2 are left after the teardown"
+}
+
+# ---- I/O through faults (st_through_faults) ----
+# A loop of fio jobs on the consumer, each writing 4 MiB in 64 KiB
+# O_DIRECT blocks (8 in flight) with a new seed and reading them back
+# (crc32c, fatal), counts its passes while the host injects one fault
+# after another; each fault must be followed by two more passes (one
+# whole pass after the fault cleared): the ULP reconnected by itself and
+# the data came back as written.
+ST_F=/tmp/cnuas-st-faults
+# This test's mark in the kernel log (an earlier test's faults left theirs).
+ST_MARK="$(basename "$0" .sh) $$"
+
+# st_loop_start NODE FILE: the loop runs on NODE in the background.
+st_loop_start() {
+	lsh -t 30 "$1" "rm -f $ST_F.*; echo 0 >$ST_F.passes
+		echo 'cnuas-storage: faults begin $ST_MARK' >/dev/kmsg
+		setsid sh -c 'n=0
+			while [ ! -e $ST_F.stop ]; do
+				fio --name=faults --filename=$2 --rw=randwrite --bs=64k --offset=0 --size=4M \
+					--direct=1 --ioengine=libaio --iodepth=8 --verify=crc32c --verify_fatal=1 \
+					--fallocate=none --randseed=\$((n + 44)) >>$ST_F.log 2>&1 ||
+					{ echo fail >$ST_F.rc; exit 1; }
+				n=\$((n + 1)); echo \$n >$ST_F.passes
+			done; echo ok >$ST_F.rc' >/dev/null 2>&1 &" ||
+		fail "node$1: cannot start the fio loop"
+}
+
+# st_passes NODE: the loop's passes so far; "fail" once a fio run failed.
+st_passes() {
+	lsh -t 30 "$1" "[ ! -e $ST_F.rc ] || [ \"\$(cat $ST_F.rc)\" = ok ] || { echo fail; exit 0; }; cat $ST_F.passes"
+}
+
+# st_passes_after NODE BEFORE WHAT SECONDS: wait until NODE's loop did two
+# passes more than BEFORE; fail (showing fio's log) after SECONDS or when
+# a pass failed. ST_SECS: the seconds it took.
+st_passes_after() {
+	local n t0=$SECONDS
+	while :; do
+		n=$(st_passes "$1") || n=0
+		n=${n:-0}
+		[ "$n" != fail ] || {
+			lsh -t 30 "$1" "tail -n 30 $ST_F.log"
+			fail "node$1: fio found an error or wrong data after $3"
+		}
+		[ "$n" -lt $(($2 + 2)) ] || break
+		[ $((SECONDS - t0)) -lt "$4" ] || {
+			lsh -t 30 "$1" "tail -n 12 $ST_F.log; dmesg | tail -n 15"
+			fail "node$1: the I/O did not resume within $4 s after $3 ($n passes, $2 before)"
+		}
+		sleep 1
+	done
+	ST_SECS=$((SECONDS - t0))
+}
+
+# st_switch_port NODE: the switch port of cnuas NODE (its VM name).
+st_switch_port() {
+	"$LAB" switch -- --json show | /usr/bin/python3 -c '
+import json, sys
+print(" ".join(str(p["id"]) for p in json.load(sys.stdin)["ports"] if p["vm"] == "node" + sys.argv[1]))' "$1"
+}
+
+# st_link_downs NODE: how often cnuas_ib on NODE said its port went down.
+st_link_downs() {
+	lsh -t 30 "$1" 'dmesg | grep -cE "cnuas_0: port 1 (link )?down"'
+}
+
+# st_through_faults NODE FILE EXPLAINED: fio's loop on FILE of consumer
+# NODE through (1) 2% of frames dropped and 2% reordered by the switch on
+# every port, (2) NODE's switch port hung up (its QEMU connects again
+# within a second; on IB the SM makes the port Active again), (3) NODE's
+# cnuas_ib removed and loaded again, on IB with cnuas_net (the ULP sees
+# its device go away and come back). NODE's kernel messages from the
+# start are printed; any that reports an error must match the ERE
+# EXPLAINED (the errors the faults explain).
+st_through_faults() {
+	local n=$1 f=$2 ok=$3 p port d0 d1 log bad t0=$SECONDS
+	[ "$(rdma_dev "$n")" = cnuas_0 ] || { note "node$n is no cnuas node: no fault phase"; return 0; }
+	# On any exit: no faults left, the loop stopped, the test's cleanup.
+	trap '"$LAB" switch -- set-fault clear >/dev/null 2>&1
+		lsh -t 20 '"$n"' "touch '"$ST_F"'.stop" >/dev/null 2>&1; cleanup' EXIT
+	st_loop_start "$n" "$f"
+	st_passes_after "$n" 0 "the start" 60
+	note "node$n: fio loop running ($ST_SECS s for two passes)"
+
+	p=$(st_passes "$n")
+	"$LAB" switch -- set-fault drop=2 reorder=2 seed=44 >/dev/null || fail "set-fault refused"
+	st_passes_after "$n" "$p" "drops and reorders" 180
+	"$LAB" switch -- set-fault clear >/dev/null || fail "clearing the faults failed"
+	echo "faults: two passes through 2% drops, 2% reorders in $ST_SECS s"
+
+	p=$(st_passes "$n")
+	port=$(st_switch_port "$n")
+	[ -n "$port" ] && [ "${port// /}" = "$port" ] || fail "node$n: not one switch port: '$port'"
+	d0=$(st_link_downs "$n")
+	"$LAB" switch -- del-port "$port" >/dev/null || fail "del-port $port refused"
+	st_passes_after "$n" "$p" "its switch port hung up" 180
+	d1=$(st_link_downs "$n")
+	[ "$d1" -gt "$d0" ] || fail "node$n: cnuas_0 saw no link down after del-port $port"
+	echo "faults: switch port $port hung up, link down and back, two passes in $ST_SECS s"
+
+	p=$(st_passes "$n")
+	# On IB cnuas_net too, as test 80: the link bounces, the SM sees
+	# the port come back (Trap 128) and makes it Active again.
+	if [ "$LINK_LAYER" = ib ]; then
+		lsh -t 120 "$n" "rmmod cnuas_ib && rmmod cnuas_net && modprobe cnuas_net && modprobe cnuas_ib" ||
+			fail "node$n: reloading cnuas_net and cnuas_ib failed"
+		wait_for 150 lsh -t 20 "$n" "[ -e /sys/class/net/ib0 ] &&
+			grep -q ACTIVE /sys/class/infiniband/cnuas_0/ports/1/state" ||
+			fail "node$n: no ib0 or no ACTIVE port 150 s after the reload"
+		# The new ib0 is down: no route to the server until it is up.
+		ipoib_reconfigure "$n" || fail "node$n: cannot bring ib0 up after the reload"
+	else
+		lsh -t 120 "$n" "rmmod cnuas_ib && modprobe cnuas_ib" || fail "node$n: reloading cnuas_ib failed"
+	fi
+	rdma_ready "$n"
+	st_passes_after "$n" "$p" "cnuas_ib reloaded" 240
+	echo "faults: cnuas_ib reloaded under the I/O, two passes in $ST_SECS s"
+
+	lsh -t 30 "$n" "touch $ST_F.stop" || fail "node$n: cannot stop the loop"
+	wait_for 120 lsh -t 20 "$n" "[ -e $ST_F.rc ]" || fail "node$n: the fio loop did not end"
+	trap cleanup EXIT
+	[ "$(lsh -t 20 "$n" "cat $ST_F.rc")" = ok ] || {
+		lsh -t 30 "$n" "tail -n 30 $ST_F.log"
+		fail "node$n: fio found an error or wrong data"
+	}
+	log=$(lsh -t 30 "$n" "dmesg | sed -n '/cnuas-storage: faults begin $ST_MARK\$/,\$p'")
+	echo "node$n's kernel during the faults:"
+	echo "$log" | sed 's/^/  /'
+	bad=$(echo "$log" | grep -iwE 'err(or|ors|no)?|fail(ed|s|ure)?|abort(ed|ing)?|timed out|timeout|lost|I/O' |
+		grep -vE "$ok")
+	[ -z "$bad" ] || { echo "$bad"; fail "node$n: errors the faults do not explain"; }
+	echo "PASS through faults: $(st_passes "$n") passes of 4 MiB written and read back intact in $((SECONDS - t0)) s"
 }
