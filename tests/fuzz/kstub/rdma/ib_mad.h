@@ -41,7 +41,8 @@ static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "kstub: little endian")
 #define IB_MAD_RESULT_CONSUMED	BIT(2)
 #define IB_MAD_IGNORE_MKEY	1
 
-#define IB_NOTICE_TYPE_SECURITY	0x03
+#define IB_NOTICE_TYPE_SECURITY	0x82
+#define IB_NOTICE_TYPE_INFO	0x84
 #define IB_NOTICE_PROD_CA	KSTUB_BE16(1)
 
 struct ib_mad_hdr {
@@ -79,7 +80,7 @@ static inline void ib_set_cpi_resp_time(struct ib_class_port_info *cpi,
 	cpi->cap_mask2_resp_time = cpu_to_be32((v & ~0x1fu) | (rtime & 0x1f));
 }
 
-/* Notice (IBA 13.4.8.2), with the details of traps 256 and 257/258. */
+/* Notice (IBA 13.4.8.2), with the details of traps 144, 256 and 257/258. */
 struct ib_mad_notice_attr {
 	u8 generic_type;
 	u8 prod_type_msb;
@@ -100,6 +101,15 @@ struct ib_mad_notice_attr {
 			u8 dr_trunc_hop;
 			u8 dr_rtn_path[30];
 		} __packed ntc_256;
+		struct {
+			__be16 reserved;
+			__be16 lid;
+			u8 reserved2;
+			u8 local_changes;
+			__be32 new_cap_mask;
+			u8 reserved3;
+			u8 change_flags;
+		} __packed ntc_144;
 		struct {
 			__be16 reserved;
 			__be16 lid1;
