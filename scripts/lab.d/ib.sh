@@ -7,8 +7,8 @@
 # with a LID. ib0 of node n gets the address cnuas0 has in an Ethernet lab
 # (198.18.0.n+1/24, fd00:198:18::n+1/64), so the tests' addressing holds.
 # node0's switch port is the only one that may manage the fabric
-# (cnuas-vsctl sm-port add, before OpenSM starts; also with
-# CNUAS_LAB_SM=0): the other guests send SMP answers and traps only,
+# (cnuas-vsctl sm-port add, before OpenSM starts, and again after
+# `scripts/lab switch-start`/`switch-restart`; also with CNUAS_LAB_SM=0): the other guests send SMP answers and traps only,
 # as a cloud's virtual functions (docs/ib-switch.md, "Trust").
 #   CNUAS_LAB_SM=0            no OpenSM (the tests or the user start one)
 #   CNUAS_LAB_SM_TIMEOUT      seconds to wait for Active ports (default 300)
@@ -28,7 +28,8 @@ ib_sm_port() {
 	local pid port
 	pid=$(pidfile_pid "$LAB_DIR/node0.pid")
 	[ -n "$pid" ] || die "node0: no QEMU pid"
-	for _ in $(seq 50); do
+	# (up to 30 s: after a switch restart QEMU reconnects with back-off)
+	for _ in $(seq 150); do
 		port=$("$VSCTL" --ctl "$LAB_DIR/switch.ctl" --json show | "$PY" -c '
 import json, sys
 for p in json.load(sys.stdin)["ports"]:
