@@ -51,7 +51,9 @@ int ib_sm_port_set(struct vswitch *sw, unsigned n, unsigned how)
 
 /*
  * An HCA's SMA sends the SM responses, which in directed route travel
- * back (the D bit), and traps, LID-routed to the SM. Nothing else.
+ * back (the D bit), and traps, LID-routed to the SM. Nothing else: no
+ * SMInfo either, which only an SM answers, so a guest's own OpenSM cannot
+ * win the SM election (IBA 14.4) and put the real one in standby.
  */
 bool ib_smp_ingress_ok(struct vswitch *sw, struct port *p, const struct ibf *x)
 {
@@ -65,6 +67,8 @@ bool ib_smp_ingress_ok(struct vswitch *sw, struct port *p, const struct ibf *x)
 		ok = (method & UMAD_METHOD_RESP_MASK) && back;
 	else
 		ok = (method & UMAD_METHOD_RESP_MASK) || method == UMAD_METHOD_TRAP;
+	if (((unsigned)x->mad[16] << 8 | x->mad[17]) == UMAD_SM_ATTR_SM_INFO)
+		ok = false;
 	if (!ok)
 		ib_refuse(sw, p, &p->c.ib_drop_smp_not_sm, "SMP from a port that is no SM's");
 	return ok;

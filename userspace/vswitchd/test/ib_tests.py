@@ -1183,6 +1183,17 @@ def test_ib_only_sm_port_manages():
         got[6] = 2
         g.send(smp_frame(got))
         assert hdr(mad_of(sm.recv()))["tid"] == 0x55
+        # ... but no SMInfo answer: a guest's own SM must not win the election
+        sm.send(smp_frame(dr_smp(1, 0x20, path=(0, 1, 2), tid=0x56)))
+        got = mad_of(g.recv(65536))
+        got[192 + 2] = 1
+        got[3] = 0x81
+        struct.pack_into("!H", got, 4, 0x8000)
+        got[6] = 2
+        got[64 + 20] = 0xf3                                            # priority 15, MASTER
+        g.send(smp_frame(got))
+        expect_none(sm.s, "a guest's SMInfo answer reached the SM")
+        assert sw.counters(ids[1])["ib_drop_smp_not_sm"] == 12, sw.counters(ids[1])
         # ... and a trap, LID-routed to the SM
         g.send(smp_frame(lr_smp(5, 0x02, tid=0x70C), dlid=2, slid=3))
         h = hdr(mad_of(sm.recv()))
