@@ -17,12 +17,8 @@
 #include <sys/epoll.h>
 #include <unistd.h>
 
-static char dir[64];
+static const char *dir;
 
-static void rm_dir(void)
-{
-	rmdir(dir);
-}
 
 /* add-dgram may bind only beside the switch socket: a private directory. */
 int LLVMFuzzerInitialize(int *argc, char ***argv);
@@ -30,10 +26,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	(void)argc;
 	(void)argv;
-	snprintf(dir, sizeof(dir), "/tmp/cnuas-fuzz-ctl-XXXXXX");
-	if (!mkdtemp(dir))
-		abort();
-	atexit(rm_dir);
+	dir = vsf_private_dir("ctl");
 	return 0;
 }
 

@@ -51,26 +51,19 @@ struct stream_peer {
 	struct peer_rx rx;
 };
 
-static char dir[64];
+static const char *dir;
 static char listen_path[128];
 static char ctl_path[128];
 
-static void rm_dir(void)
-{
-	rmdir(dir);
-}
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	(void)argc;
 	(void)argv;
-	snprintf(dir, sizeof(dir), "/tmp/cnuas-fuzz-stream-XXXXXX");
-	if (!mkdtemp(dir))
-		abort();
+	dir = vsf_private_dir("stream");
 	snprintf(listen_path, sizeof(listen_path), "%s/stream.sock", dir);
 	snprintf(ctl_path, sizeof(ctl_path), "%s/ctl.sock", dir);
-	atexit(rm_dir);
 	return 0;
 }
 

@@ -193,3 +193,19 @@ void vsf_fini(struct vsf *v)
 		pkt_put(sw->rx_pkt[i]);
 	/* the buffers stay in pkt.c's cache for the next input (speed) */
 }
+
+static char vsf_dir[64];
+
+static void vsf_rm_dir(void)
+{
+	rmdir(vsf_dir);
+}
+
+const char *vsf_private_dir(const char *name)
+{
+	snprintf(vsf_dir, sizeof(vsf_dir), "/tmp/cnuas-fuzz-%s-XXXXXX", name);
+	if (!mkdtemp(vsf_dir))
+		abort();
+	atexit(vsf_rm_dir);
+	return vsf_dir;
+}

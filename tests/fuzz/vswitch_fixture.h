@@ -23,5 +23,10 @@ int vsf_init(struct vsf *v, unsigned nports, unsigned queue_frames, const char *
 /* Read and discard everything port i's peer has been sent. */
 void vsf_drain_peer(struct vsf *v, unsigned i);
 void vsf_fini(struct vsf *v);
+/*
+ * A private folder /tmp/cnuas-fuzz-NAME-XXXXXX for the target's sockets,
+ * removed at exit (empty by then); aborts when it cannot be made.
+ */
+const char *vsf_private_dir(const char *name);
 
 #endif

@@ -1133,6 +1133,16 @@ def _pma_from(s, attr, port, dlid, slid, method=1, select=0, tid=0x950):
     s.send(ib_frame(bytes(m), dlid, slid, vl=0, dqp=1, sqp=1, qkey=0x80010000))
 
 
+def _answer_back(m):
+    """A guest's SMA turning the SM's DR Get m (path 0,1,2) into its
+    GetResp on the way back: D bit, hop pointer at the end."""
+    m[192 + 2] = 1
+    m[3] = 0x81
+    struct.pack_into("!H", m, 4, 0x8000)
+    m[6] = 2
+    return m
+
+
 def test_ib_only_sm_port_manages():
     """With --sm-port 1 a guest's port (2) may send on VL15 only what an
     HCA's SMA sends the SM: responses on their way back and traps, and
@@ -1176,20 +1186,12 @@ def test_ib_only_sm_port_manages():
         assert port_info(sm.get(0x15, 3)[1])["state"] == 4
         # what a virtual function may send: its SMA's answer to the SM's DR Get ...
         sm.send(smp_frame(dr_smp(1, 0x11, path=(0, 1, 2), tid=0x55)))
-        got = mad_of(g.recv(65536))
-        got[192 + 2] = 1
-        got[3] = 0x81
-        struct.pack_into("!H", got, 4, 0x8000)
-        got[6] = 2
+        got = _answer_back(mad_of(g.recv(65536)))
         g.send(smp_frame(got))
         assert hdr(mad_of(sm.recv()))["tid"] == 0x55
         # ... but no SMInfo answer: a guest's own SM must not win the election
         sm.send(smp_frame(dr_smp(1, 0x20, path=(0, 1, 2), tid=0x56)))
-        got = mad_of(g.recv(65536))
-        got[192 + 2] = 1
-        got[3] = 0x81
-        struct.pack_into("!H", got, 4, 0x8000)
-        got[6] = 2
+        got = _answer_back(mad_of(g.recv(65536)))
         got[64 + 20] = 0xf3                                            # priority 15, MASTER
         g.send(smp_frame(got))
         expect_none(sm.s, "a guest's SMInfo answer reached the SM")
