@@ -6,7 +6,8 @@
 # each attempt must be refused by the switch and counted on node1's port,
 # while node0's OpenSM stays the subnet's master and RC traffic between
 # the two nodes still moves checked bytes:
-#   its own OpenSM at priority 15: node0's `sminfo` still names node0's
+#   its own OpenSM at priority 15 (holding the lab's M_Key, as if the
+#     tenant had learned it): node0's `sminfo` still names node0's
 #     OpenSM as master, node1's port keeps node0 as its SM, and the
 #     rogue's SMPs beyond its own HCA are dropped (ib_drop_smp_not_sm);
 #   a directed-route SubnSet on the switch (ibportstate disable of both
@@ -61,8 +62,12 @@ trap cleanup EXIT
 master || fail "node0's OpenSM is not the master before the test"
 smp0=$(count ib_drop_smp_not_sm) pma0=$(count ib_drop_pma_not_sm) spoof0=$(count ib_drop_slid_spoof)
 
-# 1. A rogue OpenSM at the highest priority on node1.
-lsh -t 30 1 "opensm -B -p 15 -f /tmp/rogue-sm.log >/dev/null 2>&1" || fail "node1: opensm did not start"
+# 1. A rogue OpenSM at the highest priority on node1. Without the lab's
+# M_Key it would not get past its own port (node1's SMA ignores it); it
+# runs with the key, as if the tenant had learned it, so that what is
+# under test is the switch, which must stop it anyway.
+lsh -t 30 1 "printf 'm_key %s\n' $IB_MKEY >/tmp/rogue-sm.conf &&
+	opensm -F /tmp/rogue-sm.conf -B -p 15 -f /tmp/rogue-sm.log >/dev/null 2>&1" || fail "node1: opensm did not start"
 sleep 20
 smp1=$(count ib_drop_smp_not_sm)
 rogue=$(lsh -t 30 1 "grep -cE 'SUBNET UP|Entering MASTER' /tmp/rogue-sm.log; pgrep -x opensm >/dev/null && echo running")
