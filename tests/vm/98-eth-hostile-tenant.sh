@@ -71,17 +71,19 @@ note "node0 $M0 port $P0, attacker node$X $MX port $PX, node$R $MR port $PR"
 [ "$(q base "sh[$PX]['port_security']['pin'] and sh[$PX]['assigned_macs']['macs'] == ['$MX']")" = True ] ||
 	fail "node$X's port is not pinned to its one MAC: $(q base "sh[$PX]")"
 
-# send ARGS: node1 sends raw frames (AF_PACKET, as any root can):
+# send ARGS: node1 sends raw frames (AF_PACKET, as any root can) on its
+# cnuas0 (send_on NODE NETDEV ARGS: another's):
 #   SRC DST COUNT [TOS [PCP [UDP]]]: COUNT IPv4/UDP frames from MAC SRC
 #   ("many": 02:ee:00:xx:xx:xx, a new one each frame) to MAC DST and
 #   node0's address, IP TOS TOS, with a VLAN 0 tag of priority PCP if it
 #   is not -1, to UDP port UDP (default 9, discard; 4791 is RoCE v2).
-SEND='import socket, struct, sys
+#   COUNT -N: one frame a millisecond for N seconds.
+SEND='import socket, struct, sys, time
 src, dst, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
 tos = int(sys.argv[4]) if len(sys.argv) > 4 else 0
 pcp = int(sys.argv[5]) if len(sys.argv) > 5 else -1
 s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
-s.bind(("cnuas0", 0))
+s.bind((sys.argv[7], 0))
 m = lambda a: bytes.fromhex(a.replace(":", ""))
 data = bytes(1000)
 udp = int(sys.argv[6]) if len(sys.argv) > 6 else 9
@@ -92,10 +94,25 @@ w = (w & 0xffff) + (w >> 16)
 ip = ip[:10] + struct.pack("!H", ~(w + (w >> 16)) & 0xffff) + ip[12:]
 tag = struct.pack("!HH", 0x8100, pcp << 13) if pcp >= 0 else b""
 body = tag + b"\x08\x00" + ip + struct.pack("!HHHH", 4791, udp, 8 + len(data), 0) + data
-for i in range(n):
+t = time.time()
+i = 0
+while i < n or (n < 0 and time.time() - t < -n):
     a = m(src) if src != "many" else b"\x02\xee\x00" + i.to_bytes(3, "big")
-    s.send(m(dst) + a + body)'
-send() { lsh -t 120 $X "python3 -c '$SEND' $*" || fail "node$X could not send raw frames"; }
+    try:
+        s.send(m(dst) + a + body)
+    except OSError:  # the qdisc is full (ENOBUFS): again
+        time.sleep(0.001)
+        continue
+    i += 1
+    if n < 0:
+        time.sleep(0.001)
+print(i)'
+send_on() {
+	local n=$1 nd=$2 src=$3 dst=$4 count=$5
+	lsh -t 120 "$n" "python3 -c '$SEND' $src $dst $count ${6:-0} ${7:--1} ${8:-9} $nd" ||
+		fail "node$n could not send raw frames"
+}
+send() { send_on $X cnuas0 "$@" >/dev/null; }
 # as_mac MAC: node1's cnuas0 takes MAC; ARP and IP to node R (no answer
 # may come back), one raw RoCE v2 frame to R, then its own MAC again.
 as_mac() {
@@ -209,3 +226,43 @@ trap - EXIT
 snap end
 [ "$(q end "sum(m.startswith('02:ee:00') for m in fdb)")" = 0 ] || fail "node$X's learned MACs were not dropped with its MAC list"
 echo "PASS controls: port security off learns $learned made-up MACs; DSCP trusted to 7 puts EF in class 5"
+
+# A port grab during a neighbour's migration: node1 moves to a new QEMU
+# (scripts/lab migrate: its old port goes, handover/del-port, and its
+# QEMU-given MAC is pinned to the new port at once) while a verified
+# transfer node0 -> node1 runs and node R (a port with first-come
+# pinning, no given MACs) sends from node1's MAC every millisecond
+# throughout. A tenant cannot reconnect its own cnuas-vnic on Ethernet
+# (the link stays up whatever its driver does; QEMU reconnects only when
+# the switch's socket breaks), so sending as the moving guest at the
+# moment its port changes is what it can do.
+pid_port() { q "$1" "[i for i, p in sh.items() if p['peer'].split()[:2] == ['pid', '$2']][0]"; }
+snap m0
+PXold=$(pid_port m0 "$(cat "$LAB_DIR/node$X.pid")") || fail "no switch port of node$X's QEMU"
+rdma_ready $X
+XS=15
+"$LAB" job $X start hostile-mig -- cnuas-xfer -d cnuas_0 -p 18599 -s 4096 -c 64 -w 8 -T $((XS + 100)) ||
+	fail "cannot start the cnuas-xfer receiver on node$X"
+lsh -t 30 $X "i=0; until $(listening 18599) || [ \$i -ge 100 ]; do sleep 0.1; i=\$((i+1)); done"
+lsh -t $((XS + 120)) 0 "cnuas-xfer -d cnuas_0 -p 18599 -s 4096 -c 64 -w 8 -D $XS -T $((XS + 100)) $(ip_of $X)" >"$S/mig.tx" 2>&1 &
+txpid=$!
+send_on "$R" eth0 "$MX" ff:ff:ff:ff:ff:ff -$((XS + 5)) >"$S/mig.grab" &
+grab=$!
+sleep 4
+"$LAB" migrate $X >"$S/mig.log" 2>&1 || { cat "$S/mig.log"; fail "scripts/lab migrate $X failed"; }
+wait $txpid
+txrc=$?
+rx=$("$LAB" job $X wait hostile-mig 120)
+rxrc=$?
+wait $grab || fail "node$R's frames from node$X's MAC: the sender failed"
+snap m1
+PXnew=$(pid_port m1 "$(cat "$LAB_DIR/node$X.pid")") || fail "no switch port of node$X's new QEMU"
+tail -n 2 "$S/mig.tx"
+echo "$rx" | tail -n 2
+[ $txrc = 0 ] && [ $rxrc = 0 ] || fail "the transfer to node$X across its migration failed (sender rc $txrc, receiver rc $rxrc)"
+[ "$PXnew" != "$PXold" ] || fail "node$X's port $PXold did not change in the migration"
+[ "$(q m1 "fdb.get('$MX')")" = "$PXnew" ] || fail "node$X's MAC is on port $(q m1 "fdb.get('$MX')"), not its new port $PXnew"
+sent=$(cat "$S/mig.grab")
+spr=$(grew m0 m1 "$PR" drop_mac_spoof)
+[ "$spr" -ge $((sent * 9 / 10)) ] || fail "node$R sent $sent frames as node$X, drop_mac_spoof grew $spr"
+echo "PASS node$X migrated (port $PXold -> $PXnew) with node$R sending as its MAC throughout: $spr of $sent frames drop_mac_spoof, the MAC on the new port, the transfer to node$X checked"
