@@ -125,14 +125,14 @@ as_mac() {
 restore() {
 	"$LAB" switch -- set-port-security --port "$PX" pin=on mac="$MX" >/dev/null 2>&1
 	"$LAB" switch -- set-qos --port "$P0" reset >/dev/null 2>&1
-	"$LAB" switch -- set-qos-trust --port "$PX" "$trust0" >/dev/null 2>&1
+	"$LAB" switch -- set-qos-trust --port "$PX" "${trust0[@]}" >/dev/null 2>&1
 	lsh -t 30 $X "ip link set cnuas0 down; ip link set cnuas0 address $MX; ip link set cnuas0 up" >/dev/null 2>&1
 }
-trust0=$(q base "'%s max-prio=%d' % (sh[$PX]['trust']['mode'], sh[$PX]['trust']['max_prio'])")
+read -ra trust0 <<<"$(q base "'%s max-prio=%d' % (sh[$PX]['trust']['mode'], sh[$PX]['trust']['max_prio'])")"
 trap restore EXIT
 
 # The others' transfer, R -> node0, while node1 attacks (40 s at most).
-XT=40
+XT=45
 (pair_run xfer $((XT + 120)) 0 "$R" "$(listening 18598)" \
 	"cnuas-xfer -d cnuas_0 -p 18598 -s 4096 -c 64 -w 8 -T $((XT + 100))" \
 	"cnuas-xfer -d $DR -p 18598 -s 4096 -c 64 -w 8 -D $XT -T $((XT + 100)) $(ip_of 0)") &
@@ -199,7 +199,7 @@ flood dscp3
 flood pcp3
 [ "${D[7]}" = 0 ] && [ "$CAP" -ge 1000 ] && [ "${D[3]}" -ge 1000000 ] ||
 	fail "(d) trust pcp max-prio=3: PCP 7 not capped to class 3 (classes ${D[*]}, prio_capped $CAP)"
-"$LAB" switch -- set-qos-trust --port "$PX" "$trust0" >/dev/null || fail "set-qos-trust $trust0 refused"
+"$LAB" switch -- set-qos-trust --port "$PX" "${trust0[@]}" >/dev/null || fail "set-qos-trust ${trust0[*]} refused"
 echo "PASS (d) node$X's DSCP EF and PCP 7 floods: class 0 under trust none; capped to 3 and counted with max-prio=3"
 
 # The transfer: every byte checked, and none of it flooded to node1.
