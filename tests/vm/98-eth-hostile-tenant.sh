@@ -22,7 +22,7 @@
 #       transfer; trusted with max-prio=3 it is capped to class 3 and
 #       counted (prio_capped).
 # Negative controls, after the transfer: with node1's port security off
-# its frames from new MACs are learned, and with DSCP trusted up to 7 its
+# (no pinning, no MAC list, no limit) its frames from new MACs are learned, and with DSCP trusted up to 7 its
 # EF flood is class 5: the checks above see what they look for.
 # link-layers: eth
 # timeout: 300
@@ -123,11 +123,12 @@ as_mac() {
 		fail "node$X could not take its MAC back"
 }
 restore() {
-	"$LAB" switch -- set-port-security --port "$PX" pin=on mac="$MX" >/dev/null 2>&1
+	"$LAB" switch -- set-port-security --port "$PX" pin=on macs="$L0" mac="$MX" >/dev/null 2>&1
 	"$LAB" switch -- set-qos --port "$P0" reset >/dev/null 2>&1
 	"$LAB" switch -- set-qos-trust --port "$PX" "${trust0[@]}" >/dev/null 2>&1
 	lsh -t 30 $X "ip link set cnuas0 down; ip link set cnuas0 address $MX; ip link set cnuas0 up" >/dev/null 2>&1
 }
+L0=$(q base "sh[$PX]['port_security']['macs']")
 read -ra trust0 <<<"$(q base "'%s max-prio=%d' % (sh[$PX]['trust']['mode'], sh[$PX]['trust']['max_prio'])")"
 trap restore EXIT
 
@@ -154,7 +155,7 @@ snap a3
 sp=$(grew a2 a3 "$PX" drop_mac_spoof)
 [ "$sp" -ge 5 ] || fail "(a) node$X on first-come pinning sending as node0's MAC: drop_mac_spoof grew $sp"
 [ "$(q a3 "fdb['$M0']")" = "$P0" ] || fail "(a) node0's MAC moved to port $(q a3 "fdb['$M0']")"
-"$LAB" switch -- set-port-security --port "$PX" pin=on mac="$MX" >/dev/null || fail "set-port-security mac=$MX refused"
+"$LAB" switch -- set-port-security --port "$PX" pin=on macs="$L0" mac="$MX" >/dev/null || fail "set-port-security mac=$MX refused"
 echo "PASS (a) node$X as node0's MAC (ARP, IP, RoCE v2): $na frames drop_mac_not_assigned; on first-come pinning $sp drop_mac_spoof; node0's MAC stays on port $P0"
 
 # (b) a MAC nobody was given.
@@ -212,11 +213,11 @@ tail -n 2 "$PR_CLI"
 echo "PASS the transfer node$R -> node0 during the attacks: bytes checked, $moved bytes to node0, $toX to node$X"
 
 # Negative controls: the checks see an attack that gets through.
-"$LAB" switch -- set-port-security --port "$PX" mac=none pin=off >/dev/null || fail "set-port-security pin=off refused"
+"$LAB" switch -- set-port-security --port "$PX" mac=none pin=off macs=0 >/dev/null || fail "set-port-security pin=off refused"
 send many ff:ff:ff:ff:ff:ff 50
 snap n1
 learned=$(q n1 "sum(m.startswith('02:ee:00') for m in fdb)")
-"$LAB" switch -- set-port-security --port "$PX" pin=on mac="$MX" >/dev/null || fail "set-port-security mac=$MX refused"
+"$LAB" switch -- set-port-security --port "$PX" pin=on macs="$L0" mac="$MX" >/dev/null || fail "set-port-security mac=$MX refused"
 [ "$learned" -ge 50 ] || fail "control: with port security off the switch learned $learned of 50 MACs"
 "$LAB" switch -- set-qos-trust --port "$PX" dscp max-prio=7 >/dev/null || fail "set-qos-trust dscp refused"
 flood dscp7
