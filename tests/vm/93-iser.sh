@@ -20,7 +20,7 @@
 # st_through_faults): the switch drops and reorders 2% of the frames, the
 # initiator's switch port is hung up, its cnuas_ib is reloaded; iscsid
 # logs in again by itself, fio finds every block as written, and the
-# initiator logs only connection errors.
+# initiator logs only the errors ISER_EXPLAINED names.
 # CNUAS_PAIR="INITIATOR TARGET" picks other nodes (e.g. a Soft-RoCE one).
 # Runs over RoCE and, in the IB lab, over IPoIB addresses on native IB,
 # where node 0 runs OpenSM and so is the target, node 1 the initiator.
@@ -38,10 +38,21 @@ PORTAL=$TADDR:3260
 IMG=/tmp/cnuas-vm93.img
 TPG=/sys/kernel/config/target/iscsi/$IQN/tpgt_1
 NODE_ARGS="-T $IQN -p $PORTAL -I iser"
-# The initiator's messages the faults explain: the connection's error
-# and its recovery (iscsid logs in again; the SCSI layer holds the I/O);
-# under the drops a NOP-Out may wait out its 5 s behind RC retransmits.
-ISER_EXPLAINED='iser|connection[0-9]+:[0-9]+: (detected conn error \((1011|1020|1022)\)|ping timeout of 5 secs expired)'
+# The initiator's messages the faults explain, each by name:
+# - the port's events while its link goes down and up (and, on IB, the
+#   SM brings it back): port error, port active, client reregister, LID,
+#   SM or GID change;
+# - the connection's error (1011 failed, 1020 closed, 1022 NOP timeout)
+#   and iscsid logging in again; under the drops a NOP-Out may wait out
+#   its 5 s behind RC retransmits;
+# - a WR that ran out of RC retries while the port was hung up;
+# - while the reloaded driver's ib0 is not up yet (IB): no route to the
+#   target (-101, ENETUNREACH) for iscsid's next login.
+# Anything else (a protection or access error, a QP event) fails.
+ISER_EXPLAINED='iser: iser_event_handler: async event (port error \(10\)|port active \(9\)|client reregister \(17\)|LID change \(11\)|SM change \(13\)|GID table change \(18\)) on device cnuas_0 port 1$'
+ISER_EXPLAINED+='|connection[0-9]+:[0-9]+: (detected conn error \((1011|1020|1022)\)$|ping timeout of 5 secs expired)'
+ISER_EXPLAINED+='|iser: iser_err_comp: [a-z_]+ failure: transport retry counter exceeded \(12\)'
+ISER_EXPLAINED+='|iser: iser_connect: rdma_resolve_addr failed: -101$'
 
 initiator_stop() {
 	lsh -t 90 "$I" "iscsiadm -m node $NODE_ARGS --logout
