@@ -121,7 +121,7 @@ one_mount() {
 		fail "node$C: the NFS $v mount is not proto=rdma, port $PORT"
 	grep -qP '^\s*xprt:\s+rdma ' <<<"$out" || fail "node$C: the mount's transport is not rdma"
 
-	out=$(st_fio_write "$C" "$f")
+	out=$(st_fio_write "$C" "$f") || { echo "$out"; exit 1; }
 	echo "$out" | sed '$d'
 	secs=$(tail -n 1 <<<"$out")
 	st_fio_check "$S" "$EXP/v$v.dat"

@@ -149,7 +149,7 @@ out=$(lsh -t 30 "$T" "tr -d '\\0' <$TPG/dynamic_sessions" 2>&1)
 grep -qx "$INAME" <<<"$out" || fail "node$T: no session of $INAME in $TPG/dynamic_sessions: $out"
 note "node$I: /dev/$dev is LUN 0 of $IQN over iSER ($((SECONDS - t0)) s)"
 
-out=$(st_fio_write "$I" "/dev/$dev")
+out=$(st_fio_write "$I" "/dev/$dev") || { echo "$out"; exit 1; }
 echo "$out" | sed '$d'
 secs=$(tail -n 1 <<<"$out")
 st_fio_check "$T" "$IMG"

@@ -91,7 +91,9 @@ st_fio_guest() {
 }
 
 # st_fio_write NODE FILE: the three jobs write FILE on NODE and check what
-# they read back. Prints the seconds they took as the last line.
+# they read back. Prints the seconds they took as the last line. Called
+# in $(...), where fail ends only the subshell: the caller exits on its
+# status (out=$(st_fio_write N F) || { echo "$out"; exit 1; }).
 st_fio_write() {
 	local out t0=$SECONDS
 	out=$(lsh -t 300 "$1" "$(st_fio_guest "
