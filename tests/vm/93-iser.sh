@@ -21,6 +21,9 @@
 # initiator's switch port is hung up, its cnuas_ib is reloaded; iscsid
 # logs in again by itself, fio finds every block as written, and the
 # initiator logs only the errors ISER_EXPLAINED names.
+# In the Ethernet lab the Soft-RoCE node then logs in to the same target
+# over iSER and writes and checks 8 MiB of its own (lib-storage.sh
+# st_rxe_*).
 # CNUAS_PAIR="INITIATOR TARGET" picks other nodes (e.g. a Soft-RoCE one).
 # Runs over RoCE and, in the IB lab, over IPoIB addresses on native IB,
 # where node 0 runs OpenSM and so is the target, node 1 the initiator.
@@ -54,8 +57,9 @@ ISER_EXPLAINED+='|connection[0-9]+:[0-9]+: (detected conn error \((1011|1020|102
 ISER_EXPLAINED+='|iser: iser_err_comp: [a-z_]+ failure: transport retry counter exceeded \(12\)'
 ISER_EXPLAINED+='|iser: iser_connect: rdma_resolve_addr failed: -101$'
 
+# initiator_stop [NODE]: the initiator's session and iscsid gone.
 initiator_stop() {
-	lsh -t 90 "$I" "iscsiadm -m node $NODE_ARGS --logout
+	lsh -t 90 "${1:-$I}" "iscsiadm -m node $NODE_ARGS --logout
 		iscsiadm -m node $NODE_ARGS -o delete
 		iscsiadm -m discoverydb -t sendtargets -p $PORTAL -I iser -o delete
 		[ ! -s /run/iscsid.pid ] || iscsiadm -k 0 || kill \$(cat /run/iscsid.pid)
@@ -73,9 +77,12 @@ target_stop() {
 }
 cleanup() {
 	initiator_stop
+	[ -z "$X" ] || initiator_stop "$X"
 	target_stop
 }
+X=$(st_rxe_peer)
 storage_begin
+[ -z "$X" ] || rdma_ready "$X"
 out=$(lsh -t 30 "$T" 'for t in targetcli dbus-daemon; do command -v $t >/dev/null || echo "no $t"; done' 2>&1) ||
 	fail "node$T: $out"
 [ -z "$out" ] || fail "node$T: the image lacks targetcli or D-Bus: ${out//$'\n'/, }"
@@ -115,12 +122,13 @@ note "node$T: LIO exports $IQN on $PORTAL with iSER ($((SECONDS - t0)) s)"
 
 c0=$(st_counters "$I") s0=$(st_counters "$T")
 
-# iscsid by hand (no init system here), then discovery and login over
-# iSER. iscsiadm starts no iscsid of its own when one answers.
-t0=$SECONDS
-out=$(lsh -t 180 "$I" "set -e
+# initiator_login NODE: iscsid by hand (no init system here), then
+# discovery and login over iSER; iscsiadm starts no iscsid of its own
+# when one answers. Prints the session and "disk DEV SECTORS".
+initiator_login() {
+	lsh -t 180 "$1" "set -e
 	mkdir -p /run/lock/iscsi /etc/iscsi
-	echo InitiatorName=$INAME >/etc/iscsi/initiatorname.iscsi
+	echo InitiatorName=$IQN-node$1 >/etc/iscsi/initiatorname.iscsi
 	[ -s /run/iscsid.pid ] && kill -0 \$(cat /run/iscsid.pid) 2>/dev/null || iscsid
 	i=0; until ss -xl | grep -q ISCSIADM_ABSTRACT; do
 		[ \$i -lt 100 ] || { echo 'iscsid does not listen'; exit 1; }
@@ -139,8 +147,10 @@ out=$(lsh -t 180 "$I" "set -e
 		[ \$i -lt 150 ] || { echo 'no SCSI disk from the session'; dmesg | tail -n 10; exit 1; }
 		sleep 0.2; i=\$((i + 1))
 	done
-	echo disk \$dev \$(cat /sys/block/\$dev/size)" 2>&1) ||
-	fail "node$I: iSER discovery or login failed: $out"
+	echo disk \$dev \$(cat /sys/block/\$dev/size)" 2>&1
+}
+t0=$SECONDS
+out=$(initiator_login "$I") || fail "node$I: iSER discovery or login failed: $out"
 echo "$out"
 grep -qE "^iser: \[[0-9]+\] $PORTAL,1 $IQN" <<<"$out" || fail "node$I: no iser session to $IQN"
 read -r _ dev sectors <<<"$(grep '^disk ' <<<"$out")"
@@ -182,6 +192,28 @@ out=$(lsh -t 90 "$I" "set -e
 	! iscsiadm -m session 2>/dev/null | grep -q $IQN || { echo 'the session is still there'; exit 1; }" 2>&1) ||
 	fail "node$I: logout failed: $out"
 initiator_stop
+
+# Soft-RoCE as the initiator (Ethernet lab): it logs in to the same
+# target, writes 8 MiB past the others' data and reads it back, and the
+# target finds it in its file.
+if [ -n "$X" ]; then
+	t0=$SECONDS
+	out=$(lsh -t 60 "$X" "modprobe -a ib_iser sd_mod" 2>&1) ||
+		st_rxe_fail "$X" "$T" "ib_iser does not load" "$out"
+	out=$(initiator_login "$X") || st_rxe_fail "$X" "$T" "iSER discovery or login failed" "$out"
+	grep -qE "^iser: \[[0-9]+\] $PORTAL,1 $IQN" <<<"$out" ||
+		st_rxe_fail "$X" "$T" "no iser session to $IQN" "$out"
+	read -r _ xdev _ <<<"$(grep '^disk ' <<<"$out")"
+	out=$(st_rxe_fio "$X" "$T" "/dev/$xdev") || { echo "$out"; exit 1; }
+	echo "$out" | sed '$d'
+	st_fio_check "$T" "$IMG" peer
+	initiator_stop "$X"
+	lsh -t 30 "$X" "! iscsiadm -m session 2>/dev/null | grep -q $IQN" ||
+		st_rxe_fail "$X" "$T" "the session is still there after the logout" ""
+	echo "PASS iSER with Soft-RoCE: node$X (rxe0) wrote 8 MiB to node$T's cnuas target and read it back in $(tail -n 1 <<<"$out") s ($((SECONDS - t0)) s in all)"
+else
+	note "no Soft-RoCE step: the lab has no rxe node, or a test node is not cnuas"
+fi
 target_stop
 out=$(lsh -t 30 "$T" "[ ! -e /sys/kernel/config/target/iscsi/$IQN ] || echo $IQN is still there" 2>&1)
 [ -z "$out" ] || fail "node$T: $out"
