@@ -20,6 +20,9 @@
 # client's switch port is hung up, the client's cnuas_ib is reloaded; the
 # mount reconnects by itself, fio finds every block as written, nfsd sees
 # no TCP, and the client logs only transport errors.
+# In the Ethernet lab the Soft-RoCE node then mounts the same export over
+# RDMA (NFSv3) and writes and checks 8 MiB of its own (lib-storage.sh
+# st_rxe_*).
 # CNUAS_PAIR="CLIENT SERVER" picks other nodes (e.g. a Soft-RoCE one).
 # Runs over RoCE and, in the IB lab, over IPoIB addresses on native IB,
 # where node 0 runs OpenSM and so is the server, node 1 the client.
@@ -40,6 +43,7 @@ NFS_EXPLAINED='rpcrdma|xprt|server .* not responding|server .* OK'
 
 server_stop() {
 	lsh -t 60 "$S" "exportfs -u $CADDR:$EXP 2>/dev/null
+		[ -z '$X' ] || exportfs -u $(ip_of "${X:-0}"):$EXP 2>/dev/null
 		[ ! -d /proc/fs/nfsd ] || [ \"\$(cat /proc/fs/nfsd/threads 2>/dev/null)\" = 0 ] || rpc.nfsd 0
 		for d in mountd rpcbind; do
 			f=/run/cnuas-vm92-\$d.pid
@@ -51,10 +55,14 @@ server_stop() {
 		true" >/dev/null 2>&1
 }
 cleanup() {
-	lsh -t 60 "$C" "! mountpoint -q $MNT || umount -f $MNT || umount -l $MNT; true" >/dev/null 2>&1
+	for n in "$C" $X; do
+		lsh -t 60 "$n" "! mountpoint -q $MNT || umount -f $MNT || umount -l $MNT; true" >/dev/null 2>&1
+	done
 	server_stop
 }
+X=$(st_rxe_peer)
 storage_begin
+[ -z "$X" ] || rdma_ready "$X"
 for n in "$C" "$S"; do
 	out=$(lsh -t 30 "$n" 'for t in rpc.nfsd rpc.mountd exportfs rpcbind mount.nfs fio; do
 		command -v $t >/dev/null || echo "no $t"; done' 2>&1) || fail "node$n: $out"
@@ -121,7 +129,7 @@ one_mount() {
 		fail "node$C: the NFS $v mount is not proto=rdma, port $PORT"
 	grep -qP '^\s*xprt:\s+rdma ' <<<"$out" || fail "node$C: the mount's transport is not rdma"
 
-	out=$(st_fio_write "$C" "$f")
+	out=$(st_fio_write "$C" "$f") || { echo "$out"; exit 1; }
 	echo "$out" | sed '$d'
 	secs=$(tail -n 1 <<<"$out")
 	st_fio_check "$S" "$EXP/v$v.dat"
@@ -165,9 +173,38 @@ one_mount() {
 		fail "node$C: cannot unmount the NFS $v mount: $out"
 }
 
+# rxe_mount: Soft-RoCE as the client (Ethernet lab): node X mounts the
+# same export over RDMA (NFSv3), writes 8 MiB and reads it back, and the
+# server finds it in its file.
+rxe_mount() {
+	local out t0=$SECONDS f=$MNT/rxe.dat
+	lsh -t 30 "$S" "exportfs -o rw,no_root_squash,insecure,no_subtree_check,fsid=92 $(ip_of "$X"):$EXP" ||
+		fail "node$S: cannot export $EXP to node$X"
+	out=$(lsh -t 120 "$X" "set -e
+		modprobe -a nfs nfsv3 rpcrdma
+		mkdir -p $MNT
+		mount -t nfs -o vers=3,proto=rdma,port=$PORT,nolock $SADDR:$EXP $MNT
+		awk '\$1 == \"device\" { on = (\$5 == \"$MNT\") } on && /xprt:/ { print; exit }' /proc/self/mountstats
+		truncate -s 64M $f" 2>&1) ||
+		st_rxe_fail "$X" "$S" "the NFSv3 mount over RDMA failed" "$out"
+	grep -qP '^\s*xprt:\s+rdma ' <<<"$out" ||
+		st_rxe_fail "$X" "$S" "the mount's transport is not rdma" "$out"
+	out=$(st_rxe_fio "$X" "$S" "$f") || { echo "$out"; exit 1; }
+	echo "$out" | sed '$d'
+	st_fio_check "$S" "$EXP/rxe.dat" peer
+	lsh -t 60 "$X" "rm -f $f; umount $MNT" || st_rxe_fail "$X" "$S" "cannot unmount" ""
+	lsh -t 30 "$S" "exportfs -u $(ip_of "$X"):$EXP" || fail "node$S: cannot unexport $EXP from node$X"
+	echo "PASS NFS over RDMA with Soft-RoCE: node$X (rxe0) wrote 8 MiB to node$S's cnuas nfsd and read it back in $(tail -n 1 <<<"$out") s ($((SECONDS - t0)) s in all)"
+}
+
 t0=$SECONDS
 one_mount 3
 one_mount 4.2
+if [ -n "$X" ]; then
+	rxe_mount
+else
+	note "no Soft-RoCE step: the lab has no rxe node, or a test node is not cnuas"
+fi
 
 server_stop
 st_no_cm_id "$S" $PORT

@@ -20,7 +20,10 @@
 # st_through_faults): the switch drops and reorders 2% of the frames, the
 # initiator's switch port is hung up, its cnuas_ib is reloaded; iscsid
 # logs in again by itself, fio finds every block as written, and the
-# initiator logs only connection errors.
+# initiator logs only the errors ISER_EXPLAINED names.
+# In the Ethernet lab the Soft-RoCE node then logs in to the same target
+# over iSER and writes and checks 8 MiB of its own (lib-storage.sh
+# st_rxe_*).
 # CNUAS_PAIR="INITIATOR TARGET" picks other nodes (e.g. a Soft-RoCE one).
 # Runs over RoCE and, in the IB lab, over IPoIB addresses on native IB,
 # where node 0 runs OpenSM and so is the target, node 1 the initiator.
@@ -38,13 +41,36 @@ PORTAL=$TADDR:3260
 IMG=/tmp/cnuas-vm93.img
 TPG=/sys/kernel/config/target/iscsi/$IQN/tpgt_1
 NODE_ARGS="-T $IQN -p $PORTAL -I iser"
-# The initiator's messages the faults explain: the connection's error
-# and its recovery (iscsid logs in again; the SCSI layer holds the I/O);
-# under the drops a NOP-Out may wait out its 5 s behind RC retransmits.
-ISER_EXPLAINED='iser|connection[0-9]+:[0-9]+: (detected conn error \((1011|1020|1022)\)|ping timeout of 5 secs expired)'
+# The initiator's messages the faults explain, each by name:
+# - the port's events while its link goes down and up (and, on IB, the
+#   SM brings it back): port error, port active, client reregister, LID,
+#   SM or GID change;
+# - the connection's error (1011 failed, 1020 closed, 1022 NOP timeout)
+#   and iscsid logging in again; under the drops a NOP-Out may wait out
+#   its 5 s behind RC retransmits;
+# - a WR that ran out of RC retries while the port was hung up;
+# - while the reloaded driver's ib0 is not up yet (IB): no route to the
+#   target (-101, ENETUNREACH) for iscsid's next login;
+# - a command SEND whose retransmission found its data MR invalidated
+#   (local protection error on the "command" completion): with immediate
+#   data the SEND reads the I/O's fast-registration MR, the dropped ACK
+#   of that SEND leaves it outstanding, and the target's response (SEND
+#   with Invalidate of the same key) invalidates the MR before the
+#   retransmit re-reads it. An HCA re-reads memory through the key when
+#   it retransmits, so this needs a lost ACK: it cannot happen on a
+#   lossless fabric, and the connection recovers. (Seen once in 93[ib]
+#   through the drops; not reproduced since, so the explanation is the
+#   fitting one, not a proven one.)
+# Anything else (a protection or access error, a QP event) fails.
+ISER_EXPLAINED='iser: iser_event_handler: async event (port error \(10\)|port active \(9\)|client reregister \(17\)|LID change \(11\)|SM change \(13\)|GID table change \(18\)) on device cnuas_0 port 1$'
+ISER_EXPLAINED+='|connection[0-9]+:[0-9]+: (detected conn error \((1011|1020|1022)\)$|ping timeout of 5 secs expired)'
+ISER_EXPLAINED+='|iser: iser_err_comp: [a-z_]+ failure: transport retry counter exceeded \(12\)'
+ISER_EXPLAINED+='|iser: iser_connect: rdma_resolve_addr failed: -101$'
+ISER_EXPLAINED+='|iser: iser_err_comp: command failure: local protection error \(4\) vend_err 0$'
 
+# initiator_stop [NODE]: the initiator's session and iscsid gone.
 initiator_stop() {
-	lsh -t 90 "$I" "iscsiadm -m node $NODE_ARGS --logout
+	lsh -t 90 "${1:-$I}" "iscsiadm -m node $NODE_ARGS --logout
 		iscsiadm -m node $NODE_ARGS -o delete
 		iscsiadm -m discoverydb -t sendtargets -p $PORTAL -I iser -o delete
 		[ ! -s /run/iscsid.pid ] || iscsiadm -k 0 || kill \$(cat /run/iscsid.pid)
@@ -62,9 +88,12 @@ target_stop() {
 }
 cleanup() {
 	initiator_stop
+	[ -z "$X" ] || initiator_stop "$X"
 	target_stop
 }
+X=$(st_rxe_peer)
 storage_begin
+[ -z "$X" ] || rdma_ready "$X"
 out=$(lsh -t 30 "$T" 'for t in targetcli dbus-daemon; do command -v $t >/dev/null || echo "no $t"; done' 2>&1) ||
 	fail "node$T: $out"
 [ -z "$out" ] || fail "node$T: the image lacks targetcli or D-Bus: ${out//$'\n'/, }"
@@ -104,12 +133,13 @@ note "node$T: LIO exports $IQN on $PORTAL with iSER ($((SECONDS - t0)) s)"
 
 c0=$(st_counters "$I") s0=$(st_counters "$T")
 
-# iscsid by hand (no init system here), then discovery and login over
-# iSER. iscsiadm starts no iscsid of its own when one answers.
-t0=$SECONDS
-out=$(lsh -t 180 "$I" "set -e
+# initiator_login NODE: iscsid by hand (no init system here), then
+# discovery and login over iSER; iscsiadm starts no iscsid of its own
+# when one answers. Prints the session and "disk DEV SECTORS".
+initiator_login() {
+	lsh -t 180 "$1" "set -e
 	mkdir -p /run/lock/iscsi /etc/iscsi
-	echo InitiatorName=$INAME >/etc/iscsi/initiatorname.iscsi
+	echo InitiatorName=$IQN-node$1 >/etc/iscsi/initiatorname.iscsi
 	[ -s /run/iscsid.pid ] && kill -0 \$(cat /run/iscsid.pid) 2>/dev/null || iscsid
 	i=0; until ss -xl | grep -q ISCSIADM_ABSTRACT; do
 		[ \$i -lt 100 ] || { echo 'iscsid does not listen'; exit 1; }
@@ -128,8 +158,10 @@ out=$(lsh -t 180 "$I" "set -e
 		[ \$i -lt 150 ] || { echo 'no SCSI disk from the session'; dmesg | tail -n 10; exit 1; }
 		sleep 0.2; i=\$((i + 1))
 	done
-	echo disk \$dev \$(cat /sys/block/\$dev/size)" 2>&1) ||
-	fail "node$I: iSER discovery or login failed: $out"
+	echo disk \$dev \$(cat /sys/block/\$dev/size)" 2>&1
+}
+t0=$SECONDS
+out=$(initiator_login "$I") || fail "node$I: iSER discovery or login failed: $out"
 echo "$out"
 grep -qE "^iser: \[[0-9]+\] $PORTAL,1 $IQN" <<<"$out" || fail "node$I: no iser session to $IQN"
 read -r _ dev sectors <<<"$(grep '^disk ' <<<"$out")"
@@ -138,7 +170,7 @@ out=$(lsh -t 30 "$T" "tr -d '\\0' <$TPG/dynamic_sessions" 2>&1)
 grep -qx "$INAME" <<<"$out" || fail "node$T: no session of $INAME in $TPG/dynamic_sessions: $out"
 note "node$I: /dev/$dev is LUN 0 of $IQN over iSER ($((SECONDS - t0)) s)"
 
-out=$(st_fio_write "$I" "/dev/$dev")
+out=$(st_fio_write "$I" "/dev/$dev") || { echo "$out"; exit 1; }
 echo "$out" | sed '$d'
 secs=$(tail -n 1 <<<"$out")
 st_fio_check "$T" "$IMG"
@@ -171,6 +203,28 @@ out=$(lsh -t 90 "$I" "set -e
 	! iscsiadm -m session 2>/dev/null | grep -q $IQN || { echo 'the session is still there'; exit 1; }" 2>&1) ||
 	fail "node$I: logout failed: $out"
 initiator_stop
+
+# Soft-RoCE as the initiator (Ethernet lab): it logs in to the same
+# target, writes 8 MiB past the others' data and reads it back, and the
+# target finds it in its file.
+if [ -n "$X" ]; then
+	t0=$SECONDS
+	out=$(lsh -t 60 "$X" "modprobe -a ib_iser sd_mod" 2>&1) ||
+		st_rxe_fail "$X" "$T" "ib_iser does not load" "$out"
+	out=$(initiator_login "$X") || st_rxe_fail "$X" "$T" "iSER discovery or login failed" "$out"
+	grep -qE "^iser: \[[0-9]+\] $PORTAL,1 $IQN" <<<"$out" ||
+		st_rxe_fail "$X" "$T" "no iser session to $IQN" "$out"
+	read -r _ xdev _ <<<"$(grep '^disk ' <<<"$out")"
+	out=$(st_rxe_fio "$X" "$T" "/dev/$xdev") || { echo "$out"; exit 1; }
+	echo "$out" | sed '$d'
+	st_fio_check "$T" "$IMG" peer
+	initiator_stop "$X"
+	lsh -t 30 "$X" "! iscsiadm -m session 2>/dev/null | grep -q $IQN" ||
+		st_rxe_fail "$X" "$T" "the session is still there after the logout" ""
+	echo "PASS iSER with Soft-RoCE: node$X (rxe0) wrote 8 MiB to node$T's cnuas target and read it back in $(tail -n 1 <<<"$out") s ($((SECONDS - t0)) s in all)"
+else
+	note "no Soft-RoCE step: the lab has no rxe node, or a test node is not cnuas"
+fi
 target_stop
 out=$(lsh -t 30 "$T" "[ ! -e /sys/kernel/config/target/iscsi/$IQN ] || echo $IQN is still there" 2>&1)
 [ -z "$out" ] || fail "node$T: $out"

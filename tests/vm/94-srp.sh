@@ -173,7 +173,7 @@ read -r _ dev sectors <<<"$(grep '^disk ' <<<"$out")"
 note "node$I: /dev/$dev is LUN 0 of node$T's ib_srpt over $LINK_LAYER ($((SECONDS - t0)) s)"
 
 c0=$(st_counters "$I") s0=$(st_counters "$T")
-out=$(st_fio_write "$I" "/dev/$dev")
+out=$(st_fio_write "$I" "/dev/$dev") || { echo "$out"; exit 1; }
 echo "$out" | sed '$d'
 secs=$(tail -n 1 <<<"$out")
 st_fio_check "$T" "$IMG"

@@ -73,6 +73,7 @@ st_fio_opts() {
 	seq) o+=" --rw=write --bs=1M --offset=0 --size=32M --direct=1 --ioengine=libaio --iodepth=4 --verify=crc32c" ;;
 	rnd) o+=" --rw=randwrite --bs=4k --offset=32M --size=8M --direct=1 --ioengine=libaio --iodepth=16 --verify=md5" ;;
 	buf) o+=" --rw=randwrite --bs=64k --offset=40M --size=16M --ioengine=psync --verify=crc32c" ;;
+	peer) o+=" --rw=randwrite --bsrange=4k-1M --offset=56M --size=8M --direct=1 --ioengine=libaio --iodepth=8 --verify=crc32c" ;;
 	*) fail "st_fio_opts: no job $1" ;;
 	esac
 	echo "$o"
@@ -91,7 +92,9 @@ st_fio_guest() {
 }
 
 # st_fio_write NODE FILE: the three jobs write FILE on NODE and check what
-# they read back. Prints the seconds they took as the last line.
+# they read back. Prints the seconds they took as the last line. Called
+# in $(...), where fail ends only the subshell: the caller exits on its
+# status (out=$(st_fio_write N F) || { echo "$out"; exit 1; }).
 st_fio_write() {
 	local out t0=$SECONDS
 	out=$(lsh -t 300 "$1" "$(st_fio_guest "
@@ -105,17 +108,20 @@ st_fio_write() {
 	echo $((SECONDS - t0))
 }
 
-# st_fio_check NODE FILE: NODE (the server) checks its own FILE, where the
-# three jobs' data must be, with fio --verify_only (buffered: the server's
-# file may live on tmpfs, which has no O_DIRECT).
+# st_fio_check NODE FILE [JOB...]: NODE (the server) checks its own FILE,
+# where the jobs' data (the three above unless named) must be, with fio
+# --verify_only (buffered: the server's file may live on tmpfs, which has
+# no O_DIRECT).
 st_fio_check() {
-	local out j s=''
-	for j in seq rnd buf; do
-		s+="echo '== $j (server side)'; fio $(st_fio_opts $j "$2") --direct=0 --ioengine=psync --verify_only
+	local out j s='' n=$1 f=$2 jobs=(seq rnd buf)
+	shift 2
+	[ $# = 0 ] || jobs=("$@")
+	for j in "${jobs[@]}"; do
+		s+="echo '== $j (server side)'; fio $(st_fio_opts $j "$f") --direct=0 --ioengine=psync --verify_only
 		"
 	done
-	out=$(lsh -t 120 "$1" "$(st_fio_guest "$s")" 2>&1) ||
-		{ echo "$out"; fail "node$1: the data in its $2 is not what was written"; }
+	out=$(lsh -t 120 "$n" "$(st_fio_guest "$s")" 2>&1) ||
+		{ echo "$out"; fail "node$n: the data in its $f is not what was written"; }
 	echo "$out"
 }
 
@@ -126,6 +132,43 @@ st_no_cm_id() {
 		[ \$i -lt 75 ] || { rdma res show cm_id | grep -E ':$2( |\$)'; exit 1; }
 		sleep 0.2; i=\$((i + 1)); done" ||
 		fail "node$1: RDMA CM IDs on port $2 are left after the teardown"
+}
+
+# ---- Soft-RoCE as the other end (st_rxe_*) ----
+# A short run between a Linux Soft-RoCE node (rdma_rxe) and a cnuas node,
+# after the cnuas pair passed the same protocol: the job "peer" writes
+# 8 MiB in 4 KiB to 1 MiB O_DIRECT blocks and reads them back.
+
+# st_rxe_peer: the lab's first Soft-RoCE node when the test runs on two
+# cnuas nodes of an Ethernet lab that has one; else nothing.
+st_rxe_peer() {
+	[ "$LINK_LAYER" = eth ] && [ "$RXE_NODES" -ge 1 ] &&
+		[ "$(rdma_dev "$A")" = cnuas_0 ] && [ "$(rdma_dev "$B")" = cnuas_0 ] || return 0
+	first_rxe_node
+}
+
+# st_rxe_fail RXE CNUAS WHAT OUT: the Soft-RoCE step failed. The cnuas
+# pair passed the same steps, so the test names the side whose kernel
+# reported the error: both logs' RDMA lines are shown. A failure is a
+# FAIL unless a known Soft-RoCE defect explains it (none known yet).
+st_rxe_fail() {
+	echo "$4"
+	echo "node$1 (Soft-RoCE) kernel:"
+	lsh -t 30 "$1" "dmesg | grep -iE 'rxe|rdma|iser|iscsi|rpcrdma|nfs' | tail -n 20" | sed 's/^/  /'
+	echo "node$2 (cnuas) kernel:"
+	lsh -t 30 "$2" "dmesg | grep -iE 'cnuas|rdma|iser|isert|iscsi|rpcrdma|nfs' | tail -n 20" | sed 's/^/  /'
+	fail "Soft-RoCE node$1 with cnuas node$2: $3 (the cnuas pair passed the same step)"
+}
+
+# st_rxe_fio RXE CNUAS FILE: the job "peer" on FILE of Soft-RoCE node RXE
+# (the client); prints fio's summary and the seconds as the last line.
+# Called as st_fio_write is.
+st_rxe_fio() {
+	local out t0=$SECONDS
+	out=$(lsh -t 120 "$1" "$(st_fio_guest "echo '== peer'; fio $(st_fio_opts peer "$3")")" 2>&1) ||
+		st_rxe_fail "$1" "$2" "fio on $3 failed or found bad data" "$out"
+	echo "$out"
+	echo $((SECONDS - t0))
 }
 
 # ---- I/O through faults (st_through_faults) ----
