@@ -11,11 +11,13 @@
 #include "ib.h"
 #include "switch.h"
 
+#include <errno.h>
 #include <infiniband/mad.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 static void port_state_change(struct vswitch *sw)
 {
@@ -27,6 +29,11 @@ int ib_state_open(struct vswitch *sw, const char *dir, char *err, size_t errlen)
 {
 	struct ib_switch *ib = sw->ib;
 
+	/* a directory that is not there would lose every change */
+	if (access(dir, W_OK | X_OK) < 0) {
+		snprintf(err, errlen, "%s: %s", dir, strerror(errno));
+		return -1;
+	}
 	if (asprintf(&ib->state_path, "%s/%s", dir, IB_STATE_FILE) < 0) {
 		ib->state_path = NULL;
 		snprintf(err, errlen, "out of memory");

@@ -221,7 +221,11 @@ int ib_state_save(const struct ib_state *st, const char *path, char *err, size_t
 		return -1;
 	}
 	len = ib_state_format(st, buf, IB_STATE_FILE_MAX);
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= sizeof(tmp)) {
+		snprintf(err, errlen, "%s: path too long", path);
+		free(buf);
+		return -1;
+	}
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
 	if (fd < 0)
 		goto fail;

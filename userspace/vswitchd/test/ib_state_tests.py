@@ -225,5 +225,11 @@ def test_ib_state_file_hostile():
                             "--link-layer", "ib", "--state-dir", state],
                            capture_output=True, text=True, timeout=10)
         assert r.returncode == 1 and path in r.stderr, r.stderr
+        gone = os.path.join(state, "gone")                # a directory that is not there
+        r = subprocess.run([T.ARGS.switch, "--socket", os.path.join(state, "s"),
+                            "--ctl", os.path.join(state, "c"), "--foreground",
+                            "--link-layer", "ib", "--state-dir", gone],
+                           capture_output=True, text=True, timeout=10)
+        assert r.returncode == 1 and gone in r.stderr, r.stderr
     finally:
         shutil.rmtree(state, ignore_errors=True)
