@@ -12,6 +12,15 @@
 # in $LAB_DIR/ib-state, as it keeps each node's IB port number): the other
 # guests send SMP answers and traps only, as a cloud's virtual functions
 # (docs/ib-switch.md, "Trust").
+# OpenSM protects every port it manages with an M_Key, as a fabric
+# administrator would (docs/ib-switch.md, "M_Key"): a key drawn per lab,
+# protection level 2 (Gets and Sets without the key go unanswered, the
+# port counts the violation and traps 256) and a lease of 60 s (a port
+# whose SM is gone for good falls back to no protection; a running SM's
+# sweeps present the key and keep the lease). node0's
+# /etc/opensm/opensm.conf holds the key for every OpenSM started there
+# and /etc/infiniband-diags/ibdiag.conf for the diag tools run there;
+# no other guest has it. The key is IB_MKEY in lab.env.
 #   CNUAS_LAB_SM=0            no OpenSM (the tests or the user start one)
 #   CNUAS_LAB_SM_TIMEOUT      seconds to wait for Active ports (default 300)
 
@@ -56,6 +65,16 @@ ib_sm_port() {
 	ib_sm_port_check
 }
 
+# ib_mkey_configs: node0's OpenSM and diag tools get the lab's M_Key.
+ib_mkey_configs() {
+	IB_MKEY=0x$(od -An -N8 -tx8 /dev/urandom | tr -d ' ')
+	ib_exec 0 "mkdir -p /etc/opensm /etc/infiniband-diags &&
+		printf 'm_key %s\nm_key_protection_level 2\nm_key_lease_period 60\nm_key_lookup TRUE\n' $IB_MKEY >/etc/opensm/opensm.conf &&
+		sed -i '/^m_key=/d' /etc/infiniband-diags/ibdiag.conf 2>/dev/null;
+		echo m_key=$IB_MKEY >>/etc/infiniband-diags/ibdiag.conf" >/dev/null 2>&1 ||
+		die "node0: cannot write the M_Key into opensm.conf and ibdiag.conf"
+}
+
 ib_subnet_up() {
 	local nodes=$1 n t0 limit=${CNUAS_LAB_SM_TIMEOUT:-300} left
 	case $limit in '' | *[!0-9]*) die "CNUAS_LAB_SM_TIMEOUT must be seconds, not '$limit'" ;; esac
@@ -70,6 +89,7 @@ ib_subnet_up() {
 	fi
 	ib_exec 0 'command -v opensm' >/dev/null 2>&1 ||
 		die "the guest image has no opensm (tests/lab/packages.list)"
+	ib_mkey_configs
 	ib_exec 0 'pgrep -x opensm >/dev/null || opensm -B -f /var/log/opensm.log >/dev/null 2>&1' ||
 		die "node0: opensm did not start"
 	t0=$(date +%s)

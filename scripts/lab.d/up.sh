@@ -434,6 +434,7 @@ lab_up() {
 		# shellcheck source=scripts/lab.d/ib.sh
 		. "$LABD/ib.sh"
 		ib_subnet_up "$nodes"
+		[ -z "${IB_MKEY:-}" ] || echo "IB_MKEY=$IB_MKEY" >>"$LAB_DIR/lab.env"
 	fi
 	trap - EXIT
 	say "lab up in $(elapsed) s: $nodes cnuas + $virtio virtio + $rxe rxe node(s), MTU $mtu; logs in $LAB_DIR"

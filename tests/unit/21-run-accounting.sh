@@ -36,7 +36,9 @@ up)
 	ll=eth
 	[[ " \$* " = *" --link-layer ib "* ]] && ll=ib
 	echo "\$ll" >>"$T/ups"
-	printf 'NODES=2 VIRTIO_NODES=0 RXE_NODES=1 LINK_LAYER=%s MTU=1500\n' "\$ll" >"$T/lab/lab.env" ;;
+	d=\${CNUAS_LAB_DIR:-$T/lab}
+	mkdir -p "\$d"
+	printf 'NODES=2 VIRTIO_NODES=0 RXE_NODES=1 LINK_LAYER=%s MTU=1500\n' "\$ll" >"\$d/lab.env" ;;
 down) rm -f "\${CNUAS_LAB_DIR:-$T/lab}/lab.env"; echo "lab down" ;;
 esac
 EOS
@@ -84,7 +86,7 @@ has "  vm/87-sites>child-skip across the two sites: no-nftables: no nft"
 has "  unit/40-optout: CNUAS_X=0"
 has "PASS vm/84-fabric[ib]"
 has "6 passed, 0 failed, 2 skipped (2 parts of tests skipped), 1 opted out"
-grep -q '^group times: unit [0-9]*s vm [0-9]*s (eth [0-9]*s, ib [0-9]*s)$' "$T/out" || fail "no group times: $(cat "$T/out")"
+grep -q '^group times: unit [0-9]*s vm [0-9]*s (eth [0-9]*s, ib [0-9]*s) (wall [0-9]*s)$' "$T/out" || fail "no group times: $(cat "$T/out")"
 [ "$(cat "$T/bases")" = "--distro bookworm --kdir" ] || fail "guest image bases built beside unit: $(cat "$T/bases")"
 
 # 2. Undeclared skips, whole and in part, a claim that does not hold, and
@@ -143,7 +145,11 @@ rc=$?
 [ $rc = 1 ] || fail "link layers: tests/run exited $rc"
 printf '%s\n' 'vm/10-eth eth none' 'vm/46-both eth none' 'vm/57-both-ib-fails eth none' \
 	'vm/84-fabric[ib] ib 1' 'vm/46-both[ib] ib 1' 'vm/57-both-ib-fails[ib] ib 1' 'vm/88-ib[ib] ib 1' >"$T/want"
-diff "$T/want" "$T/seen" >/dev/null || fail "link layers: the cells ran as $(cat "$T/seen"), want $(cat "$T/want")"
+# The two labs run side by side (two lanes): the order within each lab.
+for ll in eth ib; do
+	[ "$(grep " $ll " "$T/want")" = "$(grep " $ll " "$T/seen")" ] ||
+		fail "link layers: the cells ran as $(cat "$T/seen"), want $(cat "$T/want")"
+done
 [ "$(cat "$T/ups")" = "$(printf 'eth\nib')" ] || fail "link layers: labs up: $(cat "$T/ups"), want eth then ib"
 has "PASS vm/46-both[ib]"
 has "FAIL vm/57-both-ib-fails[ib]"
@@ -158,13 +164,32 @@ rm -f "$T/ups" "$T/seen"
 [ "$(cat "$T/seen")" = "vm/46-both[ib] ib 1" ] || fail "CNUAS_ONLY: ran $(cat "$T/seen")"
 [ "$(cat "$T/ups")" = ib ] || fail "CNUAS_ONLY: labs up: $(cat "$T/ups"), want ib alone"
 
-# 4. An opt-out switch in the environment is listed.
+# 4. Two lanes: the IB lab boots once the Ethernet lab is up, in a folder
+# of its own, and its cells run while the Ethernet lab's do (each of the
+# two tests waits for the other's mark); CNUAS_LANES=1 runs them one after
+# the other (the Ethernet test then waits in vain and fails).
+rm -f "$T"/tests/unit/*.sh "$T"/tests/vm/[0-9]*.sh "$T/ups" "$T"/mark.*
+t vm/10-eth '. tests/vm/lib.sh; echo "$LAB_DIR" >'"$T"'/mark.eth
+for i in $(seq 100); do [ -e '"$T"'/mark.ib ] && exit 0; sleep 0.1; done; exit 1'
+t vm/20-ib '# link-layers: ib
+. tests/vm/lib.sh; echo "$LAB_DIR" >'"$T"'/mark.ib
+for i in $(seq 100); do [ -e '"$T"'/mark.eth ] && exit 0; sleep 0.1; done; exit 1'
+run vm || fail "two lanes: tests/run failed: $(cat "$T/out")"
+[ "$(cat "$T/ups")" = "$(printf 'eth\nib')" ] || fail "two lanes: labs up: $(cat "$T/ups"), want eth then ib"
+[ "$(cat "$T/mark.eth")" = "$T/lab" ] || fail "two lanes: the Ethernet lab in $(cat "$T/mark.eth")"
+[ "$(cat "$T/mark.ib")" = "$T/lab.vm-ib" ] || fail "two lanes: the IB lab in $(cat "$T/mark.ib"), want $T/lab.vm-ib"
+rm -f "$T"/mark.*
+(cd "$T" && env -u CNUAS_LAB_GROUP -u CNUAS_LAB_DIR CNUAS_LANES=1 tests/run vm) >"$T/out" 2>/dev/null &&
+	fail "one lane: the two labs still ran at once"
+has "FAIL vm/10-eth"
+
+# 5. An opt-out switch in the environment is listed.
 rm -f "$T"/tests/unit/*.sh "$T"/tests/vm/[0-9]*.sh
 t unit/10-pass 'exit 0'
 (cd "$T" && env -u CNUAS_LAB_DIR CNUAS_FOO=0 tests/run unit) >"$T/out" 2>/dev/null || fail "opt-out switch: tests/run failed"
 has "opt-out switches set: CNUAS_FOO=0"
 
-# 5. tests/soak: a test that fails in the second of two runs, a cell
+# 6. tests/soak: a test that fails in the second of two runs, a cell
 # that retries in both, one that passes: each failure and RETRY counted.
 rm -f "$T"/tests/unit/*.sh "$T"/tests/vm/[0-9]*.sh "$T/count"
 t vm/10-pass 'exit 0'

@@ -8,7 +8,9 @@
 #   management: both ports Active with distinct LIDs and node0's SM LID;
 #     ibnetdiscover sees the switch and both HCAs on the switch ports they
 #     are cabled to; smpquery by LID, ibtracert through the switch,
-#     ibping;
+#     ibping; node1's port and the switch's keyed with the lab's M_Key at
+#     protection 2 (read with the key node0's diag tools hold), and a Get
+#     with M_Key 0 unanswered and counted by the switch;
 #   IPoIB: ib0 joins the broadcast group OpenSM made; IPv4 and IPv6 ping
 #     and a 64 MiB TCP transfer (sha256 compared);
 #   RDMA CM on the IPoIB addresses: rdmacm-utils' ucmatose (RC, IPv4 and
@@ -70,6 +72,26 @@ tr=$(lsh -t 60 0 "ibtracert $l0 $l1") || fail "ibtracert failed"
 echo "$tr" | grep -q 'switch port' && echo "$tr" | grep -q "To ca .*node1 cnuas_0" ||
 	{ echo "$tr"; fail "ibtracert does not go node0 -> switch -> node1"; }
 echo "PASS smpquery by LID (CA and switch), ibtracert through the switch"
+
+# The lab's OpenSM keys every port it manages (scripts/lab.d/ib.sh): the
+# lab's M_Key at protection 2, which node0's diag tools present from
+# ibdiag.conf. A Get with another key goes unanswered and is counted.
+[ -n "${IB_MKEY:-}" ] || fail "no IB_MKEY in the lab's lab.env"
+pfield() { echo "$1" | sed -n "s/^$2:\.*\(.*\)$/\1/p"; }
+for l in $l1 $swlid; do
+	pi=$(lsh -t 60 0 "smpquery portinfo $l") || fail "smpquery portinfo $l (with the lab's M_Key) failed"
+	[ "$(($(pfield "$pi" Mkey)))" = "$((IB_MKEY))" ] && [ "$(pfield "$pi" ProtectBits)" = 2 ] ||
+		{ echo "$pi"; fail "LID $l: M_Key $(pfield "$pi" Mkey), protection $(pfield "$pi" ProtectBits); want $IB_MKEY at 2"; }
+done
+v0=$(pfield "$pi" MkeyViolations)
+if pi0=$(lsh -t 60 0 "timeout 20 smpquery -y 0 -t 1000 portinfo $swlid 2>&1"); then
+	echo "$pi0"
+	fail "the switch answered a PortInfo Get with M_Key 0 at protection 2"
+fi
+pi=$(lsh -t 60 0 "smpquery portinfo $swlid") || fail "smpquery portinfo $swlid failed"
+v1=$(pfield "$pi" MkeyViolations)
+[ "$((v1 - v0))" -ge 1 ] || { echo "$pi"; fail "the switch's MkeyViolations $v0 -> $v1"; }
+echo "PASS M_Key: node1 and the switch keyed by OpenSM at protection 2; a Get with key 0 went unanswered (switch MkeyViolations $v0 -> $v1)"
 
 lsh -t 30 1 'pgrep -x ibping >/dev/null || { ibping -S >/dev/null 2>&1 & }'
 pg=$(lsh -t 60 0 "timeout 40 ibping -c 5 -L $l1") || { echo "$pg"; fail "ibping failed"; }

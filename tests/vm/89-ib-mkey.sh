@@ -50,7 +50,7 @@ echo "PASS ibportstate: node1's M_Key $mk, protection bits $prot, lease $lease s
 
 # Without the key: no answer, a violation, Trap 256.
 t0=$(date +%s)
-if pi=$(lsh -t 60 0 "timeout 20 smpquery -t 1000 portinfo $lid1 2>&1"); then
+if pi=$(lsh -t 60 0 "timeout 20 smpquery -y 0 -t 1000 portinfo $lid1 2>&1"); then
 	echo "$pi"
 	fail "a PortInfo Get without the M_Key was answered at protection 2"
 fi

@@ -6,7 +6,8 @@
 # each attempt must be refused by the switch and counted on node1's port,
 # while node0's OpenSM stays the subnet's master and RC traffic between
 # the two nodes still moves checked bytes:
-#   its own OpenSM at priority 15: node0's `sminfo` still names node0's
+#   its own OpenSM at priority 15 (holding the lab's M_Key, as if the
+#     tenant had learned it): node0's `sminfo` still names node0's
 #     OpenSM as master, node1's port keeps node0 as its SM, and the
 #     rogue's SMPs beyond its own HCA are dropped (ib_drop_smp_not_sm);
 #   a directed-route SubnSet on the switch (ibportstate disable of both
@@ -15,8 +16,12 @@
 #   a PMA reset of node0's counters (perfquery -R): no answer, counted
 #     (ib_drop_pma_not_sm), node0's counters not reset; a PMA Get, which
 #     a virtual function may send, is answered;
+#   its own port's LID: the lab's OpenSM keyed node1's port (M_Key,
+#     protection 2), so a hop-0 Set without the key is refused by node1's
+#     own SMA;
 #   spoofed sources: node1 gives its own port node0's LID (a hop-0 Set
-#     its own SMA takes, as any HCA's does) and asks the switch's PMA,
+#     with the lab's M_Key, as a tenant that learned it or a kernel that
+#     bypasses its SMA would) and asks the switch's PMA,
 #     then a LID nobody has and pings node0 over IPoIB: the packets are
 #     dropped at the switch (ib_drop_slid_spoof), nothing answers; with
 #     its LID back, the ping goes through.
@@ -46,7 +51,8 @@ master() {
 	echo "$out" | grep -q "sm lid $lid0 .*SMINFO_MASTER" || { echo "$out"; return 1; }
 }
 rogue_stop() { lsh -t 30 1 "pkill -x opensm; true" >/dev/null 2>&1; }
-lid_back() { lsh -t 30 1 "ibportstate -D 0 1 lid $lid1 >/dev/null 2>&1"; }
+[ -n "${IB_MKEY:-}" ] || fail "no IB_MKEY in the lab's lab.env"
+lid_back() { lsh -t 30 1 "ibportstate -y $IB_MKEY -D 0 1 lid $lid1 >/dev/null 2>&1"; }
 cleanup() {
 	rogue_stop
 	lid_back
@@ -56,8 +62,12 @@ trap cleanup EXIT
 master || fail "node0's OpenSM is not the master before the test"
 smp0=$(count ib_drop_smp_not_sm) pma0=$(count ib_drop_pma_not_sm) spoof0=$(count ib_drop_slid_spoof)
 
-# 1. A rogue OpenSM at the highest priority on node1.
-lsh -t 30 1 "opensm -B -p 15 -f /tmp/rogue-sm.log >/dev/null 2>&1" || fail "node1: opensm did not start"
+# 1. A rogue OpenSM at the highest priority on node1. Without the lab's
+# M_Key it would not get past its own port (node1's SMA ignores it); it
+# runs with the key, as if the tenant had learned it, so that what is
+# under test is the switch, which must stop it anyway.
+lsh -t 30 1 "printf 'm_key %s\n' $IB_MKEY >/tmp/rogue-sm.conf &&
+	opensm -F /tmp/rogue-sm.conf -B -p 15 -f /tmp/rogue-sm.log >/dev/null 2>&1" || fail "node1: opensm did not start"
 sleep 20
 smp1=$(count ib_drop_smp_not_sm)
 rogue=$(lsh -t 30 1 "grep -cE 'SUBNET UP|Entering MASTER' /tmp/rogue-sm.log; pgrep -x opensm >/dev/null && echo running")
@@ -114,9 +124,15 @@ echo "PASS node1's perfquery -R of node0: refused ($((pma1 - pma0)) counted), no
 # switch's PMA; with a LID nobody has, it pings node0 over IPoIB.
 swlid=$(sw_field "$(sw_json)" lid) || fail "cannot read the switch's LID"
 spoof() { # spoof LID: node1's own SMA takes LID (hop 0 stays in the guest)
-	lsh -t 30 1 "ibportstate -D 0 1 lid $1 >/dev/null 2>&1" || fail "node1 could not set its own LID $1"
+	lsh -t 30 1 "ibportstate -y $IB_MKEY -D 0 1 lid $1 >/dev/null 2>&1" || fail "node1 could not set its own LID $1"
 	[ "$(($(lsh 1 "cat $P/lid")))" = "$1" ] || fail "node1's own SMA did not take LID $1"
 }
+# Without the key its own SMA refuses (the M_Key the lab's OpenSM set).
+if lsh -t 30 1 "timeout 20 ibportstate -y 0 -t 1000 -D 0 1 lid $lid0 >/dev/null 2>&1" ||
+	[ "$(($(lsh 1 "cat $P/lid")))" != "$lid1" ]; then
+	fail "node1 set its own LID without the M_Key (now $(lsh 1 "cat $P/lid"))"
+fi
+echo "PASS node1's own SMA refused a LID Set without the lab's M_Key"
 spoof "$lid0"
 if out=$(lsh -t 60 1 "timeout 20 perfquery $swlid 1 2>&1"); then
 	echo "$out"
