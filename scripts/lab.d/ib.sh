@@ -7,9 +7,11 @@
 # with a LID. ib0 of node n gets the address cnuas0 has in an Ethernet lab
 # (198.18.0.n+1/24, fd00:198:18::n+1/64), so the tests' addressing holds.
 # node0's switch port is the only one that may manage the fabric
-# (cnuas-vsctl sm-port add, before OpenSM starts, and again after
-# `scripts/lab switch-start`/`switch-restart`; also with CNUAS_LAB_SM=0): the other guests send SMP answers and traps only,
-# as a cloud's virtual functions (docs/ib-switch.md, "Trust").
+# (cnuas-vsctl sm-port add name=node0 before OpenSM starts, also with
+# CNUAS_LAB_SM=0; the switch keeps it across `scripts/lab switch-restart`
+# in $LAB_DIR/ib-state, as it keeps each node's IB port number): the other
+# guests send SMP answers and traps only, as a cloud's virtual functions
+# (docs/ib-switch.md, "Trust").
 # OpenSM protects every port it manages with an M_Key, as a fabric
 # administrator would (docs/ib-switch.md, "M_Key"): a key drawn per lab,
 # protection level 2 (Gets and Sets without the key go unanswered, the
@@ -31,9 +33,9 @@ ib_port_active() {
 		grep -q ACTIVE $p/state && [ "$(cat $p/lid)" != 0x0 ]' >/dev/null 2>&1
 }
 
-# ib_sm_port: node0's IB port on the switch, found by its QEMU's pid
-# (`cnuas-vsctl show`: "pid N ib P"), becomes the SM port.
-ib_sm_port() {
+# ib_sm_port_check: node0's IB port on the switch, found by its QEMU's pid
+# (`cnuas-vsctl show`: "pid N ... ib P"), is an SM port.
+ib_sm_port_check() {
 	local pid port
 	pid=$(pidfile_pid "$LAB_DIR/node0.pid")
 	[ -n "$pid" ] || die "node0: no QEMU pid"
@@ -48,9 +50,19 @@ for p in json.load(sys.stdin)["ports"]:
 		sleep 0.2
 	done
 	[ -n "$port" ] || die "node0 (pid $pid) has no IB port on the switch"
-	"$VSCTL" --ctl "$LAB_DIR/switch.ctl" sm-port add "$port" >/dev/null ||
-		die "the switch refused IB port $port (node0's) as the SM port"
+	"$VSCTL" --ctl "$LAB_DIR/switch.ctl" --json sm-port list | "$PY" -c '
+import json, sys
+sys.exit(int(sys.argv[1]) not in [p["port"] for p in json.load(sys.stdin)["sm_ports"]])' "$port" ||
+		die "IB port $port (node0's) is not an SM port: $("$VSCTL" --ctl "$LAB_DIR/switch.ctl" sm-port list)"
 	say "IB subnet: switch port $port (node0's) is the SM port, the only one that manages"
+}
+
+# ib_sm_port: node0, by its VM name, is the SM's; the switch keeps that in
+# its state ($LAB_DIR/ib-state), so a restarted switch knows it too.
+ib_sm_port() {
+	"$VSCTL" --ctl "$LAB_DIR/switch.ctl" sm-port add name=node0 >/dev/null ||
+		die "the switch refused node0 as the SM's VM"
+	ib_sm_port_check
 }
 
 # ib_mkey_configs: node0's OpenSM and diag tools get the lab's M_Key.

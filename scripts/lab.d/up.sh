@@ -380,7 +380,9 @@ lab_up() {
 	[ "$psec" = 0 ] || sw_args+=(--port-security)
 	if [ "$ll" = ib ]; then
 		"$VSWITCHD" --help 2>&1 | grep -q -- '--link-layer' || die "cnuas-vswitchd has no --link-layer option"
-		sw_args+=(--link-layer ib)
+		# the IB port numbers and SM port a switch restart keeps (ib_sm_port)
+		rm -f "$LAB_DIR/ib-state"
+		sw_args+=(--link-layer ib --state-dir "$LAB_DIR")
 	fi
 	for s in $(seq 1 $((sites - 1))); do
 		site_args=("$VSWITCHD" --socket "$LAB_DIR/site$s.sock" --ctl "$LAB_DIR/site$s.ctl" --foreground

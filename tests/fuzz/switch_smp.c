@@ -106,7 +106,7 @@ static void setup(struct vsf *v, const uint8_t *s)
 			mad_set_field(ib->port[n].pi, 0, IB_PORT_PART_EN_OUTB_F, 1);
 		}
 		if (s[0] & (1u << (n - 1)))
-			ib_sm_port_set(sw, n, IB_SM_OPTION);
+			ib_sm_port_mark(sw, n, IB_SM_OPTION, true);
 	}
 	if (s[0] & 16)
 		ib->sm_enforced = true;

@@ -22,6 +22,7 @@
 #include <stdint.h>
 
 #include "cnuas_ib_link.h"
+#include "ib_state.h"
 #include "strbuf.h"
 #include "switch.h"
 
@@ -116,14 +117,25 @@ struct ib_switch {
 	 */
 	uint8_t sm_port[IB_MAX_PORTS + 1];
 	bool sm_enforced;
+	/* --sm-port name=: VMs whose port is an SM port, for as long as the switch runs */
+	char sm_opt_name[IB_MAX_PORTS][VS_VM_NAME_MAX + 1];
+	unsigned nsm_opt_name;
+	/*
+	 * What a restart keeps (ib_state.h): the VM each IB port number was
+	 * given, the SM ports cnuas-vsctl designated. Saved to @state_path on
+	 * every change; NULL: kept in memory only (no --state-dir).
+	 */
+	struct ib_state st;
+	char *state_path;
 	uint64_t refused_log_next;	/* rate limit of the refusals' log (sw->now) */
 	uint64_t refused_unlogged;	/* refusals since the last one logged */
 	struct ib_port port[IB_MAX_PORTS + 1];
 };
 
 /* sm_port[]: how a port became an SM port */
-#define IB_SM_VSCTL	1	/* cnuas-vsctl sm-port add: until its guest goes */
-#define IB_SM_OPTION	2	/* --sm-port: for as long as the switch runs */
+#define IB_SM_VSCTL	1	/* cnuas-vsctl sm-port add N: until its guest goes */
+#define IB_SM_OPTION	2	/* --sm-port N: for as long as the switch runs */
+#define IB_SM_NAME	4	/* its VM is designated by name: while that VM is on it */
 
 /* A received frame, parsed by ib_fwd.c's link checks. */
 struct ibf {
@@ -195,6 +207,10 @@ void ib_handover_end(struct vswitch *sw);
 void ib_port_disable(struct vswitch *sw, unsigned n);
 /* PortPhysicalState Polling on a disabled port: its guest may come back. */
 void ib_port_enable(struct vswitch *sw, unsigned n);
+/* Keep the state in @dir (--state-dir): read what it holds. < 0: @err says why. */
+int ib_state_open(struct vswitch *sw, const char *dir, char *err, size_t errlen);
+/* The state changed: save it, if it is kept in a file (a failure is logged). */
+void ib_state_store(struct vswitch *sw);
 
 /* ib_trust.c: who may manage the fabric, and which source LIDs a port may use */
 /* Whether IB port @n may send subnet management: an SM port, or none was ever designated. */
@@ -202,8 +218,14 @@ static inline bool ib_may_manage(const struct ib_switch *ib, unsigned n)
 {
 	return !ib->sm_enforced || (n && n <= ib->nports && ib->sm_port[n]);
 }
-/* Designate IB port @n an SM port (@how: IB_SM_*) or not (0). < 0: no such port. */
-int ib_sm_port_set(struct vswitch *sw, unsigned n, unsigned how);
+/* IB port @n is an SM port for reason @how (IB_SM_*) or not (!@on). < 0: no such port. */
+int ib_sm_port_mark(struct vswitch *sw, unsigned n, unsigned how, bool on);
+/* --sm-port name=@name: its VM's port, wherever it connects, is an SM port. */
+void ib_sm_name_option(struct vswitch *sw, const char *name);
+/* Whether VM @name is designated an SM's (option or cnuas-vsctl). */
+bool ib_sm_name(const struct ib_switch *ib, const char *name);
+/* The designations the state file kept (sm N, sm name=) are in force again. */
+void ib_sm_restore(struct vswitch *sw);
 /* Count a refusal in *@counter and log it (at most once a second): @what came from p. */
 void ib_refuse(struct vswitch *sw, struct port *p, uint64_t *counter, const char *what);
 /* Whether p (not an SM port) may send this VL15 SMP: a response on its way back, a trap. */

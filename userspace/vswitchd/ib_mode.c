@@ -66,6 +66,7 @@ void ib_fini(struct vswitch *sw)
 	free(sw->ib->mft);
 	free(sw->ib->sl2vl);
 	free(sw->ib->vlarb);
+	free(sw->ib->state_path);
 	free(sw->ib);
 	sw->ib = NULL;
 }

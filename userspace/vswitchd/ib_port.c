@@ -1,17 +1,23 @@
 // SPDX-License-Identifier: GPL-2.0-or-later OR MIT
 /*
- * InfiniBand mode: IB ports. A connection takes the lowest free IB port
- * (Init, LinkUp) and gives it back (Down, Polling); a migrating guest's
- * port is handed over to the next one instead. The SM hears of every
- * change by trap 128.
+ * InfiniBand mode: IB ports. A connection takes an IB port (Init, LinkUp)
+ * and gives it back (Down, Polling); a migrating guest's port is handed
+ * over to the next one instead. The SM hears of every change by trap 128.
+ * Port numbers are physical, as on a real switch: a VM (its QEMU's -name,
+ * peer_name.h) gets back the number it had, across a switch restart too
+ * (ib_state.h); a newcomer takes the lowest port nobody had, then, when
+ * all are taken, the lowest one kept for an absent VM.
  */
 #include "ib.h"
 #include "switch.h"
 
+#include <errno.h>
 #include <infiniband/mad.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 static void port_state_change(struct vswitch *sw)
 {
@@ -19,17 +25,52 @@ static void port_state_change(struct vswitch *sw)
 	ib_trap_128(sw);
 }
 
+int ib_state_open(struct vswitch *sw, const char *dir, char *err, size_t errlen)
+{
+	struct ib_switch *ib = sw->ib;
+
+	/* a directory that is not there would lose every change */
+	if (access(dir, W_OK | X_OK) < 0) {
+		snprintf(err, errlen, "%s: %s", dir, strerror(errno));
+		return -1;
+	}
+	if (asprintf(&ib->state_path, "%s/%s", dir, IB_STATE_FILE) < 0) {
+		ib->state_path = NULL;
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	if (ib_state_load(&ib->st, ib->state_path, err, errlen) < 0)
+		return -1;
+	ib_sm_restore(sw);
+	vs_log(VS_LOG_INFO, "IB state kept in %s", ib->state_path);
+	return 0;
+}
+
+void ib_state_store(struct vswitch *sw)
+{
+	char err[256];
+
+	if (sw->ib->state_path && ib_state_save(&sw->ib->st, sw->ib->state_path, err,
+						sizeof(err)) < 0)
+		vs_log(VS_LOG_ERR, "IB state not saved (a restart forgets the change): %s", err);
+}
+
 /*
  * IB port @n lost its link: Down, Polling, counted, reported to the SM. An
- * SM port that cnuas-vsctl designated was its guest's: the next guest on
- * the port is somebody else.
+ * SM port that cnuas-vsctl designated by number was its guest's: the next
+ * guest on the port is somebody else. One designated by name stays with
+ * the name. When the switch itself stops, nothing is forgotten.
  */
 static void ib_link_down(struct vswitch *sw, unsigned n)
 {
 	struct ib_switch *ib = sw->ib;
 
-	if (ib->sm_port[n] == IB_SM_VSCTL)
-		ib_sm_port_set(sw, n, 0);
+	if ((ib->sm_port[n] & IB_SM_VSCTL) && !sw->stop && ib->st.sm_num[n]) {
+		ib->st.sm_num[n] = false;
+		ib_state_store(sw);
+	}
+	if (!sw->stop)
+		ib_sm_port_mark(sw, n, IB_SM_VSCTL | IB_SM_NAME, false);
 
 	if (ib->port[n].state >= IB_PS_INIT)
 		ib->port[n].pc.link_downed++;
@@ -136,6 +177,37 @@ static bool port_held(struct vswitch *sw, unsigned n, const struct port *p)
 	return ip->held_pid && ip->held_pid != p->peer_pid && sw->now < ip->held_until;
 }
 
+/*
+ * A named VM that took IB port @n keeps the number: remembered (if it had
+ * none yet, taking it from an absent VM it was kept for), and its SM
+ * designation by name applies.
+ */
+static void remember(struct vswitch *sw, unsigned n, const struct port *p)
+{
+	struct ib_state *st = &sw->ib->st;
+
+	if (!p->vm[0])
+		return;
+	if (ib_sm_name(sw->ib, p->vm))
+		ib_sm_port_mark(sw, n, IB_SM_NAME, true);
+	if (ib_state_port_of(st, p->vm))
+		return;
+	if (st->peer[n][0])
+		vs_log(VS_LOG_WARN, "IB port %u, kept for VM %s, goes to VM %s: no port was free",
+		       n, st->peer[n], p->vm);
+	snprintf(st->peer[n], sizeof(st->peer[n]), "%s", p->vm);
+	ib_state_store(sw);
+}
+
+/* Whether IB port @n is free for connection p: @kept, even if kept for an absent VM. */
+static bool port_free(struct vswitch *sw, unsigned n, const struct port *p, bool kept)
+{
+	struct ib_switch *ib = sw->ib;
+
+	return ib->port[n].slot < 0 && n != ib->handover_port && !port_held(sw, n, p) &&
+	       (kept || !ib->st.peer[n][0]);
+}
+
 int ib_port_attach(struct vswitch *sw, struct port *p)
 {
 	struct ib_switch *ib = sw->ib;
@@ -171,12 +243,19 @@ int ib_port_attach(struct vswitch *sw, struct port *p)
 		snprintf(p->peer + strlen(p->peer), sizeof(p->peer) - strlen(p->peer), " ib %u", n);
 		vs_log(VS_LOG_INFO, "port %u takes IB port %u over: %s", p->id, n,
 		       ib_state_name(ib->port[n].state));
+		remember(sw, n, p);
 		return 0;
 	}
-	/* the lowest free port, but not one kept for somebody else (hand-over, disabled) */
-	for (n = 1; n <= ib->nports && (ib->port[n].slot >= 0 || n == ib->handover_port ||
-					port_held(sw, n, p)); n++)
+	/* the number this VM had, if it is free */
+	n = p->vm[0] ? ib_state_port_of(&ib->st, p->vm) : 0;
+	if (n && n <= ib->nports && port_free(sw, n, p, true))
+		goto take;
+	/* the lowest free port, not one kept for somebody else (hand-over, disabled, absent VM) */
+	for (n = 1; n <= ib->nports && !port_free(sw, n, p, false); n++)
 		;
+	for (unsigned kept = 1; n > ib->nports && kept <= ib->nports; kept++)
+		if (port_free(sw, kept, p, true))
+			n = kept;
 	if (n > ib->nports) {
 		vs_log(VS_LOG_WARN, "refusing connection: all %u IB ports in use", ib->nports);
 		return -1;
@@ -189,6 +268,7 @@ take:
 	p->ib_port = n;
 	snprintf(p->peer + strlen(p->peer), sizeof(p->peer) - strlen(p->peer), " ib %u", n);
 	vs_log(VS_LOG_INFO, "port %u is IB port %u: Init, LinkUp", p->id, n);
+	remember(sw, n, p);
 	port_state_change(sw);
 	return 0;
 }

@@ -145,6 +145,7 @@ static int vswitch_init(struct vswitch *sw)
 
 static void vswitch_fini(struct vswitch *sw)
 {
+	sw->stop = true;	/* the ports go with the switch, not their guests: nothing to forget */
 	while (sw->nactive)
 		port_destroy(sw, &sw->ports[sw->active[sw->nactive - 1]]);
 	if (sw->cap) {
@@ -297,7 +298,7 @@ static int add_option_ports(struct vswitch *sw, const struct vs_options *o)
  */
 static int start(struct vswitch *sw, const struct vs_options *o, int *ready_fd)
 {
-	char mode[128];
+	char mode[128], err[512];
 
 	sw->cfg = o->cfg;
 	sw->epfd = sw->listen_fd = sw->ctl_fd = sw->sig_fd = -1;
@@ -315,8 +316,15 @@ static int start(struct vswitch *sw, const struct vs_options *o, int *ready_fd)
 			return 1;
 		}
 		for (unsigned i = 0; i < o->nsm_port; i++)
-			ib_sm_port_set(sw, o->sm_port[i], IB_SM_OPTION);
-		if (!o->nsm_port)
+			ib_sm_port_mark(sw, o->sm_port[i], IB_SM_OPTION, true);
+		for (unsigned i = 0; i < o->nsm_name; i++)
+			ib_sm_name_option(sw, o->sm_name[i]);
+		if (o->state_dir && ib_state_open(sw, o->state_dir, err, sizeof(err)) < 0) {
+			vs_log(VS_LOG_ERR, "--state-dir: %s; start refused, the file left as it is "
+			       "(fix or remove it)", err);
+			return 1;
+		}
+		if (!sw->ib->sm_enforced)
 			vs_log(VS_LOG_WARN, "IB: no --sm-port: every port may manage the fabric "
 			       "(SubnSet, directed route, PMA resets) until one is designated "
 			       "(cnuas-vsctl sm-port add)");

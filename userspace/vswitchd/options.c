@@ -32,9 +32,13 @@ static void usage(FILE *f)
 		"                      ib (InfiniBand switch managed by a subnet manager)\n"
 		"  --ib-ports N        IB mode: switch ports (NumPorts), 1..254 (default 32)\n"
 		"  --guid GUID         IB mode: NodeGUID, hex (default: derived from --socket)\n"
-		"  --sm-port N         IB mode: only IB port N (repeatable) and those added by\n"
-		"                      cnuas-vsctl sm-port may manage the fabric (SMPs other\n"
-		"                      than responses and traps, PMA resets); default: any\n"
+		"  --sm-port N|name=VM IB mode: only IB port N, or the port VM (its QEMU's -name)\n"
+		"                      is on (repeatable), and those added by cnuas-vsctl\n"
+		"                      sm-port may manage the fabric (SMPs other than\n"
+		"                      responses and traps, PMA resets); default: any\n"
+		"  --state-dir DIR     keep in DIR/ib-state which VM had which IB port and\n"
+		"                      cnuas-vsctl's SM ports, for the next start (IB mode;\n"
+		"                      Ethernet mode keeps nothing there)\n"
 		"  --aging SECONDS     MAC aging time, 0 = never (default 300)\n"
 		"  --queue-frames N    egress queue bound per port, 16..65536 (default 256)\n"
 		"  --max-ports N       most ports at once, 2..4096 (default 256)\n"
@@ -142,12 +146,24 @@ static int parse_one(struct vs_options *o, int opt, char *arg)
 		break;
 	}
 	case 'R':
+		if (!strncmp(arg, "name=", 5)) {
+			if (!ib_state_name_ok(arg + 5, strlen(arg + 5)) || o->nsm_name == IB_MAX_PORTS) {
+				fprintf(stderr, "cnuas-vswitchd: --sm-port %s: no VM name (1..%u printable "
+					"bytes, no space) or too many\n", arg, VS_VM_NAME_MAX);
+				return 2;
+			}
+			o->sm_name[o->nsm_name++] = arg + 5;
+			break;
+		}
 		if (o->nsm_port == IB_MAX_PORTS) {
 			fprintf(stderr, "cnuas-vswitchd: too many --sm-port options\n");
 			return 2;
 		}
 		if (parse_uint("--sm-port", arg, 1, IB_MAX_PORTS, &o->sm_port[o->nsm_port++]) < 0)
 			return 2;
+		break;
+	case 'D':
+		o->state_dir = arg;
 		break;
 	case 'a':
 		if (parse_uint("--aging", arg, 0, 1000000, &cfg->aging_s) < 0)
@@ -221,6 +237,7 @@ int parse_options(struct vs_options *o, int argc, char **argv)
 		{ "ib-ports", required_argument, NULL, 'I' },
 		{ "guid", required_argument, NULL, 'G' },
 		{ "sm-port", required_argument, NULL, 'R' },
+		{ "state-dir", required_argument, NULL, 'D' },
 		{ "aging", required_argument, NULL, 'a' },
 		{ "queue-frames", required_argument, NULL, 'q' },
 		{ "max-ports", required_argument, NULL, 'm' },
@@ -269,7 +286,9 @@ int check_options(struct vs_options *o)
 				"(not with --link-layer ib)\n");
 		return 2;
 	}
-	if (cfg->link_layer != LINK_IB && (cfg->ib_ports || cfg->ib_guid || o->nsm_port)) {
+	/* --state-dir is taken in either mode (the packaged unit passes it): Ethernet keeps nothing */
+	if (cfg->link_layer != LINK_IB && (cfg->ib_ports || cfg->ib_guid || o->nsm_port ||
+					   o->nsm_name)) {
 		fprintf(stderr,
 			"cnuas-vswitchd: --ib-ports, --guid and --sm-port need --link-layer ib\n");
 		return 2;

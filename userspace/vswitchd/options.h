@@ -27,6 +27,9 @@ struct vs_options {
 	unsigned port_macs;
 	unsigned sm_port[IB_MAX_PORTS];	/* --sm-port: IB ports a subnet manager manages from */
 	unsigned nsm_port;
+	char *sm_name[IB_MAX_PORTS];	/* --sm-port name=VM: VMs a subnet manager manages from */
+	unsigned nsm_name;
+	char *state_dir;	/* --state-dir: what a restart keeps, NULL nothing */
 	bool psec_ignored;	/* IB mode: --port-security/--port-macs given, no effect */
 	struct fdb_policy psec;	/* of every port */
 	struct qos_trust trust;	/* of every port: --qos-trust, --qos-max-prio */

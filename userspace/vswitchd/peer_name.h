@@ -2,9 +2,12 @@
 /*
  * The name of the VM behind a port: the `-name` of the QEMU process that
  * connected (SO_PEERCRED's pid), read from /proc/PID/cmdline. libvirt
- * passes `-name guest=DOMAIN,...`, scripts/lab `-name nodeN,...`. The
- * process is not trusted: the name is a label for people, cut to
- * VS_VM_NAME_MAX bytes of printable ASCII, never an identity.
+ * passes `-name guest=DOMAIN,...`, scripts/lab `-name nodeN,...`. Its
+ * bytes are not trusted: cut to VS_VM_NAME_MAX bytes of printable ASCII.
+ * The guest cannot choose its QEMU's command line, so in IB mode the name
+ * is the host's identity of a VM (its IB port number, SM ports by name:
+ * ib_state.h); any process that may connect to the socket can claim any
+ * name, so it is as trusted as the socket's access (sock_access.c).
  */
 #ifndef CNUAS_PEER_NAME_H
 #define CNUAS_PEER_NAME_H

@@ -56,7 +56,7 @@ static void usage(FILE *f)
 		   "  handover PORT [MS] [pid=PID]  the same for a migrating guest; an IB port\n"
 		   "                                stays Active for the guest port of process\n"
 		   "                                PID (without: the next one) for MS (10 s)\n"
-		   "  sm-port add|del IB_PORT | list\n"
+		   "  sm-port add|del IB_PORT|name=VM | list\n"
 		   "                                IB mode: the ports a subnet manager may\n"
 		   "                                manage from (SMPs, PMA resets); none: any\n"
 		   "  shutdown\n"

@@ -1213,7 +1213,7 @@ def test_ib_only_sm_port_manages():
         assert h["status"] == 0, h
         lst = sw.vsctl("sm-port", "list", json_out=True)
         assert lst == {"enforced": True, "sm_ports": [
-            {"port": 1, "vsport": ids[0], "from": "option"}]}, lst
+            {"port": 1, "vsport": ids[0], "from": "option"}], "sm_names": []}, lst
         with open(sw.log) as f:
             log = f.read()
         assert "not an SM" not in log and "no SM's" in log and "every port may" not in log, log
@@ -1245,7 +1245,8 @@ def test_ib_sm_port_vsctl():
         sw.ports.remove(sm.s)
         sm.s.close()
         _wait_ib(sw, 1)
-        assert sw.vsctl("sm-port", "list", json_out=True) == {"enforced": True, "sm_ports": []}
+        assert sw.vsctl("sm-port", "list", json_out=True) == {"enforced": True, "sm_ports": [],
+                                                               "sm_names": []}
         assert "nobody may manage" in sw.vsctl("sm-port", "list").stdout
         other = SM(sw.port())
         _wait_ib(sw, 2)

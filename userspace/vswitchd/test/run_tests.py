@@ -2479,6 +2479,8 @@ import ib_tests  # noqa: E402
 
 ib_tests.Switch, ib_tests.recv_or_none, ib_tests.expect_none = Switch, recv_or_none, expect_none
 TESTS += [(n[5:], f) for n, f in sorted(vars(ib_tests).items()) if n.startswith("test_ib_")]
+import ib_state_tests  # noqa: E402  (what a restart keeps: test/ib_state_tests.py)
+TESTS += [(n[5:], f) for n, f in sorted(vars(ib_state_tests).items()) if n.startswith("test_ib_")]
 
 
 def main():
