@@ -23,6 +23,10 @@ fail() { echo "FAIL: $*"; exit 1; }
 note() { echo "# $(date -u +%T) $*"; }
 
 RUN=/run/cnuas SOCK=/run/cnuas/switch.sock GROUP=cnuas QUSER=libvirt-qemu
+# The unit's StateDirectory=: kept at stop, as systemd does; ours to remove
+# if the host had none.
+STATE=/var/lib/cnuas-vswitchd state_before=0
+[ ! -e "$STATE" ] || state_before=1
 UNIT=/lib/systemd/system/cnuas-vswitchd.service
 DOMS=(cnuas-test-vm1 cnuas-test-vm2)
 NODEV=cnuas-test-nodev
@@ -74,6 +78,7 @@ cleanup() {
 	stop_switch
 	# not there when the test began: whatever is there now is ours
 	rm -rf "$RUN"
+	[ $state_before = 1 ] || rm -rf "$STATE"
 	if [ $started_libvirtd = 1 ]; then
 		# a network libvirtd autostarted for us (the host had none running)
 		for d in $(virsh -q net-list --name 2>/dev/null); do
