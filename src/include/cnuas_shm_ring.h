@@ -23,7 +23,7 @@
 #define CNUAS_SHM_VERSION	1
 
 enum cnuas_shm_msg_type {
-	CNUAS_SHM_HELLO = 1,	/* device: area size, SCM_RIGHTS memfd + 2 eventfds */
+	CNUAS_SHM_HELLO = 1,	/* device: area size, SCM_RIGHTS memfd + 3 eventfds */
 	CNUAS_SHM_ACCEPT = 2,	/* switch: ring in use from the next frame on */
 	CNUAS_SHM_REFUSE = 3,	/* switch: stay on the socket; arg = reason */
 	CNUAS_SHM_RING_ON = 4,	/* device: last socket message, then the ring */
@@ -32,7 +32,7 @@ enum cnuas_shm_msg_type {
 /* Why a switch refused (CNUAS_SHM_REFUSE's arg). */
 enum cnuas_shm_refusal {
 	CNUAS_SHM_R_DISABLED = 1,	/* switch runs without --shm-ring */
-	CNUAS_SHM_R_FDS = 2,		/* not a sealed memfd and two eventfds */
+	CNUAS_SHM_R_FDS = 2,		/* not a sealed memfd and three eventfds */
 	CNUAS_SHM_R_LAYOUT = 3,		/* the area header does not fit */
 	CNUAS_SHM_R_MAP = 4,		/* mmap failed */
 };
@@ -47,9 +47,10 @@ struct cnuas_shm_msg {
 #define CNUAS_SHM_MSG_LEN	12
 /* The HELLO's descriptors, in this order. */
 #define CNUAS_SHM_FD_AREA	0
-#define CNUAS_SHM_FD_SWITCH_WAKE 1	/* the switch sleeps on it */
-#define CNUAS_SHM_FD_DEVICE_WAKE 2	/* the device sleeps on it */
-#define CNUAS_SHM_NFDS		3
+#define CNUAS_SHM_FD_SWITCH_WAKE 1	/* the switch sleeps on it: frames or room */
+#define CNUAS_SHM_FD_RX_WAKE	2	/* the device's RX waits on it: frames */
+#define CNUAS_SHM_FD_TX_WAKE	3	/* the device's TX waits on it: room */
+#define CNUAS_SHM_NFDS		4
 
 /* ---- The area ---- */
 

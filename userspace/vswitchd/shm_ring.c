@@ -38,8 +38,9 @@ int shm_check_fds(const int fds[CNUAS_SHM_NFDS], uint64_t area_len)
 	if (fstat(area, &st) < 0 || (uint64_t)st.st_size < area_len)
 		return CNUAS_SHM_R_FDS;
 	/* a FIFO or socket here could block the switch on a kick */
-	if (!is_eventfd(fds[CNUAS_SHM_FD_SWITCH_WAKE]) || !is_eventfd(fds[CNUAS_SHM_FD_DEVICE_WAKE]))
-		return CNUAS_SHM_R_FDS;
+	for (unsigned i = CNUAS_SHM_FD_SWITCH_WAKE; i < CNUAS_SHM_NFDS; i++)
+		if (!is_eventfd(fds[i]))
+			return CNUAS_SHM_R_FDS;
 	return 0;
 }
 
@@ -84,8 +85,7 @@ int shm_layout(struct shm_port *s, void *map, size_t map_len)
 	/* a new connection starts at the indexes the device left there */
 	s->tx.idx = s->tx.peer = __atomic_load_n(&s->tx.ctl->cons, __ATOMIC_ACQUIRE);
 	s->rx.idx = s->rx.peer = __atomic_load_n(&s->rx.ctl->prod, __ATOMIC_ACQUIRE);
-	s->wake_fd = -1;
-	s->kick_fd = -1;
+	s->wake_fd = s->rx_kick_fd = s->tx_kick_fd = -1;
 	return 0;
 }
 
@@ -112,9 +112,10 @@ int shm_attach(struct shm_port *s, int fds[CNUAS_SHM_NFDS], uint32_t area_len)
 	s->own_map = true;
 	/* both sides use them non-blocking; a full counter must not block us */
 	s->wake_fd = fds[CNUAS_SHM_FD_SWITCH_WAKE];
-	s->kick_fd = fds[CNUAS_SHM_FD_DEVICE_WAKE];
-	fcntl(s->wake_fd, F_SETFL, O_NONBLOCK);
-	fcntl(s->kick_fd, F_SETFL, O_NONBLOCK);
+	s->rx_kick_fd = fds[CNUAS_SHM_FD_RX_WAKE];
+	s->tx_kick_fd = fds[CNUAS_SHM_FD_TX_WAKE];
+	for (unsigned i = CNUAS_SHM_FD_SWITCH_WAKE; i < CNUAS_SHM_NFDS; i++)
+		fcntl(fds[i], F_SETFL, O_NONBLOCK);
 	return 0;
 fail:
 	for (unsigned i = 0; i < CNUAS_SHM_NFDS; i++)
@@ -128,19 +129,21 @@ void shm_detach(struct shm_port *s)
 		munmap(s->map, s->map_len);
 	if (s->wake_fd >= 0)
 		close(s->wake_fd);
-	if (s->kick_fd >= 0)
-		close(s->kick_fd);
+	if (s->rx_kick_fd >= 0)
+		close(s->rx_kick_fd);
+	if (s->tx_kick_fd >= 0)
+		close(s->tx_kick_fd);
 	memset(s, 0, sizeof(*s));
-	s->wake_fd = s->kick_fd = -1;
+	s->wake_fd = s->rx_kick_fd = s->tx_kick_fd = -1;
 }
 
-static void kick(struct shm_port *s)
+static void kick(struct shm_port *s, int fd)
 {
 	uint64_t one = 1;
 
 	s->kicks++;
 	/* EAGAIN: the counter is full, the device will wake anyway */
-	if (s->kick_fd >= 0 && write(s->kick_fd, &one, sizeof(one)) < 0)
+	if (fd >= 0 && write(fd, &one, sizeof(one)) < 0)
 		return;
 }
 
@@ -180,7 +183,7 @@ int shm_recv(struct shm_port *s, uint8_t *const bufs[], uint32_t lens[], unsigne
 	__atomic_store_n(&r->ctl->cons, r->idx, __ATOMIC_RELEASE);
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	if (__atomic_load_n(&r->ctl->prod_wait, __ATOMIC_RELAXED))
-		kick(s);
+		kick(s, s->tx_kick_fd);
 	return (int)n;
 }
 
@@ -210,7 +213,7 @@ int shm_send(struct shm_port *s, const struct iovec *iov, unsigned n)
 	__atomic_store_n(&r->ctl->prod, r->idx, __ATOMIC_RELEASE);
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	if (__atomic_load_n(&r->ctl->cons_sleep, __ATOMIC_RELAXED))
-		kick(s);
+		kick(s, s->rx_kick_fd);
 	return (int)n;
 }
 

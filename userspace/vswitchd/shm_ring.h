@@ -32,11 +32,12 @@ struct shm_port {
 	struct shm_ring tx;	/* device -> switch: we consume */
 	struct shm_ring rx;	/* switch -> device: we produce */
 	int wake_fd;		/* switch-wake eventfd: we sleep on it, -1 none */
-	int kick_fd;		/* device-wake eventfd: we write it, -1 none */
+	int rx_kick_fd;		/* the device's RX wake: frames in its RX ring, -1 none */
+	int tx_kick_fd;		/* the device's TX wake: room in its TX ring, -1 none */
 	uint64_t kicks;		/* kicks sent (for tests) */
 };
 
-/* The three descriptors of a HELLO: a sealed memfd, two eventfds. 0 or a refusal. */
+/* The descriptors of a HELLO: a sealed memfd, three eventfds. 0 or a refusal. */
 int shm_check_fds(const int fds[CNUAS_SHM_NFDS], uint64_t area_len);
 /*
  * Validate the area header at map (a copy of it) and set s up for the

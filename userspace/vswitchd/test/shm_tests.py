@@ -48,13 +48,14 @@ class RingDev:
         self.w = memoryview(self.m).cast("I")
         struct.pack_into("<IIIIQQ", self.m, 0, MAGIC, 1, nslots, SLOT, self.tx, self.rx)
         self.sw_wake = os.eventfd(0, os.EFD_NONBLOCK | os.EFD_CLOEXEC)
-        self.dev_wake = os.eventfd(0, os.EFD_NONBLOCK | os.EFD_CLOEXEC)
+        self.rx_wake = os.eventfd(0, os.EFD_NONBLOCK | os.EFD_CLOEXEC)
+        self.tx_wake = os.eventfd(0, os.EFD_NONBLOCK | os.EFD_CLOEXEC)
         self.prod = self.cons = 0
 
     def close(self):
         self.w.release()
         self.m.close()
-        for fd in (self.fd, self.sw_wake, self.dev_wake):
+        for fd in (self.fd, self.sw_wake, self.rx_wake, self.tx_wake):
             os.close(fd)
 
     def _u32(self, off, val=None):
@@ -65,7 +66,7 @@ class RingDev:
         self.w[off // 4] = val & 0xffffffff
 
     def hello(self, fds=None):
-        fds = [self.fd, self.sw_wake, self.dev_wake] if fds is None else fds
+        fds = [self.fd, self.sw_wake, self.rx_wake, self.tx_wake] if fds is None else fds
         socket.send_fds(self.s, [msg(HELLO, self.size)], fds)
 
     def answer(self):
