@@ -390,6 +390,7 @@ static const CnuasSockLinkOps cnuas_vnic_socklink_ops = {
 static void cnuas_vnic_update_handlers(CnuasVnicState *s)
 {
     bool rx, tx;
+    int fd;
 
     if (s->link.fd < 0) {
         return;
@@ -397,7 +398,10 @@ static void cnuas_vnic_update_handlers(CnuasVnicState *s)
     rx = s->vm_running && s->rxq.state == CNUAS_VNIC_QS_RUNNING &&
          s->rxq.prod != s->rxq.cons;
     tx = s->tx_blocked;
-    if (rx == s->rx_armed && tx == s->tx_armed) {
+    /* the socket, or the RX ring's eventfd once the switch accepted it */
+    fd = rx ? cnuas_vnic_rx_fd(s) : -1;
+    if (rx == s->rx_armed && tx == s->tx_armed &&
+        fd == qatomic_read(&s->rx_fd)) {
         return;
     }
     if (tx != s->tx_armed && cnuas_vnic_shm_tx_on(s)) {
@@ -407,12 +411,12 @@ static void cnuas_vnic_update_handlers(CnuasVnicState *s)
         qemu_set_fd_handler(s->link.fd, NULL,
                             tx ? cnuas_vnic_tx_writable : NULL, s);
     }
-    if (rx && !s->rx_armed && cnuas_vnic_shm_rx_on(s)) {
+    if (rx && cnuas_vnic_shm_rx_on(s) && fd != qatomic_read(&s->rx_fd)) {
         cnuas_vnic_shm_rx_arm(s);
     }
     s->rx_armed = rx;
     s->tx_armed = tx;
-    cnuas_vnic_rx_watch(s, rx ? cnuas_vnic_rx_fd(s) : -1);
+    cnuas_vnic_rx_watch(s, fd);
 }
 
 /* ---- TX ---- */
@@ -1637,6 +1641,7 @@ void cnuas_vnic_core_unrealize(CnuasVnicState *s)
     qemu_thread_join(&s->rx_thread);
     event_notifier_cleanup(&s->rx_kick);
     qemu_cond_destroy(&s->rx_done);
+    cnuas_vnic_shm_close(s);
     cnuas_socklink_cleanup(&s->link);
     qemu_del_vm_change_state_handler(s->vmstate_change);
     timer_free(s->int_timer);

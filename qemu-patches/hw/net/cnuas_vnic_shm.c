@@ -144,9 +144,8 @@ bool cnuas_vnic_shm_msg(CnuasVnicState *s, const uint8_t *buf, uint32_t len)
         return false;
     }
     if (m.type == CNUAS_SHM_ACCEPT) {
+        /* the RX thread moves to the ring at once; TX after RING_ON */
         s->shm.state = CNUAS_VNIC_SHM_ACCEPTED;
-        /* the RX thread moves to the ring; TX after RING_ON */
-        s->rx_armed = false;
         qemu_bh_schedule(s->tx_bh);
         return true;
     }
