@@ -163,7 +163,7 @@ static int parse_one(struct vs_options *o, int opt, char *arg)
 		if (parse_uint("--max-ports", arg, 2, 4096, &cfg->max_ports) < 0)
 			return 2;
 		break;
-	case 'R':
+	case 'H':
 		cfg->shm_ring = true;
 		break;
 	case 'P':
@@ -230,7 +230,7 @@ int parse_options(struct vs_options *o, int argc, char **argv)
 		{ "queue-frames", required_argument, NULL, 'q' },
 		{ "max-ports", required_argument, NULL, 'm' },
 		{ "port-security", no_argument, NULL, 'P' },
-		{ "shm-ring", no_argument, NULL, 'R' },
+		{ "shm-ring", no_argument, NULL, 'H' },
 		{ "port-macs", required_argument, NULL, 'M' },
 		{ "qos-trust", required_argument, NULL, 'Q' },
 		{ "qos-max-prio", required_argument, NULL, 'X' },
