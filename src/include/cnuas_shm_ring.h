@@ -15,7 +15,8 @@
 #ifndef CNUAS_SHM_RING_H
 #define CNUAS_SHM_RING_H
 
-#include <stdint.h>
+/* __u32 and friends: the kernel style that src/include is checked against */
+#include <linux/types.h>
 
 /* ---- Messages on the socket, shorter than any frame (14 bytes) ---- */
 
@@ -38,10 +39,10 @@ enum cnuas_shm_refusal {
 };
 
 struct cnuas_shm_msg {
-	uint32_t magic;		/* CNUAS_SHM_MAGIC */
-	uint16_t version;	/* CNUAS_SHM_VERSION */
-	uint16_t type;		/* enum cnuas_shm_msg_type */
-	uint32_t arg;		/* HELLO: area bytes; REFUSE: the reason */
+	__u32 magic;		/* CNUAS_SHM_MAGIC */
+	__u16 version;	/* CNUAS_SHM_VERSION */
+	__u16 type;		/* enum cnuas_shm_msg_type */
+	__u32 arg;		/* HELLO: area bytes; REFUSE: the reason */
 };
 
 #define CNUAS_SHM_MSG_LEN	12
@@ -61,13 +62,13 @@ struct cnuas_shm_msg {
 #define CNUAS_SHM_LINE		64
 /* Area header, then the TX ring (device -> switch), then the RX ring. */
 struct cnuas_shm_area {
-	uint32_t magic;		/* CNUAS_SHM_MAGIC */
-	uint32_t version;	/* CNUAS_SHM_VERSION */
-	uint32_t nslots;	/* per ring, a power of two in [SLOTS_MIN, SLOTS_MAX] */
-	uint32_t slot_size;	/* bytes, a multiple of 64, 16 + frame room */
-	uint64_t tx_off;	/* offset of the TX ring's struct cnuas_shm_ctl */
-	uint64_t rx_off;	/* offset of the RX ring's */
-	uint8_t pad[CNUAS_SHM_LINE - 32];
+	__u32 magic;		/* CNUAS_SHM_MAGIC */
+	__u32 version;	/* CNUAS_SHM_VERSION */
+	__u32 nslots;	/* per ring, a power of two in [SLOTS_MIN, SLOTS_MAX] */
+	__u32 slot_size;	/* bytes, a multiple of 64, 16 + frame room */
+	__u64 tx_off;	/* offset of the TX ring's struct cnuas_shm_ctl */
+	__u64 rx_off;	/* offset of the RX ring's */
+	__u8 pad[CNUAS_SHM_LINE - 32];
 };
 
 /*
@@ -75,35 +76,35 @@ struct cnuas_shm_area {
  * follow it. prod and cons are free running; prod - cons <= nslots.
  */
 struct cnuas_shm_ctl {
-	uint32_t prod;		/* written by the producer only */
-	uint32_t cons_sleep;	/* consumer: kick me when prod moves */
-	uint8_t pad0[CNUAS_SHM_LINE - 8];
-	uint32_t cons;		/* written by the consumer only */
-	uint32_t prod_wait;	/* producer: kick me when cons moves */
-	uint8_t pad1[CNUAS_SHM_LINE - 8];
-	uint8_t pad2[CNUAS_SHM_LINE];
+	__u32 prod;		/* written by the producer only */
+	__u32 cons_sleep;	/* consumer: kick me when prod moves */
+	__u8 pad0[CNUAS_SHM_LINE - 8];
+	__u32 cons;		/* written by the consumer only */
+	__u32 prod_wait;	/* producer: kick me when cons moves */
+	__u8 pad1[CNUAS_SHM_LINE - 8];
+	__u8 pad2[CNUAS_SHM_LINE];
 };
 
 struct cnuas_shm_slot {
-	uint32_t len;		/* frame bytes, 1..slot_size - 16 */
-	uint32_t flags;		/* none defined yet: 0 */
-	uint32_t rsvd[2];
-	uint8_t frame[];
+	__u32 len;		/* frame bytes, 1..slot_size - 16 */
+	__u32 flags;		/* none defined yet: 0 */
+	__u32 rsvd[2];
+	__u8 frame[];
 };
 
 #define CNUAS_SHM_SLOT_HDR	16
 #define CNUAS_SHM_SLOT_DEFAULT \
 	((CNUAS_SHM_SLOT_HDR + CNUAS_SHM_FRAME_MAX + CNUAS_SHM_LINE - 1) & \
-	 ~(uint32_t)(CNUAS_SHM_LINE - 1))
+	 ~(__u32)(CNUAS_SHM_LINE - 1))
 
 /* Bytes of one ring (control block and slots). */
-static inline uint64_t cnuas_shm_ring_bytes(uint32_t nslots, uint32_t slot_size)
+static inline __u64 cnuas_shm_ring_bytes(__u32 nslots, __u32 slot_size)
 {
-	return sizeof(struct cnuas_shm_ctl) + (uint64_t)nslots * slot_size;
+	return sizeof(struct cnuas_shm_ctl) + (__u64)nslots * slot_size;
 }
 
 /* Bytes of an area with both rings laid out one after the other. */
-static inline uint64_t cnuas_shm_area_bytes(uint32_t nslots, uint32_t slot_size)
+static inline __u64 cnuas_shm_area_bytes(__u32 nslots, __u32 slot_size)
 {
 	return sizeof(struct cnuas_shm_area) + 2 * cnuas_shm_ring_bytes(nslots, slot_size);
 }
