@@ -37,7 +37,7 @@ lab_load() {
 	. "$LAB_DIR/lab.env"
 	# Labs started before these settings existed.
 	RXE_NODES=${RXE_NODES:-0} MTU=${MTU:-1500} INIT=${INIT:-shell} DISTROS=${DISTROS:-bookworm}
-	SITES=${SITES:-1} VIRTIO_NETDEV=${VIRTIO_NETDEV:-dgram}
+	SITES=${SITES:-1} VIRTIO_NETDEV=${VIRTIO_NETDEV:-dgram} SHM_RING=${SHM_RING:-}
 }
 
 # Node kinds in order: cnuas, then stock virtio-net, then virtio-net + rdma_rxe.
@@ -213,7 +213,7 @@ lab_status() {
 	local n pid total img
 	lab_load
 	total=$(lab_total)
-	echo "lab $LAB_DIR: $NODES cnuas + $VIRTIO_NODES virtio + $RXE_NODES rxe node(s), link layer $LINK_LAYER, MTU $MTU, accel $ACCEL, init $INIT, virtio netdev $VIRTIO_NETDEV"
+	echo "lab $LAB_DIR: $NODES cnuas + $VIRTIO_NODES virtio + $RXE_NODES rxe node(s), link layer $LINK_LAYER, MTU $MTU, accel $ACCEL, init $INIT, virtio netdev $VIRTIO_NETDEV${SHM_RING:+, shared-memory rings}"
 	echo "qemu $QEMU"
 	pid=$(pidfile_pid "$LAB_DIR/switch.pid")
 	if pid_alive "$pid"; then echo "switch: running (pid $pid)"; else echo "switch: stopped"; fi

@@ -119,7 +119,7 @@ start_guest() {
 	if [ "$kind" = cnuas ]; then
 		ifname=cnuas0
 		[ "$LINK_LAYER" = ib ] && { ifname=; ip=; ip6=; }
-		args+=(-device "cnuas-vnic,id=nic0,bus=rp1,socket_path=$(site_sock "$(site_of "$n")"),mac=$(mac_of "$n"),link_layer=$LINK_LAYER")
+		args+=(-device "cnuas-vnic,id=nic0,bus=rp1,socket_path=$(site_sock "$(site_of "$n")"),mac=$(mac_of "$n"),link_layer=$LINK_LAYER${SHM_RING:+,x-shm-ring=on}")
 	else
 		ifname=eth0
 		if [ "$VIRTIO_NETDEV" = stream ]; then
@@ -288,6 +288,7 @@ wait_ready() {
 
 lab_up() {
 	local nodes=2 virtio=0 rxe=0 mtu=9000 ll=eth dev=0 mem=1024 gpu=0 psec=1 n total sw_args=()
+	local shm=${CNUAS_LAB_SHM_RING:-}
 	local sites=1 s site_args vnetdev=dgram sbridges=linux b
 	local init=shell distros=bookworm d img
 	local -A images=()
@@ -302,6 +303,7 @@ lab_up() {
 		--gpu) gpu=1; shift ;;
 		--mem) mem=$2; shift 2 ;;
 		--no-port-security) psec=0; shift ;;
+		--shm-ring) shm=1; shift ;;
 		--init) init=$2; shift 2 ;;
 		--distro) distros=$2; shift 2 ;;
 		--sites) sites=$2; shift 2 ;;
@@ -369,6 +371,7 @@ lab_up() {
 	ACCEL=$(probe_accel)
 	NODES=$nodes VIRTIO_NODES=$virtio RXE_NODES=$rxe LINK_LAYER=$ll MEM=$mem MTU=$mtu GPU=$gpu INIT=$init SITES=$sites
 	VIRTIO_NETDEV=$vnetdev SITE_BRIDGES=${sbridges//,/ }
+	SHM_RING=${shm:+1}
 	GPU_MEM=${CNUAS_LAB_GPU_MEM:-256M}
 	if [ "$gpu" = 1 ]; then
 		"$QEMU" -device help 2>/dev/null | grep -q '"cnuasgpu"' || die "$QEMU has no cnuasgpu device"
@@ -378,6 +381,8 @@ lab_up() {
 	sw_args=("$VSWITCHD" --socket "$LAB_DIR/switch.sock" --ctl "$LAB_DIR/switch.ctl" --foreground)
 	# Each guest keeps the MAC QEMU gave it; no guest can take another's.
 	[ "$psec" = 0 ] || sw_args+=(--port-security)
+	# opt-in: cnuas-vnic ports offer shared-memory rings (docs/shm-ring.md)
+	[ -z "$SHM_RING" ] || sw_args+=(--shm-ring)
 	if [ "$ll" = ib ]; then
 		"$VSWITCHD" --help 2>&1 | grep -q -- '--link-layer' || die "cnuas-vswitchd has no --link-layer option"
 		# the IB port numbers and SM port a switch restart keeps (ib_sm_port)
@@ -388,6 +393,7 @@ lab_up() {
 		site_args=("$VSWITCHD" --socket "$LAB_DIR/site$s.sock" --ctl "$LAB_DIR/site$s.ctl" --foreground
 			--tap "$(site_tap "$s")")
 		[ "$psec" = 0 ] || site_args+=(--port-security)
+		[ -z "$SHM_RING" ] || site_args+=(--shm-ring)
 		if [ "$vnetdev" = stream ]; then
 			site_args+=(--stream "$(site_stream "$s")")
 		else
@@ -407,7 +413,7 @@ lab_up() {
 	fi
 	printf '%s\n' "${sw_args[@]}" >"$LAB_DIR/switch.cmd"
 	{
-		echo "NODES=$NODES VIRTIO_NODES=$VIRTIO_NODES RXE_NODES=$RXE_NODES LINK_LAYER=$LINK_LAYER MEM=$MEM MTU=$MTU ACCEL=$ACCEL DEV=$dev GPU=$GPU INIT=$INIT SITES=$SITES VIRTIO_NETDEV=$VIRTIO_NETDEV"
+		echo "NODES=$NODES VIRTIO_NODES=$VIRTIO_NODES RXE_NODES=$RXE_NODES LINK_LAYER=$LINK_LAYER MEM=$MEM MTU=$MTU ACCEL=$ACCEL DEV=$dev GPU=$GPU INIT=$INIT SITES=$SITES VIRTIO_NETDEV=$VIRTIO_NETDEV SHM_RING=$SHM_RING"
 		printf 'SITE_BRIDGES=%q\n' "$SITE_BRIDGES"
 		printf 'DISTROS=%q\nQEMU=%q\nVSWITCHD=%q\nVSCTL=%q\n' "$DISTROS" "$QEMU" "$VSWITCHD" "$VSCTL"
 		for n in $(seq 0 $((total - 1))); do

@@ -7,6 +7,7 @@
  * cnuas-hostpath --qemu BIN --switch SOCK --dir DIR [--pairs 1,4]
  *                [--sizes 64,1024,4096,9216] [--seconds S] [--run N]
  *                [--switch-pid PID]   (to count the switch's CPU time)
+ *                [--shm-ring]         (devices offer shared-memory rings)
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -30,6 +31,7 @@ struct opts {
 	double seconds;
 	unsigned int run;
 	int switch_pid;
+	bool shm_ring;
 };
 
 static double now(void)
@@ -273,6 +275,7 @@ static int start_all(struct vnic *v, unsigned int pairs, const struct opts *o)
 	struct qemu_args a = {
 		.qemu = o->qemu, .dir = o->dir, .switch_sock = o->sock,
 		.ram_size = HP_RAM,
+		.shm_ring = o->shm_ring,
 	};
 	char name[32];
 	unsigned int i;
@@ -309,7 +312,8 @@ static int start_all(struct vnic *v, unsigned int pairs, const struct opts *o)
 static void usage(void)
 {
 	fprintf(stderr, "usage: cnuas-hostpath --qemu BIN --switch SOCK --dir DIR "
-		"[--pairs 1,4] [--sizes 64,1024,4096,9216] [--seconds S] [--run N] [--switch-pid PID]\n");
+		"[--pairs 1,4] [--sizes 64,1024,4096,9216] [--seconds S] [--run N] [--switch-pid PID]\n"
+		"       [--shm-ring]\n");
 	exit(2);
 }
 
@@ -320,6 +324,7 @@ static void parse(int argc, char **argv, struct opts *o)
 		{ "dir", 1, NULL, 'd' }, { "pairs", 1, NULL, 'p' },
 		{ "sizes", 1, NULL, 'z' }, { "seconds", 1, NULL, 't' },
 		{ "run", 1, NULL, 'r' }, { "switch-pid", 1, NULL, 'w' },
+		{ "shm-ring", 0, NULL, 'R' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
@@ -355,6 +360,9 @@ static void parse(int argc, char **argv, struct opts *o)
 		case 'w':
 			o->switch_pid = atoi(optarg);
 			break;
+		case 'R':
+			o->shm_ring = true;
+			break;
 		default:
 			usage();
 		}
@@ -380,7 +388,8 @@ int main(int argc, char **argv)
 
 	parse(argc, argv, &o);
 	mem = memcpy_gbs();
-	printf("host path: cnuas-vnic -> cnuas-vswitchd -> cnuas-vnic, QEMU -accel qtest, no guest\n");
+	printf("host path: cnuas-vnic -> cnuas-vswitchd -> cnuas-vnic, QEMU -accel qtest, no guest, %s\n",
+	       o.shm_ring ? "shared-memory rings (x-shm-ring)" : "SEQPACKET sockets");
 	printf("host memcpy (one core, 64 MiB blocks): %.2f GB/s; rings of %u, doorbell per %u frames\n",
 	       mem, HP_RING, BATCH);
 	printf("%5s %7s %9s %9s %8s %8s %9s  %-10s %s\n", "pairs", "frame", "Mfps", "Mfps/pr",

@@ -40,6 +40,7 @@ struct qemu_args {
 	const char *name;	/* unique within dir */
 	uint8_t mac[6];
 	size_t ram_size;
+	bool shm_ring;		/* x-shm-ring=on: offer the switch shared-memory rings */
 };
 
 int qemu_start(struct qemu_proc *q, const struct qemu_args *a);

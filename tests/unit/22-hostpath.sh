@@ -26,14 +26,21 @@ case $? in
     exit 1 ;;
 esac
 
-BENCH_HOST_PAIRS=1 BENCH_HOST_SIZES=64,9216 BENCH_HOST_SECONDS=0.5 \
-    "$REPO/scripts/bench-host" >"$LOG" 2>&1
-rc=$?
-rows=$(grep -c '^bench host pairs=1 size=[0-9]* fps=[1-9][0-9]* .* lost=0 bad=0$' "$LOG")
-if [ "$rc" != 0 ] || [ "$rows" != 2 ]; then
-    cat "$LOG"
-    echo "FAIL: bench-host exited with $rc, $rows of 2 rows moved frames without loss"
-    exit 1
-fi
-grep '^bench host pairs=' "$LOG"
-echo "PASS: the host path moves frames losslessly through the switch"
+# The sockets, then the shared-memory rings (x-shm-ring, --shm-ring): both
+# devices of the pair must really run on rings.
+for ring in 0 1; do
+    BENCH_HOST_RING=$ring BENCH_HOST_PAIRS=1 BENCH_HOST_SIZES=64,9216 BENCH_HOST_SECONDS=0.5 \
+        "$REPO/scripts/bench-host" >"$LOG" 2>&1
+    rc=$?
+    rows=$(grep -c '^bench host pairs=1 size=[0-9]* fps=[1-9][0-9]* .* lost=0 bad=0$' "$LOG")
+    on=$(sed -n 's/^bench host ring_ports=//p' "$LOG")
+    if [ "$rc" != 0 ] || [ "$rows" != 2 ] || [ "$on" != $((2 * ring)) ]; then
+        cat "$LOG"
+        echo "FAIL: bench-host (rings: $ring) exited with $rc, $rows of 2 rows moved frames" \
+            "without loss, $on ports on rings"
+        exit 1
+    fi
+    echo "rings: $ring"
+    grep '^bench host pairs=' "$LOG"
+done
+echo "PASS: the host path moves frames losslessly through the switch, on sockets and on rings"

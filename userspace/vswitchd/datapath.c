@@ -31,6 +31,7 @@
 #include "dp.h"
 #include "fdb.h"
 #include "fwd_mode.h"
+#include "shm_ring.h"
 #include "switch.h"
 
 #include <errno.h>
@@ -162,6 +163,8 @@ static int port_send(struct port *d, struct mmsghdr *m, unsigned int n)
 		return tap_send(d->fd, m, n);
 	if (d->kind == PORT_STREAM)
 		return stream_send(d, m, n);
+	if (d->shm_state >= SHM_ACCEPTED)
+		return shm_port_send(d, m, n);
 	return sendmmsg(d->fd, m, n, MSG_DONTWAIT | MSG_NOSIGNAL);
 }
 
@@ -550,8 +553,11 @@ static void port_rx(struct vswitch *sw, struct port *p)
 			h->msg_name = p->kind == PORT_DGRAM ? &sw->rx_addr[i] : NULL;
 			h->msg_namelen = p->kind == PORT_DGRAM ? sizeof(sw->rx_addr[i]) : 0;
 		}
+		bool ring = p->shm_state == SHM_ON;
 		int n = p->kind == PORT_TAP ? tap_recv(p->fd, sw->rx_msg, VS_BATCH) :
 			p->kind == PORT_STREAM ? stream_recv(sw, p, VS_BATCH) :
+			ring ? shm_port_recv(sw, p, VS_BATCH) :
+			p->shm_state == SHM_FIRST ? shm_port_first(sw, p) :
 			recvmmsg(p->fd, sw->rx_msg, VS_BATCH, MSG_DONTWAIT, NULL);
 
 		if (n < 0) {
@@ -568,9 +574,19 @@ static void port_rx(struct vswitch *sw, struct port *p)
 			struct msghdr *h = &sw->rx_msg[i].msg_hdr;
 			uint32_t len = sw->rx_msg[i].msg_len;
 
-			if (len == 0 && p->kind == PORT_SEQPACKET && peer_closed(p->fd)) {
+			if (len == 0 && p->kind == PORT_SEQPACKET && !ring && peer_closed(p->fd)) {
 				p->eof_seen = true;
 				break;
+			}
+			/* the device's last socket message; frames come on the ring now */
+			if (p->shm_state == SHM_ACCEPTED &&
+			    shm_is_msg(sw->rx_pkt[i]->data, len, CNUAS_SHM_RING_ON)) {
+				p->shm_state = SHM_ON;
+				continue;
+			}
+			if (p->shm_state == SHM_ON && !ring) {
+				p->c.drop_bad_size++;	/* on the socket after RING_ON */
+				continue;
 			}
 			if (len == 0 || len > VS_MAX_FRAME || (h->msg_flags & MSG_TRUNC)) {
 				p->c.drop_bad_size++;
@@ -651,8 +667,14 @@ void dp_port_event(struct vswitch *sw, struct port *p, uint32_t events)
 {
 	if (events & EPOLLOUT)
 		tx_drain(sw, p);
-	if (events & EPOLLIN)
-		port_rx(sw, p);
+	if (events & EPOLLIN) {
+		if (p->shm_state == SHM_ON)
+			shm_port_stray(sw, p);
+		else
+			port_rx(sw, p);
+	}
+	if (p->closing)
+		return;
 	/* a TAP whose interface was deleted reports EPOLLERR */
 	if (p->kind != PORT_DGRAM && (events & (EPOLLHUP | EPOLLRDHUP | EPOLLERR)) && !p->closing) {
 		/* read what is left first, if we may; the rest after unpausing */
@@ -660,6 +682,18 @@ void dp_port_event(struct vswitch *sw, struct port *p, uint32_t events)
 			port_rx(sw, p);
 		dp_port_hangup(sw, p);
 	}
+}
+
+/* The port's wake eventfd: the device gave frames or room on its rings. */
+void dp_shm_event(struct vswitch *sw, struct port *p)
+{
+	shm_woken(p->shm);
+	if (p->qlen)
+		tx_drain(sw, p);
+	if (p->shm_state == SHM_ON)
+		port_rx(sw, p);
+	else
+		port_update_events(sw, p);
 }
 
 /* Finish closing ports whose held frames have all moved on. */

@@ -226,6 +226,10 @@ static void run(struct vswitch *sw)
 				if (sw->ports[idx].used && !sw->ports[idx].closing)
 					dp_port_event(sw, &sw->ports[idx], evs[i].events);
 				break;
+			case EV_SHM:
+				if (sw->ports[idx].used && !sw->ports[idx].closing && sw->ports[idx].shm)
+					dp_shm_event(sw, &sw->ports[idx]);
+				break;
 			}
 		}
 		dp_flush(sw);

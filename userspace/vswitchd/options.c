@@ -53,6 +53,8 @@ static void usage(FILE *f)
 		"                      tag's PCP) or dscp (the IPv4/IPv6 DSCP)\n"
 		"  --qos-max-prio N    the highest priority a port may claim, 0..7 (default 7);\n"
 		"                      higher ones are lowered to N and counted (prio_capped)\n"
+		"  --shm-ring          let cnuas-vnic ports move frames through shared-memory\n"
+		"                      rings (experimental; default: the socket only)\n"
 		"  --foreground        do not detach\n"
 		"  --syslog            log to syslog instead of stderr\n"
 		"  --verbose           log debug messages\n"
@@ -177,6 +179,9 @@ static int parse_one(struct vs_options *o, int opt, char *arg)
 		if (parse_uint("--max-ports", arg, 2, 4096, &cfg->max_ports) < 0)
 			return 2;
 		break;
+	case 'H':
+		cfg->shm_ring = true;
+		break;
 	case 'P':
 		o->port_security = true;
 		break;
@@ -242,6 +247,7 @@ int parse_options(struct vs_options *o, int argc, char **argv)
 		{ "queue-frames", required_argument, NULL, 'q' },
 		{ "max-ports", required_argument, NULL, 'm' },
 		{ "port-security", no_argument, NULL, 'P' },
+		{ "shm-ring", no_argument, NULL, 'H' },
 		{ "port-macs", required_argument, NULL, 'M' },
 		{ "qos-trust", required_argument, NULL, 'Q' },
 		{ "qos-max-prio", required_argument, NULL, 'X' },

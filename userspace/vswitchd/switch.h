@@ -147,6 +147,12 @@ void fault_corrupt_frame(struct fault *f, uint8_t *data, uint32_t len);
 enum port_kind { PORT_SEQPACKET, PORT_DGRAM, PORT_TAP, PORT_STREAM };
 /* Where a port's assigned MACs come from: none (first-come), QEMU, vsctl. */
 enum port_macs_from { MACS_NONE, MACS_GIVEN, MACS_STATIC };
+/*
+ * A SEQPACKET port's shared-memory rings (shm_port.c): NONE a socket port;
+ * FIRST its first message may be a HELLO (--shm-ring); ACCEPTED egress on
+ * the ring, ingress on the socket until RING_ON; ON both on the rings.
+ */
+enum shm_state { SHM_NONE, SHM_FIRST, SHM_ACCEPTED, SHM_ON };
 
 struct port {
 	bool used;
@@ -178,6 +184,10 @@ struct port {
 	uint32_t srx_len, srx_got;
 	uint8_t *stx;		/* length + frame that the socket took part of */
 	uint32_t stx_len, stx_off;
+
+	/* shared-memory rings (shm_port.c) */
+	enum shm_state shm_state;
+	struct shm_port *shm;
 
 	/* egress queues, one per class: packets waiting for the peer to read */
 	struct tc_queue tq[VS_NUM_TC];
@@ -238,6 +248,7 @@ struct vs_config {
 	unsigned max_ports;
 	unsigned ib_ports;	/* IB mode: NodeInfo.NumPorts */
 	uint64_t ib_guid;	/* IB mode: NodeGUID, 0 = from the socket path */
+	bool shm_ring;		/* SEQPACKET ports may negotiate shared-memory rings */
 	int verbose;
 };
 
@@ -298,7 +309,7 @@ struct vswitch {
 };
 
 /* epoll tags */
-enum { EV_LISTEN = 1, EV_CTL_LISTEN, EV_CTL_CONN, EV_SIGNAL, EV_PORT, EV_STREAM_LISTEN };
+enum { EV_LISTEN = 1, EV_CTL_LISTEN, EV_CTL_CONN, EV_SIGNAL, EV_PORT, EV_STREAM_LISTEN, EV_SHM };
 static inline uint64_t ev_tag(uint32_t kind, uint32_t idx) { return ((uint64_t)kind << 32) | idx; }
 
 /* log.c */
@@ -338,6 +349,7 @@ void dp_timers(struct vswitch *sw, int *timeout_ms);
 void dp_port_hangup(struct vswitch *sw, struct port *p);
 void dp_unblock_waiters(struct vswitch *sw, struct port *d);
 void dp_housekeeping(struct vswitch *sw);
+void dp_shm_event(struct vswitch *sw, struct port *p);
 /* dp.h: what the data path offers the forwarding modes */
 
 /* qos.c */
@@ -373,6 +385,15 @@ void stream_close_listeners(struct vswitch *sw);
 int stream_recv(struct vswitch *sw, struct port *p, unsigned int n);
 int stream_send(struct port *p, struct mmsghdr *m, unsigned int n);
 int stream_flush_rest(struct port *p);
+
+/* shm_port.c: a port's shared-memory rings */
+bool shm_is_msg(const uint8_t *d, uint32_t len, uint16_t type);
+int shm_port_first(struct vswitch *sw, struct port *p);
+int shm_port_recv(struct vswitch *sw, struct port *p, unsigned int n);
+int shm_port_send(struct port *p, struct mmsghdr *m, unsigned int n);
+void shm_port_stray(struct vswitch *sw, struct port *p);
+void shm_port_events(struct vswitch *sw, struct port *p);
+void shm_port_free(struct vswitch *sw, struct port *p);
 
 /* ctl.c */
 int ctl_listen(struct vswitch *sw);

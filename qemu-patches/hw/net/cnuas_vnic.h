@@ -19,6 +19,7 @@
 #include "sysemu/runstate.h"
 #include "hw/net/cnuas_vnic_hw.h"
 #include "hw/misc/cnuas_socklink.h"
+#include "hw/net/cnuas_shm_ring.h"
 
 #define TYPE_CNUAS_VNIC "cnuas-vnic"
 OBJECT_DECLARE_TYPE(CnuasVnicState, CnuasVnicClass, CNUAS_VNIC)
@@ -72,6 +73,28 @@ typedef struct CnuasVnicDescCache {
     CnuasVnicDesc d[CNUAS_VNIC_DESC_CACHE];
 } CnuasVnicDescCache;
 
+/* Shared-memory rings with the switch (cnuas_vnic_shm.c), per connection */
+enum {
+    CNUAS_VNIC_SHM_OFF,         /* the socket only */
+    CNUAS_VNIC_SHM_OFFERED,     /* HELLO sent, no answer yet */
+    CNUAS_VNIC_SHM_ACCEPTED,    /* RX on the ring, TX until RING_ON is sent */
+    CNUAS_VNIC_SHM_ON,          /* both on the rings */
+};
+
+typedef struct CnuasVnicShm {
+    int state;                  /* CNUAS_VNIC_SHM_* */
+    int memfd;
+    uint8_t *map;
+    size_t len;
+    uint32_t nslots, slot_size;
+    struct cnuas_shm_ctl *tx, *rx;  /* shared: the switch may write them */
+    uint8_t *tx_slots, *rx_slots;
+    uint32_t tx_prod, rx_cons;  /* our own indexes, never read back */
+    EventNotifier sw_wake;      /* we kick the switch */
+    EventNotifier rx_wake;      /* the RX thread sleeps on it */
+    EventNotifier tx_wake;      /* TX waits on it for room */
+} CnuasVnicShm;
+
 struct CnuasVnicState {
     PCIDevice parent_obj;
 
@@ -85,6 +108,7 @@ struct CnuasVnicState {
     char *link_layer_str;
     char *speed_str;
     uint8_t width;
+    bool shm_ring;              /* x-shm-ring: offer the switch the rings */
 
     /* Derived at realize */
     uint32_t link_layer;
@@ -109,6 +133,7 @@ struct CnuasVnicState {
 
     /* Backend (not migrated: each side owns its connection) */
     CnuasSockLink link;         /* connection, reconnect, hang-up */
+    CnuasVnicShm shm;           /* and its shared-memory rings, if any */
     bool link_up;
     bool rx_armed;              /* RX thread watches the socket */
     bool tx_armed;              /* write handler installed */
@@ -151,6 +176,38 @@ uint16_t cnuas_vnic_roce_rx(const uint8_t *frame, uint32_t len);
 uint32_t cnuas_vnic_ib_tx(uint8_t *frame, uint32_t len, bool icrc,
                           bool *not_ib);
 uint16_t cnuas_vnic_ib_rx(const uint8_t *frame, uint32_t *len);
+
+/*
+ * Shared-memory rings with the switch, cnuas_vnic_shm.c (docs/shm-ring.md
+ * in the Cnuas tree). The switch may write the area at any time: indexes
+ * are bounded and lengths read once.
+ */
+void cnuas_vnic_shm_offer(CnuasVnicState *s);
+void cnuas_vnic_shm_close(CnuasVnicState *s);
+bool cnuas_vnic_shm_msg(CnuasVnicState *s, const uint8_t *buf, uint32_t len);
+void cnuas_vnic_shm_ring_on(CnuasVnicState *s);
+int cnuas_vnic_rx_fd(CnuasVnicState *s);
+int cnuas_vnic_shm_rx_avail(CnuasVnicState *s, unsigned max);
+uint32_t cnuas_vnic_shm_rx_copy(CnuasVnicState *s, unsigned i, uint8_t *buf);
+void cnuas_vnic_shm_rx_pop(CnuasVnicState *s, unsigned n);
+void cnuas_vnic_shm_rx_arm(CnuasVnicState *s);
+void cnuas_vnic_shm_rx_woken(CnuasVnicState *s);
+int cnuas_vnic_shm_tx_room(CnuasVnicState *s, unsigned max);
+uint8_t *cnuas_vnic_shm_tx_buf(CnuasVnicState *s, unsigned i);
+void cnuas_vnic_shm_tx_push(CnuasVnicState *s, const uint32_t *lens,
+                            unsigned n);
+bool cnuas_vnic_shm_tx_wait(CnuasVnicState *s);
+void cnuas_vnic_shm_tx_woken(CnuasVnicState *s);
+
+static inline bool cnuas_vnic_shm_rx_on(CnuasVnicState *s)
+{
+    return s->shm.state >= CNUAS_VNIC_SHM_ACCEPTED;
+}
+
+static inline bool cnuas_vnic_shm_tx_on(CnuasVnicState *s)
+{
+    return s->shm.state == CNUAS_VNIC_SHM_ON;
+}
 
 /* Core, implemented in cnuas_vnic_core.c */
 extern const MemoryRegionOps cnuas_vnic_mmio_ops;

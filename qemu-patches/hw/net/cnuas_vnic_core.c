@@ -313,6 +313,7 @@ static void cnuas_vnic_link_down(CnuasVnicState *s)
         return;
     }
     cnuas_vnic_rx_watch(s, -1);
+    cnuas_vnic_shm_close(s);
     cnuas_socklink_close(&s->link);
     s->link_up = false;
     s->rx_armed = false;
@@ -333,6 +334,7 @@ static void cnuas_vnic_link_connected(void *opaque)
     s->rx_armed = false;
     s->tx_armed = false;
     s->tx_blocked = false;
+    cnuas_vnic_shm_offer(s);
     cnuas_vnic_update_handlers(s);
     cnuas_vnic_link_changed(s);
     qemu_bh_schedule(s->tx_bh);
@@ -353,7 +355,8 @@ static bool cnuas_vnic_link_reading(void *opaque)
 {
     CnuasVnicState *s = opaque;
 
-    return s->rx_armed;
+    /* on the rings nobody reads the socket: the timer looks for its end */
+    return s->rx_armed && !cnuas_vnic_shm_rx_on(s);
 }
 
 /*
@@ -387,6 +390,7 @@ static const CnuasSockLinkOps cnuas_vnic_socklink_ops = {
 static void cnuas_vnic_update_handlers(CnuasVnicState *s)
 {
     bool rx, tx;
+    int fd;
 
     if (s->link.fd < 0) {
         return;
@@ -394,16 +398,25 @@ static void cnuas_vnic_update_handlers(CnuasVnicState *s)
     rx = s->vm_running && s->rxq.state == CNUAS_VNIC_QS_RUNNING &&
          s->rxq.prod != s->rxq.cons;
     tx = s->tx_blocked;
-    if (rx == s->rx_armed && tx == s->tx_armed) {
+    /* the socket, or the RX ring's eventfd once the switch accepted it */
+    fd = rx ? cnuas_vnic_rx_fd(s) : -1;
+    if (rx == s->rx_armed && tx == s->tx_armed &&
+        fd == qatomic_read(&s->rx_fd)) {
         return;
     }
-    if (tx != s->tx_armed) {
+    if (tx != s->tx_armed && cnuas_vnic_shm_tx_on(s)) {
+        qemu_set_fd_handler(event_notifier_get_fd(&s->shm.tx_wake),
+                            tx ? cnuas_vnic_tx_writable : NULL, NULL, s);
+    } else if (tx != s->tx_armed) {
         qemu_set_fd_handler(s->link.fd, NULL,
                             tx ? cnuas_vnic_tx_writable : NULL, s);
     }
+    if (rx && cnuas_vnic_shm_rx_on(s) && fd != qatomic_read(&s->rx_fd)) {
+        cnuas_vnic_shm_rx_arm(s);
+    }
     s->rx_armed = rx;
     s->tx_armed = tx;
-    cnuas_vnic_rx_watch(s, rx ? s->link.fd : -1);
+    cnuas_vnic_rx_watch(s, fd);
 }
 
 /* ---- TX ---- */
@@ -412,6 +425,9 @@ static void cnuas_vnic_tx_writable(void *opaque)
 {
     CnuasVnicState *s = opaque;
 
+    if (cnuas_vnic_shm_tx_on(s)) {
+        cnuas_vnic_shm_tx_woken(s);
+    }
     s->tx_blocked = false;
     cnuas_vnic_update_handlers(s);
     qemu_bh_schedule(s->tx_bh);
@@ -547,6 +563,56 @@ static unsigned cnuas_vnic_tx_send(CnuasVnicState *s, struct mmsghdr *msgs,
 }
 
 /*
+ * On the shared-memory rings: gather up to max frames straight into the
+ * TX ring's slots and publish them at once. Returns frames consumed.
+ */
+static unsigned cnuas_vnic_tx_ring(CnuasVnicState *s, CnuasVnicDescCache *dc,
+                                   unsigned max)
+{
+    CnuasVnicQueue *q = &s->txq;
+    uint32_t lens[CNUAS_VNIC_IO_BATCH];
+    uint32_t idx = q->cons, bytes = 0;
+    unsigned n = 0;
+    int room, len;
+
+    room = cnuas_vnic_shm_tx_room(s, MIN(max, CNUAS_VNIC_IO_BATCH));
+    if (room < 0) {
+        qemu_log_mask(LOG_UNIMP, "%s: switch broke the TX ring\n",
+                      TYPE_CNUAS_VNIC);
+        cnuas_vnic_link_down(s);
+        return 0;
+    }
+    if (!room) {
+        if (cnuas_vnic_shm_tx_wait(s)) {
+            qemu_bh_schedule(s->tx_bh);
+            return 0;
+        }
+        /* Switch back-pressure: wait for room, never drop. */
+        s->stats[STAT(TX_STALLS)]++;
+        s->tx_blocked = true;
+        cnuas_vnic_update_handlers(s);
+        return 0;
+    }
+    while (n < room && idx != q->prod) {
+        len = cnuas_vnic_tx_gather(s, dc, &idx, cnuas_vnic_shm_tx_buf(s, n),
+                                   true);
+        if (len <= 0) {
+            break;
+        }
+        lens[n++] = len;
+        bytes += len;
+    }
+    if (!n) {
+        return 0;
+    }
+    cnuas_vnic_shm_tx_push(s, lens, n);
+    s->stats[STAT(TX_FRAMES)] += n;
+    s->stats[STAT(TX_BYTES)] += bytes;
+    q->cons = idx;
+    return n;
+}
+
+/*
  * Move up to max frames: gather, send in one system call, and advance the
  * consumer past what the switch accepted. Returns frames consumed.
  */
@@ -562,6 +628,12 @@ static unsigned cnuas_vnic_tx_batch(CnuasVnicState *s, CnuasVnicDescCache *dc,
     unsigned n = 0, sent, i;
     int len;
 
+    if (link) {
+        cnuas_vnic_shm_ring_on(s);
+    }
+    if (link && cnuas_vnic_shm_tx_on(s)) {
+        return cnuas_vnic_tx_ring(s, dc, max);
+    }
     max = MIN(max, CNUAS_VNIC_IO_BATCH);
     while (n < max && idx != q->prod) {
         len = cnuas_vnic_tx_gather(s, dc, &idx,
@@ -717,6 +789,65 @@ static void cnuas_vnic_rx_check_stall(CnuasVnicState *s)
     }
 }
 
+/* On the shared-memory rings: frames from the RX ring into guest buffers. */
+static void cnuas_vnic_rx_ring(CnuasVnicState *s)
+{
+    CnuasVnicQueue *q = &s->rxq;
+    CnuasVnicDescCache dc = { .count = 0 };
+    CnuasVnicDesc descs[CNUAS_VNIC_IO_BATCH];
+    uint32_t start = q->cons, len;
+    unsigned budget = CNUAS_VNIC_BUDGET, n, i;
+    bool broken = false;
+    int avail;
+
+    cnuas_vnic_shm_rx_woken(s);
+    while (budget && q->state == CNUAS_VNIC_QS_RUNNING) {
+        avail = cnuas_vnic_shm_rx_avail(s, MIN(budget, CNUAS_VNIC_IO_BATCH));
+        if (avail < 0) {
+            broken = true;
+            break;
+        }
+        n = MIN(q->prod - q->cons, (unsigned)avail);
+        if (!n) {
+            if (avail) {
+                s->stats[STAT(RX_STALLS)]++;
+            }
+            break;
+        }
+        n = cnuas_vnic_rx_buffers(s, &dc, descs, n);
+        for (i = 0; i < n; i++) {
+            /* copied out: the switch may still write the slot */
+            len = cnuas_vnic_shm_rx_copy(s, i, s->bufs);
+            if (!cnuas_vnic_rx_deliver(s, &descs[i], q->cons, s->bufs, len,
+                                       len == 0)) {
+                break;
+            }
+            q->cons++;
+        }
+        cnuas_vnic_shm_rx_pop(s, i);
+        budget -= i;
+        if (!n || i < n) {
+            break;
+        }
+    }
+    if (q->cons != start) {
+        cnuas_vnic_sb_write(s);
+        cnuas_vnic_raise(s, CNUAS_VNIC_INT_RX);
+    }
+    if (broken) {
+        qemu_log_mask(LOG_UNIMP, "%s: switch broke the RX ring\n",
+                      TYPE_CNUAS_VNIC);
+        cnuas_vnic_link_down(s);
+        return;
+    }
+    if (!budget) {
+        event_notifier_set(&s->shm.rx_wake);    /* more: come back soon */
+    } else if (q->state == CNUAS_VNIC_QS_RUNNING && q->prod != q->cons) {
+        cnuas_vnic_shm_rx_arm(s);
+    }
+    cnuas_vnic_update_handlers(s);
+}
+
 static void cnuas_vnic_rx_readable(void *opaque)
 {
     CnuasVnicState *s = opaque;
@@ -725,11 +856,15 @@ static void cnuas_vnic_rx_readable(void *opaque)
     CnuasVnicDesc descs[CNUAS_VNIC_IO_BATCH];
     struct mmsghdr msgs[CNUAS_VNIC_IO_BATCH];
     struct iovec iov[CNUAS_VNIC_IO_BATCH];
-    uint32_t start = q->cons;
+    uint32_t start = q->cons, first;
     unsigned budget = CNUAS_VNIC_BUDGET, n, i;
     bool eof = false;
     int r;
 
+    if (cnuas_vnic_shm_rx_on(s)) {
+        cnuas_vnic_rx_ring(s);
+        return;
+    }
     while (budget && s->link.fd >= 0 && q->state == CNUAS_VNIC_QS_RUNNING) {
         n = MIN(q->prod - q->cons, MIN(budget, CNUAS_VNIC_IO_BATCH));
         if (!n) {
@@ -758,21 +893,26 @@ static void cnuas_vnic_rx_readable(void *opaque)
             eof = true;
             break;
         }
+        first = q->cons;
         for (i = 0; i < r; i++) {
             /* Frames are 1..MAX_FRAME bytes; a 0-byte read is the EOF. */
             if (msgs[i].msg_len == 0) {
                 eof = true;
                 break;
             }
-            if (!cnuas_vnic_rx_deliver(s, &descs[i], q->cons, iov[i].iov_base,
-                                       msgs[i].msg_len,
+            /* The switch's answer to our offer of rings: no frame. */
+            if (cnuas_vnic_shm_msg(s, iov[i].iov_base, msgs[i].msg_len)) {
+                continue;
+            }
+            if (!cnuas_vnic_rx_deliver(s, &descs[q->cons - first], q->cons,
+                                       iov[i].iov_base, msgs[i].msg_len,
                                        msgs[i].msg_hdr.msg_flags & MSG_TRUNC)) {
                 break;
             }
             q->cons++;
         }
-        budget -= i;
-        if (eof || i < n) {
+        budget -= q->cons - first;
+        if (eof || i < n || cnuas_vnic_shm_rx_on(s)) {
             break;
         }
     }
@@ -1008,7 +1148,8 @@ static void *cnuas_vnic_rx_thread(void *opaque)
         }
         qemu_mutex_lock_iothread();
         stop = s->rx_stop;
-        if (!stop && s->rx_armed && s->link.fd == fd) {
+        if (!stop && s->rx_armed && s->link.fd >= 0 &&
+            cnuas_vnic_rx_fd(s) == fd) {
             bool guard = cnuas_vnic_guard_enter(s);
 
             cnuas_vnic_rx_readable(s);
@@ -1500,6 +1641,7 @@ void cnuas_vnic_core_unrealize(CnuasVnicState *s)
     qemu_thread_join(&s->rx_thread);
     event_notifier_cleanup(&s->rx_kick);
     qemu_cond_destroy(&s->rx_done);
+    cnuas_vnic_shm_close(s);
     cnuas_socklink_cleanup(&s->link);
     qemu_del_vm_change_state_handler(s->vmstate_change);
     timer_free(s->int_timer);

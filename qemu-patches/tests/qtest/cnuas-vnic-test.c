@@ -8,11 +8,14 @@
  */
 
 #include "qemu/osdep.h"
+#include "qemu/atomic.h"
 #include "qemu/bswap.h"
+#include <sys/mman.h>
 #include "cnuas-qtest-harness.h"
 #include "hw/pci/pci_regs.h"
 #include "hw/net/cnuas_vnic_hw.h"
 #include "hw/net/cnuas_ib_link.h"
+#include "hw/net/cnuas_shm_ring.h"
 /* Frames captured from Linux Soft-RoCE (copied in by the Cnuas build). */
 #include "cnuas-rxe-frames.h"
 
@@ -1511,6 +1514,180 @@ static void test_hotplug(void)
     vnic_free(v);
 }
 
+/*
+ * x-shm-ring: the test plays a switch that accepts the device's HELLO,
+ * maps the memfd it passes and moves frames through both rings.
+ */
+typedef struct ShmPeer {
+    uint8_t *map;
+    size_t len;
+    int fds[CNUAS_SHM_NFDS];
+    struct cnuas_shm_ctl *tx, *rx;
+    uint8_t *tx_slots, *rx_slots;
+    uint32_t nslots, slot_size, tx_cons, rx_prod;
+} ShmPeer;
+
+static void shm_peer_msg(Vnic *v, uint16_t type)
+{
+    struct cnuas_shm_msg m = {
+        .magic = CNUAS_SHM_MAGIC, .version = CNUAS_SHM_VERSION, .type = type,
+    };
+
+    sw_send(v, (const uint8_t *)&m, CNUAS_SHM_MSG_LEN);
+}
+
+/* Take the HELLO and its descriptors, map the area, answer ACCEPT. */
+static void shm_peer_accept(Vnic *v, ShmPeer *p)
+{
+    struct cnuas_shm_msg m;
+    struct cnuas_shm_area h;
+    struct iovec iov = { .iov_base = &m, .iov_len = sizeof(m) };
+    union {
+        struct cmsghdr h;
+        char buf[CMSG_SPACE(sizeof(int) * CNUAS_SHM_NFDS)];
+    } c;
+    struct msghdr mh = {
+        .msg_iov = &iov, .msg_iovlen = 1,
+        .msg_control = c.buf, .msg_controllen = sizeof(c.buf),
+    };
+    struct pollfd pfd = { .fd = v->cfd, .events = POLLIN };
+    struct cmsghdr *cm;
+
+    g_assert_cmpint(poll(&pfd, 1, 5000), ==, 1);
+    g_assert_cmpint(recvmsg(v->cfd, &mh, 0), ==, CNUAS_SHM_MSG_LEN);
+    g_assert_cmphex(m.magic, ==, CNUAS_SHM_MAGIC);
+    g_assert_cmpuint(m.type, ==, CNUAS_SHM_HELLO);
+    cm = CMSG_FIRSTHDR(&mh);
+    g_assert(cm && cm->cmsg_type == SCM_RIGHTS);
+    g_assert_cmpuint(cm->cmsg_len, ==, CMSG_LEN(sizeof(int) * CNUAS_SHM_NFDS));
+    memcpy(p->fds, CMSG_DATA(cm), sizeof(p->fds));
+    p->len = m.arg;
+    p->map = mmap(NULL, p->len, PROT_READ | PROT_WRITE, MAP_SHARED,
+                  p->fds[CNUAS_SHM_FD_AREA], 0);
+    g_assert(p->map != MAP_FAILED);
+    memcpy(&h, p->map, sizeof(h));
+    g_assert_cmpuint(h.nslots, >=, CNUAS_SHM_SLOTS_MIN);
+    g_assert_cmpuint(cnuas_shm_area_bytes(h.nslots, h.slot_size), <=, p->len);
+    p->nslots = h.nslots;
+    p->slot_size = h.slot_size;
+    p->tx = (struct cnuas_shm_ctl *)(p->map + h.tx_off);
+    p->rx = (struct cnuas_shm_ctl *)(p->map + h.rx_off);
+    p->tx_slots = (uint8_t *)(p->tx + 1);
+    p->rx_slots = (uint8_t *)(p->rx + 1);
+    p->tx_cons = p->rx_prod = 0;
+    shm_peer_msg(v, CNUAS_SHM_ACCEPT);
+}
+
+static struct cnuas_shm_slot *shm_peer_slot(ShmPeer *p, uint8_t *slots,
+                                            uint32_t idx)
+{
+    return (struct cnuas_shm_slot *)(slots + (size_t)(idx % p->nslots) *
+                                     p->slot_size);
+}
+
+static void shm_peer_kick(int fd)
+{
+    uint64_t one = 1;
+
+    g_assert_cmpint(write(fd, &one, sizeof(one)), ==, sizeof(one));
+}
+
+/* One frame into the device's RX ring, and the kick it may sleep on. */
+static void shm_peer_send(ShmPeer *p, const uint8_t *f, uint32_t len)
+{
+    struct cnuas_shm_slot *sl = shm_peer_slot(p, p->rx_slots, p->rx_prod);
+
+    g_assert_cmpuint(p->rx_prod - qatomic_load_acquire(&p->rx->cons), <,
+                     p->nslots);
+    memcpy(sl->frame, f, len);
+    sl->len = len;
+    sl->flags = 0;
+    qatomic_store_release(&p->rx->prod, ++p->rx_prod);
+    shm_peer_kick(p->fds[CNUAS_SHM_FD_RX_WAKE]);
+}
+
+/* The next frame from the device's TX ring: its length, -1 on timeout. */
+static int shm_peer_recv(ShmPeer *p, uint8_t *buf)
+{
+    gint64 end = g_get_monotonic_time() + WAIT_US;
+    struct cnuas_shm_slot *sl;
+    uint32_t len;
+
+    while (qatomic_load_acquire(&p->tx->prod) == p->tx_cons) {
+        if (g_get_monotonic_time() > end) {
+            return -1;
+        }
+        g_usleep(1000);
+    }
+    sl = shm_peer_slot(p, p->tx_slots, p->tx_cons);
+    len = sl->len;
+    g_assert_cmpuint(len, <=, CNUAS_SHM_FRAME_MAX);
+    memcpy(buf, sl->frame, len);
+    qatomic_store_release(&p->tx->cons, ++p->tx_cons);
+    shm_peer_kick(p->fds[CNUAS_SHM_FD_TX_WAKE]);
+    return len;
+}
+
+static void shm_peer_free(ShmPeer *p)
+{
+    unsigned i;
+
+    munmap(p->map, p->len);
+    for (i = 0; i < CNUAS_SHM_NFDS; i++) {
+        close(p->fds[i]);
+    }
+}
+
+static void test_shm_ring(void)
+{
+    static const uint32_t sizes[] = { 1, 60, 1500, 4096, 9216 };
+    Vnic *v = vnic_new(",x-shm-ring=on", true);
+    g_autofree uint8_t *want = g_malloc(BUF_SIZE);
+    g_autofree uint8_t *got = g_malloc(BUF_SIZE + 1);
+    ShmPeer p;
+    uint32_t idx = 0;
+    unsigned i, round;
+
+    shm_peer_accept(v, &p);
+    vnic_start(v);
+    for (round = 0; round < 60; round++) {
+        /* 300 frames each way wrap both 256-slot rings */
+        post_rx(v, ARRAY_SIZE(sizes), BUF_SIZE);
+        for (i = 0; i < ARRAY_SIZE(sizes); i++) {
+            cnuas_qtest_fill(want, sizes[i], round * 8 + i);
+            shm_peer_send(&p, want, sizes[i]);
+            qtest_memwrite(v->qts, v->txbuf + i * BUF_SIZE, want, sizes[i]);
+            put_desc(v, v->txring, idx++, v->txbuf + i * BUF_SIZE, sizes[i],
+                     0);
+        }
+        wr(v, CNUAS_VNIC_REG_TXQ + CNUAS_VNIC_Q_PROD, idx);
+        if (!round) {
+            /* the first TX work: RING_ON, its last socket message */
+            g_assert_cmpint(sw_recv(v, got, BUF_SIZE + 1, 5000), ==,
+                            CNUAS_SHM_MSG_LEN);
+            g_assert_cmpuint(((struct cnuas_shm_msg *)got)->type, ==,
+                             CNUAS_SHM_RING_ON);
+        }
+        for (i = 0; i < ARRAY_SIZE(sizes); i++) {
+            cnuas_qtest_fill(want, sizes[i], round * 8 + i);
+            g_assert_cmpint(shm_peer_recv(&p, got), ==, sizes[i]);
+            g_assert(memcmp(got, want, sizes[i]) == 0);
+        }
+        g_assert(wait_reg(v, CNUAS_VNIC_REG_RXQ + CNUAS_VNIC_Q_CONS, ~0u,
+                          v->rxprod));
+        for (i = 0; i < ARRAY_SIZE(sizes); i++) {
+            check_rx(v, v->rxprod - ARRAY_SIZE(sizes) + i, sizes[i],
+                     round * 8 + i);
+        }
+    }
+    g_assert_cmpuint(vstat(v, CNUAS_VNIC_STAT_TX_FRAMES), ==, idx);
+    g_assert_cmpuint(vstat(v, CNUAS_VNIC_STAT_RX_FRAMES), ==, v->rxprod);
+    /* nothing more on the socket: every frame took the rings */
+    g_assert_cmpint(sw_recv(v, got, BUF_SIZE, 100), ==, -1);
+    shm_peer_free(&p);
+    vnic_free(v);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -1523,6 +1700,7 @@ int main(int argc, char **argv)
     qtest_add_func("/cnuas-vnic/rx", test_rx);
     qtest_add_func("/cnuas-vnic/rx-backpressure", test_rx_backpressure);
     qtest_add_func("/cnuas-vnic/rx-poll", test_rx_poll);
+    qtest_add_func("/cnuas-vnic/shm-ring", test_shm_ring);
     qtest_add_func("/cnuas-vnic/roce-icrc", test_roce_icrc);
     qtest_add_func("/cnuas-vnic/tx-bad-descriptors", test_tx_bad);
     qtest_add_func("/cnuas-vnic/bad-setup", test_bad_setup);

@@ -2482,6 +2482,13 @@ TESTS += [(n[5:], f) for n, f in sorted(vars(ib_tests).items()) if n.startswith(
 import ib_state_tests  # noqa: E402  (what a restart keeps: test/ib_state_tests.py)
 TESTS += [(n[5:], f) for n, f in sorted(vars(ib_state_tests).items()) if n.startswith("test_ib_")]
 
+# Shared-memory ring ports (--shm-ring): test/shm_tests.py, a fake ring device.
+import shm_tests  # noqa: E402
+
+shm_tests.Switch, shm_tests.frame, shm_tests.mac = Switch, frame, mac
+shm_tests.recv_or_none, shm_tests.expect_none = recv_or_none, expect_none
+TESTS += [(n[5:], f) for n, f in sorted(vars(shm_tests).items()) if n.startswith("test_shm_")]
+
 
 def main():
     global ARGS

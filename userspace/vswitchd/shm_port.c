@@ -1,0 +1,234 @@
+// SPDX-License-Identifier: GPL-2.0-or-later OR MIT
+/*
+ * A SEQPACKET port that negotiated shared-memory rings (--shm-ring,
+ * docs/shm-ring.md): the first message with its descriptors, ACCEPT or
+ * REFUSE, the wake eventfd in epoll, and receive/send through the rings
+ * in the shapes the data path's socket calls have (datapath.c).
+ */
+#include "shm_ring.h"
+#include "switch.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+_Static_assert(CNUAS_SHM_FRAME_MAX == VS_MAX_FRAME, "a ring slot holds a switch frame");
+_Static_assert(CNUAS_SHM_MSG_LEN < VS_ETH_HLEN, "ring messages are never frames");
+
+bool shm_is_msg(const uint8_t *d, uint32_t len, uint16_t type)
+{
+	struct cnuas_shm_msg m;
+
+	if (len != CNUAS_SHM_MSG_LEN)
+		return false;
+	memcpy(&m, d, sizeof(m));
+	return m.magic == CNUAS_SHM_MAGIC && m.version == CNUAS_SHM_VERSION && m.type == type;
+}
+
+static bool reply(struct port *p, uint16_t type, uint32_t arg)
+{
+	struct cnuas_shm_msg m = {
+		.magic = CNUAS_SHM_MAGIC, .version = CNUAS_SHM_VERSION, .type = type, .arg = arg,
+	};
+
+	return send(p->fd, &m, CNUAS_SHM_MSG_LEN, MSG_DONTWAIT | MSG_NOSIGNAL) == CNUAS_SHM_MSG_LEN;
+}
+
+/* The descriptors of h's SCM_RIGHTS messages: the first CNUAS_SHM_NFDS kept, the rest closed. */
+static unsigned take_fds(struct msghdr *h, int fds[CNUAS_SHM_NFDS])
+{
+	unsigned n = 0;
+
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(h); c; c = CMSG_NXTHDR(h, c)) {
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+			continue;
+		unsigned k = (unsigned)((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+		int fd;
+
+		for (unsigned i = 0; i < k; i++) {
+			memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof(fd));
+			if (n < CNUAS_SHM_NFDS)
+				fds[n++] = fd;
+			else
+				close(fd);
+		}
+	}
+	return n;
+}
+
+static void close_fds(int *fds, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++)
+		close(fds[i]);
+}
+
+/* A valid-looking HELLO with nfds descriptors: 0 when accepted, else the refusal. */
+static int hello(struct vswitch *sw, struct port *p, const uint8_t *d, int *fds, unsigned nfds)
+{
+	struct cnuas_shm_msg m;
+	struct epoll_event ev = { .events = EPOLLIN, .data.u64 = ev_tag(EV_SHM, (uint32_t)p->idx) };
+	int r;
+
+	memcpy(&m, d, sizeof(m));
+	if (nfds != CNUAS_SHM_NFDS) {
+		close_fds(fds, nfds);
+		return CNUAS_SHM_R_FDS;
+	}
+	p->shm = calloc(1, sizeof(*p->shm));
+	if (!p->shm) {
+		close_fds(fds, nfds);
+		return CNUAS_SHM_R_MAP;
+	}
+	r = shm_attach(p->shm, fds, m.arg);
+	if (r)
+		goto fail;
+	/* what went to the socket so far must arrive before the ACCEPT */
+	if (p->npend)
+		dp_flush(sw);
+	if (p->qlen || p->stx_len) {
+		vs_log(VS_LOG_INFO, "port %u: rings not taken: its socket is full", p->id);
+		shm_detach(p->shm);
+		r = CNUAS_SHM_R_MAP;
+		goto fail;
+	}
+	if (epoll_ctl(sw->epfd, EPOLL_CTL_ADD, p->shm->wake_fd, &ev) < 0 ||
+	    !reply(p, CNUAS_SHM_ACCEPT, 0)) {
+		epoll_ctl(sw->epfd, EPOLL_CTL_DEL, p->shm->wake_fd, NULL);
+		shm_detach(p->shm);
+		free(p->shm);
+		p->shm = NULL;
+		return -1;	/* nothing answered: the device stays on the socket */
+	}
+	p->shm_state = SHM_ACCEPTED;
+	vs_log(VS_LOG_INFO, "port %u: shared-memory rings, %u slots of %u bytes", p->id,
+	       p->shm->nslots, p->shm->slot_size);
+	return 0;
+fail:
+	free(p->shm);
+	p->shm = NULL;
+	return r;
+}
+
+int shm_port_first(struct vswitch *sw, struct port *p)
+{
+	union {
+		struct cmsghdr h;
+		char buf[CMSG_SPACE(sizeof(int) * (CNUAS_SHM_NFDS + 1))];
+	} ctl;
+	struct msghdr *h = &sw->rx_msg[0].msg_hdr;
+	int fds[CNUAS_SHM_NFDS];
+	unsigned nfds;
+	ssize_t r;
+	int why;
+
+	h->msg_control = ctl.buf;
+	h->msg_controllen = sizeof(ctl.buf);
+	h->msg_flags = 0;
+	r = recvmsg(p->fd, h, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+	nfds = r >= 0 ? take_fds(h, fds) : 0;
+	h->msg_control = NULL;
+	h->msg_controllen = 0;
+	if (r < 0)
+		return -1;
+	p->shm_state = SHM_NONE;
+	if (!shm_is_msg(sw->rx_pkt[0]->data, (uint32_t)r, CNUAS_SHM_HELLO)) {
+		/* an old device's first frame: a socket port for good */
+		close_fds(fds, nfds);
+		sw->rx_msg[0].msg_len = (unsigned int)r;
+		return 1;
+	}
+	why = hello(sw, p, sw->rx_pkt[0]->data, fds, nfds);
+	if (why > 0) {
+		vs_log(VS_LOG_INFO, "port %u: shared-memory rings refused (reason %d)", p->id, why);
+		reply(p, CNUAS_SHM_REFUSE, (uint32_t)why);
+	}
+	return 0;
+}
+
+int shm_port_recv(struct vswitch *sw, struct port *p, unsigned int n)
+{
+	uint8_t *bufs[VS_BATCH];
+	uint32_t lens[VS_BATCH];
+	int r;
+
+	for (unsigned i = 0; i < n; i++)
+		bufs[i] = sw->rx_pkt[i]->data;
+	r = shm_recv(p->shm, bufs, lens, n);
+	if (r < 0) {
+		vs_log(VS_LOG_WARN, "port %u: impossible TX ring index from the device", p->id);
+		errno = EPROTO;
+		return -1;
+	}
+	/* a closed port's ring is drained once it is empty */
+	if (!r && p->closing)
+		p->eof_seen = true;
+	for (int i = 0; i < r; i++) {
+		/* a bad slot length: counted as drop_bad_size, never as the EOF */
+		sw->rx_msg[i].msg_len = lens[i] ? lens[i] : VS_MAX_FRAME + 1;
+		sw->rx_msg[i].msg_hdr.msg_flags = 0;
+	}
+	return r;
+}
+
+int shm_port_send(struct port *p, struct mmsghdr *m, unsigned int n)
+{
+	struct iovec iov[VS_BATCH];
+	int r;
+
+	if (n > VS_BATCH)
+		n = VS_BATCH;
+	for (unsigned i = 0; i < n; i++)
+		iov[i] = m[i].msg_hdr.msg_iov[0];
+	r = shm_send(p->shm, iov, n);
+	if (r <= 0)
+		errno = r < 0 ? EPROTO : EAGAIN;
+	return r <= 0 ? -1 : r;
+}
+
+/* After RING_ON: whatever comes on the socket is a protocol error, or the EOF. */
+void shm_port_stray(struct vswitch *sw, struct port *p)
+{
+	uint8_t b[CNUAS_SHM_MSG_LEN];
+
+	for (;;) {
+		ssize_t r = recv(p->fd, b, sizeof(b), MSG_DONTWAIT | MSG_TRUNC);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return;
+		if (r == 0) {
+			dp_port_hangup(sw, p);
+			return;
+		}
+		p->c.drop_bad_size++;
+	}
+}
+
+void shm_port_events(struct vswitch *sw, struct port *p)
+{
+	if (p->closing) {
+		epoll_ctl(sw->epfd, EPOLL_CTL_DEL, p->shm->wake_fd, NULL);
+		return;
+	}
+	/* about to wait: ask for a kick, or wake ourselves if there is work */
+	if (shm_arm(p->shm, p->shm_state == SHM_ON && port_can_read(p), p->qlen != 0)) {
+		uint64_t one = 1;
+
+		if (write(p->shm->wake_fd, &one, sizeof(one)) < 0)
+			vs_log(VS_LOG_DEBUG, "port %u: wake: %s", p->id, strerror(errno));
+	}
+}
+
+void shm_port_free(struct vswitch *sw, struct port *p)
+{
+	if (!p->shm)
+		return;
+	epoll_ctl(sw->epfd, EPOLL_CTL_DEL, p->shm->wake_fd, NULL);
+	shm_detach(p->shm);
+	free(p->shm);
+	p->shm = NULL;
+}
