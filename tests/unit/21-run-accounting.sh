@@ -174,7 +174,12 @@ for i in $(seq 100); do [ -e '"$T"'/mark.ib ] && exit 0; sleep 0.1; done; exit 1
 t vm/20-ib '# link-layers: ib
 . tests/vm/lib.sh; echo "$LAB_DIR" >'"$T"'/mark.ib
 for i in $(seq 100); do [ -e '"$T"'/mark.eth ] && exit 0; sleep 0.1; done; exit 1'
-run vm || fail "two lanes: tests/run failed: $(cat "$T/out")"
+# pkg goes after the Ethernet lab in its lane, whatever order the groups
+# are given in (it would build beside the labs' first builds otherwise).
+mkdir -p "$T/tests/pkg"
+t pkg/10-after-lab 'grep -q eth '"$T"'/ups'
+run pkg vm || fail "two lanes: tests/run failed: $(cat "$T/out")"
+rm -rf "$T/tests/pkg"
 [ "$(cat "$T/ups")" = "$(printf 'eth\nib')" ] || fail "two lanes: labs up: $(cat "$T/ups"), want eth then ib"
 [ "$(cat "$T/mark.eth")" = "$T/lab" ] || fail "two lanes: the Ethernet lab in $(cat "$T/mark.eth")"
 [ "$(cat "$T/mark.ib")" = "$T/lab.vm-ib" ] || fail "two lanes: the IB lab in $(cat "$T/mark.ib"), want $T/lab.vm-ib"
