@@ -38,7 +38,9 @@ mcast_rcvd() {
 # (perfquery of its PMA): it replicates by the MFT OpenSM programmed.
 swlid=""
 if [ "$LINK_LAYER" = ib ]; then
-	swlid=$(lsh -t 60 0 'ibswitches' | sed -n 's/.* base port 0 lid \([0-9]*\) .*/\1/p')
+	# ibswitches passes its own -y (default 0) to ibnetdiscover, over
+	# ibdiag.conf's key: it needs the lab's M_Key (scripts/lab.d/ib.sh).
+	swlid=$(lsh -t 60 0 "ibswitches -y ${IB_MKEY:-0}" | sed -n 's/.* base port 0 lid \([0-9]*\) .*/\1/p')
 	[ -n "$swlid" ] || fail "ibswitches found no switch"
 fi
 sw_mcast_xmit() {
