@@ -141,20 +141,22 @@ xfer=$!
 snap x0
 
 # (a) node0's MAC.
-snap a0
-as_mac "$M0"
-snap a1
-na=$(grew a0 a1 "$PX" drop_mac_not_assigned)
-[ "$na" -ge 5 ] || fail "(a) node$X sending as node0's MAC: drop_mac_not_assigned grew $na"
-[ "$(q a1 "fdb['$M0']")" = "$P0" ] || fail "(a) node0's MAC moved to port $(q a1 "fdb['$M0']")"
+# as_node0 SNAP COUNTER HOW: node X sends as node0's MAC; COUNTER of its
+# port must grow by 5 or more (into GREW) and node0's MAC stay on P0.
+as_node0() {
+	snap "$1.0"
+	as_mac "$M0"
+	snap "$1.1"
+	GREW=$(grew "$1.0" "$1.1" "$PX" "$2")
+	[ "$GREW" -ge 5 ] || fail "(a) node$X $3sending as node0's MAC: $2 grew $GREW"
+	[ "$(q "$1.1" "fdb['$M0']")" = "$P0" ] || fail "(a) node0's MAC moved to port $(q "$1.1" "fdb['$M0']")"
+}
+as_node0 a drop_mac_not_assigned ""
+na=$GREW
 "$LAB" switch -- set-port-security --port "$PX" mac=none >/dev/null || fail "set-port-security mac=none refused"
 wait_ping $X "$(ip_of 0)" 30 || fail "node$X cannot reach node0 with first-come pinning"
-snap a2
-as_mac "$M0"
-snap a3
-sp=$(grew a2 a3 "$PX" drop_mac_spoof)
-[ "$sp" -ge 5 ] || fail "(a) node$X on first-come pinning sending as node0's MAC: drop_mac_spoof grew $sp"
-[ "$(q a3 "fdb['$M0']")" = "$P0" ] || fail "(a) node0's MAC moved to port $(q a3 "fdb['$M0']")"
+as_node0 b drop_mac_spoof "on first-come pinning "
+sp=$GREW
 "$LAB" switch -- set-port-security --port "$PX" pin=on macs="$L0" mac="$MX" >/dev/null || fail "set-port-security mac=$MX refused"
 echo "PASS (a) node$X as node0's MAC (ARP, IP, RoCE v2): $na frames drop_mac_not_assigned; on first-come pinning $sp drop_mac_spoof; node0's MAC stays on port $P0"
 
