@@ -13,6 +13,10 @@
 # a minute or more to compile under TCG, mostly its headers: the marker
 # went into each main.c before, three such compiles in the apt install.
 # The new sources still change each module's srcversion.
+# Its reboot is also the group's reboot test (one boot fewer): after
+# `systemctl reboot` the Debian 13 guest comes back by itself, drivers
+# loaded from their aliases, cnuas0 configured, the RDMA device ACTIVE
+# (check_node_up), and RDMA with the other guest works again.
 # timeout: 1800
 . "$(dirname "$0")/lib.sh"
 need_cnuas_nodes 2

@@ -55,8 +55,9 @@ pair_wait
 # passed CASE: both sides of CASE's last run completed every iteration.
 passed() { pair_result "$1" && grep -q 'iters in' "$PR_CLI" && grep -q 'iters in' "$PR_SRV"; }
 
-# Across a tunnel (CNUAS_LOSSY_PATH=1, set by tests 78 and 87) the path is
-# not lossless: OVS's userspace datapath drops under the RC cases' bursts.
+# Across a tunnel (CNUAS_LOSSY_PATH=1, set by test 78) the path is
+# not lossless: the tunnel's TAP ports and bridges may drop under the RC
+# cases' bursts (OVS's userspace datapath did, when test 87 ran this).
 # RC repairs a loss, but two losses end a pingpong in the tool, not in the
 # device: UD has no recovery and ibv_ud_pingpong waits forever for a lost
 # datagram; and an RC client exits once it has its last message, so a lost
@@ -64,7 +65,7 @@ passed() { pair_result "$1" && grep -q 'iters in' "$PR_CLI" && grep -q 'iters in
 # ("transport retry counter exceeded") after the client passed. Such a
 # case runs again, alone, twice at most, and says so; any other failure
 # stands. Not a retry around our code: the loss is the lossy path's by
-# design (tests 78 and 87 only), and neither tool can recover from it
+# design (test 78 only), and neither tool can recover from it
 # (rdma-core's ibv_ud_pingpong has no timeout; ibv_rc_pingpong's client
 # does not wait for its last ACK): no upstream fix to wait for.
 lost() {
