@@ -31,6 +31,7 @@
 #include "dp.h"
 #include "fdb.h"
 #include "fwd_mode.h"
+#include "port_io.h"
 #include "shm_ring.h"
 #include "switch.h"
 
@@ -157,24 +158,13 @@ static void drop_count(struct port *d, uint32_t n)
 		d->c.drop_port_closed += n;
 }
 
-static int port_send(struct port *d, struct mmsghdr *m, unsigned int n)
-{
-	if (d->kind == PORT_TAP)
-		return tap_send(d->fd, m, n);
-	if (d->kind == PORT_STREAM)
-		return stream_send(d, m, n);
-	if (d->shm_state >= SHM_ACCEPTED)
-		return shm_port_send(d, m, n);
-	return sendmmsg(d->fd, m, n, MSG_DONTWAIT | MSG_NOSIGNAL);
-}
-
 /* Send the frames collected for d in this pass; queue what does not fit. */
 static void flush_port(struct vswitch *sw, struct port *d)
 {
 	uint32_t n = d->npend, done = 0;
 
 	while (done < n) {
-		int r = port_send(d, &d->pend_msg[done], n - done);
+		int r = d->io->send(d, &d->pend_msg[done], n - done);
 
 		if (r > 0) {
 			for (uint32_t i = done; i < done + (uint32_t)r; i++) {
@@ -279,7 +269,7 @@ static void tx_drain(struct vswitch *sw, struct port *d)
 				msg[i].msg_hdr.msg_namelen = d->peer_len;
 			}
 		}
-		int r = port_send(d, msg, n);
+		int r = d->io->send(d, msg, n);
 
 		if (r <= 0) {
 			enum send_verdict v = send_error(sw, d, r < 0 ? errno : EAGAIN);
@@ -553,12 +543,7 @@ static void port_rx(struct vswitch *sw, struct port *p)
 			h->msg_name = p->kind == PORT_DGRAM ? &sw->rx_addr[i] : NULL;
 			h->msg_namelen = p->kind == PORT_DGRAM ? sizeof(sw->rx_addr[i]) : 0;
 		}
-		bool ring = p->shm_state == SHM_ON;
-		int n = p->kind == PORT_TAP ? tap_recv(p->fd, sw->rx_msg, VS_BATCH) :
-			p->kind == PORT_STREAM ? stream_recv(sw, p, VS_BATCH) :
-			ring ? shm_port_recv(sw, p, VS_BATCH) :
-			p->shm_state == SHM_FIRST ? shm_port_first(sw, p) :
-			recvmmsg(p->fd, sw->rx_msg, VS_BATCH, MSG_DONTWAIT, NULL);
+		int n = p->io->recv(sw, p, VS_BATCH);
 
 		if (n < 0) {
 			if (errno == EINTR)
@@ -574,19 +559,10 @@ static void port_rx(struct vswitch *sw, struct port *p)
 			struct msghdr *h = &sw->rx_msg[i].msg_hdr;
 			uint32_t len = sw->rx_msg[i].msg_len;
 
-			if (len == 0 && p->kind == PORT_SEQPACKET && !ring && peer_closed(p->fd)) {
+			/* a ring slot's bad length is never 0 here (shm_port.c): not the EOF */
+			if (len == 0 && p->kind == PORT_SEQPACKET && peer_closed(p->fd)) {
 				p->eof_seen = true;
 				break;
-			}
-			/* the device's last socket message; frames come on the ring now */
-			if (p->shm_state == SHM_ACCEPTED &&
-			    shm_is_msg(sw->rx_pkt[i]->data, len, CNUAS_SHM_RING_ON)) {
-				p->shm_state = SHM_ON;
-				continue;
-			}
-			if (p->shm_state == SHM_ON && !ring) {
-				p->c.drop_bad_size++;	/* on the socket after RING_ON */
-				continue;
 			}
 			if (len == 0 || len > VS_MAX_FRAME || (h->msg_flags & MSG_TRUNC)) {
 				p->c.drop_bad_size++;
@@ -668,8 +644,8 @@ void dp_port_event(struct vswitch *sw, struct port *p, uint32_t events)
 	if (events & EPOLLOUT)
 		tx_drain(sw, p);
 	if (events & EPOLLIN) {
-		if (p->shm_state == SHM_ON)
-			shm_port_stray(sw, p);
+		if (p->io->stray)
+			p->io->stray(sw, p);
 		else
 			port_rx(sw, p);
 	}
@@ -690,7 +666,8 @@ void dp_shm_event(struct vswitch *sw, struct port *p)
 	shm_woken(p->shm);
 	if (p->qlen)
 		tx_drain(sw, p);
-	if (p->shm_state == SHM_ON)
+	/* ingress on the rings too (stray: not on the socket) */
+	if (p->io->stray)
 		port_rx(sw, p);
 	else
 		port_update_events(sw, p);

@@ -3,6 +3,7 @@
 #include "capture.h"
 #include "fdb.h"
 #include "fwd_mode.h"
+#include "port_io.h"
 #include "switch.h"
 
 #include <stdio.h>
@@ -43,7 +44,7 @@ struct port *port_add(struct vswitch *sw, int fd, enum port_kind kind)
 	p->id = ++sw->next_port_id;
 	p->kind = kind;
 	p->fd = fd;
-	p->shm_state = kind == PORT_SEQPACKET && sw->cfg.shm_ring ? SHM_FIRST : SHM_NONE;
+	p->io = port_io_for(kind, sw->cfg.shm_ring);
 	p->blocked_on = -1;
 	p->fault = sw->fault_all;
 	p->psec = sw->psec_all;
@@ -106,14 +107,12 @@ void port_update_events(struct vswitch *sw, struct port *p)
 	uint32_t want = 0;
 	struct epoll_event ev;
 
-	if (p->shm_state == SHM_ON || port_can_read(p))
+	if (p->io->stray || port_can_read(p))
 		want |= EPOLLIN;	/* on the rings: the socket's strays and EOF */
-	/* a dgram socket cannot tell us when its peer drains: retry timer */
-	if ((p->qlen || p->stx_len) && !p->closing && p->kind != PORT_DGRAM &&
-	    p->shm_state < SHM_ACCEPTED)
+	if ((p->qlen || p->stx_len) && !p->closing && p->io->tx_pollout)
 		want |= EPOLLOUT;
-	if (p->shm)
-		shm_port_events(sw, p);
+	if (p->io->arm)
+		p->io->arm(sw, p);
 	if (p->closing) {
 		/* the peer is gone; EPOLLHUP would fire forever while we cannot read */
 		want = 0;
@@ -187,7 +186,8 @@ void port_destroy(struct vswitch *sw, struct port *p)
 	if (p->in_epoll)
 		epoll_ctl(sw->epfd, EPOLL_CTL_DEL, p->fd, NULL);
 	close(p->fd);
-	shm_port_free(sw, p);
+	if (p->io->close)
+		p->io->close(sw, p);
 	if (p->kind == PORT_DGRAM && p->local_path[0])
 		unlink(p->local_path);
 	if (sw->ops->port_detach)

@@ -2,9 +2,13 @@
 /*
  * A SEQPACKET port that negotiated shared-memory rings (--shm-ring,
  * docs/shm-ring.md): the first message with its descriptors, ACCEPT or
- * REFUSE, the wake eventfd in epoll, and receive/send through the rings
- * in the shapes the data path's socket calls have (datapath.c).
+ * REFUSE, the wake eventfd in epoll, and receive/send through the rings.
+ * Each step of that is a port_io table (port_io.h): hello (the first
+ * message), accepted (egress on the rings), ring (both ways); the port
+ * switches table at the ACCEPT and the device's RING_ON, and the data
+ * path never asks which one it has.
  */
+#include "port_io.h"
 #include "shm_ring.h"
 #include "switch.h"
 
@@ -18,7 +22,9 @@
 _Static_assert(CNUAS_SHM_FRAME_MAX == VS_MAX_FRAME, "a ring slot holds a switch frame");
 _Static_assert(CNUAS_SHM_MSG_LEN < VS_ETH_HLEN, "ring messages are never frames");
 
-bool shm_is_msg(const uint8_t *d, uint32_t len, uint16_t type)
+static const struct port_io shm_accepted_io, shm_ring_io;
+
+static bool shm_is_msg(const uint8_t *d, uint32_t len, uint16_t type)
 {
 	struct cnuas_shm_msg m;
 
@@ -102,7 +108,7 @@ static int hello(struct vswitch *sw, struct port *p, const uint8_t *d, int *fds,
 		p->shm = NULL;
 		return -1;	/* nothing answered: the device stays on the socket */
 	}
-	p->shm_state = SHM_ACCEPTED;
+	p->io = &shm_accepted_io;
 	vs_log(VS_LOG_INFO, "port %u: shared-memory rings, %u slots of %u bytes", p->id,
 	       p->shm->nslots, p->shm->slot_size);
 	return 0;
@@ -112,7 +118,8 @@ fail:
 	return r;
 }
 
-int shm_port_first(struct vswitch *sw, struct port *p)
+/* The port's first message: a HELLO, or an old device's first frame. */
+static int hello_recv(struct vswitch *sw, struct port *p, unsigned int n)
 {
 	union {
 		struct cmsghdr h;
@@ -124,6 +131,7 @@ int shm_port_first(struct vswitch *sw, struct port *p)
 	ssize_t r;
 	int why;
 
+	(void)n;	/* one message: a HELLO comes alone, with its descriptors */
 	h->msg_control = ctl.buf;
 	h->msg_controllen = sizeof(ctl.buf);
 	h->msg_flags = 0;
@@ -133,7 +141,8 @@ int shm_port_first(struct vswitch *sw, struct port *p)
 	h->msg_controllen = 0;
 	if (r < 0)
 		return -1;
-	p->shm_state = SHM_NONE;
+	/* on the socket until an ACCEPT went out */
+	p->io = &seqpacket_io;
 	if (!shm_is_msg(sw->rx_pkt[0]->data, (uint32_t)r, CNUAS_SHM_HELLO)) {
 		/* an old device's first frame: a socket port for good */
 		close_fds(fds, nfds);
@@ -148,7 +157,23 @@ int shm_port_first(struct vswitch *sw, struct port *p)
 	return 0;
 }
 
-int shm_port_recv(struct vswitch *sw, struct port *p, unsigned int n)
+/* Ingress on the socket until the device's RING_ON, its last message there. */
+static int accepted_recv(struct vswitch *sw, struct port *p, unsigned int n)
+{
+	int r = sock_recv(sw, p, n);
+
+	for (int i = 0; i < r; i++) {
+		if (!shm_is_msg(sw->rx_pkt[i]->data, sw->rx_msg[i].msg_len, CNUAS_SHM_RING_ON))
+			continue;
+		p->io = &shm_ring_io;
+		/* what followed it on the socket is a protocol error */
+		p->c.drop_bad_size += (unsigned int)(r - i - 1);
+		return i;
+	}
+	return r;
+}
+
+static int ring_recv(struct vswitch *sw, struct port *p, unsigned int n)
 {
 	uint8_t *bufs[VS_BATCH];
 	uint32_t lens[VS_BATCH];
@@ -173,7 +198,7 @@ int shm_port_recv(struct vswitch *sw, struct port *p, unsigned int n)
 	return r;
 }
 
-int shm_port_send(struct port *p, struct mmsghdr *m, unsigned int n)
+static int ring_send(struct port *p, struct mmsghdr *m, unsigned int n)
 {
 	struct iovec iov[VS_BATCH];
 	int r;
@@ -189,7 +214,7 @@ int shm_port_send(struct port *p, struct mmsghdr *m, unsigned int n)
 }
 
 /* After RING_ON: whatever comes on the socket is a protocol error, or the EOF. */
-void shm_port_stray(struct vswitch *sw, struct port *p)
+static void ring_stray(struct vswitch *sw, struct port *p)
 {
 	uint8_t b[CNUAS_SHM_MSG_LEN];
 
@@ -208,14 +233,14 @@ void shm_port_stray(struct vswitch *sw, struct port *p)
 	}
 }
 
-void shm_port_events(struct vswitch *sw, struct port *p)
+/* About to wait: ask for a kick, or wake ourselves if there is work. */
+static void arm(struct vswitch *sw, struct port *p, bool rx_want)
 {
 	if (p->closing) {
 		epoll_ctl(sw->epfd, EPOLL_CTL_DEL, p->shm->wake_fd, NULL);
 		return;
 	}
-	/* about to wait: ask for a kick, or wake ourselves if there is work */
-	if (shm_arm(p->shm, p->shm_state == SHM_ON && port_can_read(p), p->qlen != 0)) {
+	if (shm_arm(p->shm, rx_want, p->qlen != 0)) {
 		uint64_t one = 1;
 
 		if (write(p->shm->wake_fd, &one, sizeof(one)) < 0)
@@ -223,12 +248,43 @@ void shm_port_events(struct vswitch *sw, struct port *p)
 	}
 }
 
-void shm_port_free(struct vswitch *sw, struct port *p)
+static void accepted_arm(struct vswitch *sw, struct port *p)
 {
-	if (!p->shm)
-		return;
+	arm(sw, p, false);
+}
+
+static void ring_arm(struct vswitch *sw, struct port *p)
+{
+	arm(sw, p, port_can_read(p));
+}
+
+static void shm_close(struct vswitch *sw, struct port *p)
+{
 	epoll_ctl(sw->epfd, EPOLL_CTL_DEL, p->shm->wake_fd, NULL);
 	shm_detach(p->shm);
 	free(p->shm);
 	p->shm = NULL;
 }
+
+const struct port_io shm_hello_io = {
+	.recv = hello_recv,
+	.send = sock_send,
+	.tx_pollout = true,
+};
+
+/* ACCEPT sent: egress on the rings, ingress on the socket until RING_ON */
+static const struct port_io shm_accepted_io = {
+	.recv = accepted_recv,
+	.send = ring_send,
+	.arm = accepted_arm,
+	.close = shm_close,
+};
+
+/* RING_ON: both ways on the rings, the socket only for strays and the EOF */
+static const struct port_io shm_ring_io = {
+	.recv = ring_recv,
+	.send = ring_send,
+	.stray = ring_stray,
+	.arm = ring_arm,
+	.close = shm_close,
+};

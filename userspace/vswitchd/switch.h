@@ -145,14 +145,9 @@ uint32_t fault_rand(struct fault *f);
 void fault_corrupt_frame(struct fault *f, uint8_t *data, uint32_t len);
 
 enum port_kind { PORT_SEQPACKET, PORT_DGRAM, PORT_TAP, PORT_STREAM };
+struct port_io;
 /* Where a port's assigned MACs come from: none (first-come), QEMU, vsctl. */
 enum port_macs_from { MACS_NONE, MACS_GIVEN, MACS_STATIC };
-/*
- * A SEQPACKET port's shared-memory rings (shm_port.c): NONE a socket port;
- * FIRST its first message may be a HELLO (--shm-ring); ACCEPTED egress on
- * the ring, ingress on the socket until RING_ON; ON both on the rings.
- */
-enum shm_state { SHM_NONE, SHM_FIRST, SHM_ACCEPTED, SHM_ON };
 
 struct port {
 	bool used;
@@ -185,9 +180,8 @@ struct port {
 	uint8_t *stx;		/* length + frame that the socket took part of */
 	uint32_t stx_len, stx_off;
 
-	/* shared-memory rings (shm_port.c) */
-	enum shm_state shm_state;
-	struct shm_port *shm;
+	const struct port_io *io;	/* how it moves frames (port_io.h) */
+	struct shm_port *shm;		/* its shared-memory rings (shm_port.c), or NULL */
 
 	/* egress queues, one per class: packets waiting for the peer to read */
 	struct tc_queue tq[VS_NUM_TC];
@@ -385,15 +379,6 @@ void stream_close_listeners(struct vswitch *sw);
 int stream_recv(struct vswitch *sw, struct port *p, unsigned int n);
 int stream_send(struct port *p, struct mmsghdr *m, unsigned int n);
 int stream_flush_rest(struct port *p);
-
-/* shm_port.c: a port's shared-memory rings */
-bool shm_is_msg(const uint8_t *d, uint32_t len, uint16_t type);
-int shm_port_first(struct vswitch *sw, struct port *p);
-int shm_port_recv(struct vswitch *sw, struct port *p, unsigned int n);
-int shm_port_send(struct port *p, struct mmsghdr *m, unsigned int n);
-void shm_port_stray(struct vswitch *sw, struct port *p);
-void shm_port_events(struct vswitch *sw, struct port *p);
-void shm_port_free(struct vswitch *sw, struct port *p);
 
 /* ctl.c */
 int ctl_listen(struct vswitch *sw);

@@ -7,6 +7,7 @@ Switch, frame, mac, recv_or_none and expect_none on it."""
 import fcntl
 import mmap
 import os
+import signal
 import socket
 import struct
 import time
@@ -213,6 +214,42 @@ def test_shm_ring_refused_and_fallback():
         assert sw.counters(ids[0])["drop_runt"] == 1
         a.s.send(frame(b"\xff" * 6, mac(1)))
         assert c.recv(65536)[6:12] == mac(1)
+        a.close()
+
+
+def test_shm_ring_socket_strays_and_eof():
+    """After RING_ON a frame on the socket is a protocol error: counted
+    as drop_bad_size, whether it came in RING_ON's own receive batch or
+    later, and never forwarded; the rings go on working, and closing the
+    socket still removes the port."""
+    with Switch("--shm-ring") as sw:
+        a = RingDev(sw)
+        b = sw.port()
+        ids = sw.wait_ports(2)
+        a.hello()
+        assert a.answer() == (ACCEPT, 0)
+        # the switch stopped: RING_ON and two frames come in one receive batch
+        os.kill(sw.proc.pid, signal.SIGSTOP)
+        try:
+            a.s.send(msg(RING_ON))
+            a.s.send(frame(b"\xff" * 6, mac(1), b"stray1"))
+            a.s.send(frame(b"\xff" * 6, mac(1), b"stray2"))
+        finally:
+            os.kill(sw.proc.pid, signal.SIGCONT)
+        time.sleep(0.2)
+        a.s.send(frame(b"\xff" * 6, mac(1), b"stray3"))
+        a.send(frame(b"\xff" * 6, mac(1), b"ring"))
+        assert b.recv(65536)[14:] == b"ring"
+        expect_none(b, "a frame sent on the socket after RING_ON")
+        ca = sw.counters(ids[0])
+        assert ca["drop_bad_size"] == 3 and ca["rx_frames"] == 1, ca
+        b.send(frame(mac(1), mac(2), b"to-a"))
+        assert a.recv() == frame(mac(1), mac(2), b"to-a")
+        a.s.close()
+        deadline = time.time() + 5
+        while len(sw.show()["ports"]) != 1:
+            assert time.time() < deadline, sw.show()
+            time.sleep(0.02)
         a.close()
 
 
