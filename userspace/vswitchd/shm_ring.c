@@ -153,18 +153,45 @@ static struct cnuas_shm_slot *slot_at(const struct shm_port *s, const struct shm
 	return (struct cnuas_shm_slot *)(r->slots + (size_t)(idx & (s->nslots - 1)) * s->slot_size);
 }
 
+/*
+ * How many of n slots r may move now by the peer's index at *peer_idx:
+ * filled ones when we consume, free ones when we produce; -1 when that
+ * index is impossible (more than nslots apart from ours).
+ */
+static inline int ring_ready(const struct shm_port *s, struct shm_ring *r,
+			     const uint32_t *peer_idx, bool produce, unsigned int n)
+{
+	uint32_t peer = __atomic_load_n(peer_idx, __ATOMIC_ACQUIRE);
+	uint32_t filled = produce ? r->idx - peer : peer - r->idx;
+	uint32_t ready;
+
+	if (filled > s->nslots)
+		return -1;
+	r->peer = peer;
+	ready = produce ? s->nslots - filled : filled;
+	return (int)(n < ready ? n : ready);
+}
+
+/* n slots moved: publish our index at *own_idx, kick the peer if it waits (*peer_flag). */
+static inline void ring_publish(struct shm_port *s, struct shm_ring *r, uint32_t *own_idx,
+				const uint32_t *peer_flag, int kick_fd, unsigned int n)
+{
+	r->idx += n;
+	__atomic_store_n(own_idx, r->idx, __ATOMIC_RELEASE);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (__atomic_load_n(peer_flag, __ATOMIC_RELAXED))
+		kick(s, kick_fd);
+}
+
 int shm_recv(struct shm_port *s, uint8_t *const bufs[], uint32_t lens[], unsigned n)
 {
 	struct shm_ring *r = &s->tx;
 	uint32_t room = s->slot_size - CNUAS_SHM_SLOT_HDR;
-	uint32_t prod = __atomic_load_n(&r->ctl->prod, __ATOMIC_ACQUIRE);
-	uint32_t avail = prod - r->idx;
+	int ready = ring_ready(s, r, &r->ctl->prod, false, n);
 
-	if (avail > s->nslots)
-		return -1;
-	r->peer = prod;
-	if (n > avail)
-		n = avail;
+	if (ready <= 0)
+		return ready;
+	n = (unsigned int)ready;
 	for (unsigned i = 0; i < n; i++) {
 		struct cnuas_shm_slot *sl = slot_at(s, r, r->idx + i);
 		uint32_t len = __atomic_load_n(&sl->len, __ATOMIC_RELAXED);
@@ -177,27 +204,18 @@ int shm_recv(struct shm_port *s, uint8_t *const bufs[], uint32_t lens[], unsigne
 		memcpy(bufs[i], sl->frame, len);
 		lens[i] = len;
 	}
-	if (!n)
-		return 0;
-	r->idx += n;
-	__atomic_store_n(&r->ctl->cons, r->idx, __ATOMIC_RELEASE);
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	if (__atomic_load_n(&r->ctl->prod_wait, __ATOMIC_RELAXED))
-		kick(s, s->tx_kick_fd);
+	ring_publish(s, r, &r->ctl->cons, &r->ctl->prod_wait, s->tx_kick_fd, n);
 	return (int)n;
 }
 
 int shm_send(struct shm_port *s, const struct iovec *iov, unsigned n)
 {
 	struct shm_ring *r = &s->rx;
-	uint32_t cons = __atomic_load_n(&r->ctl->cons, __ATOMIC_ACQUIRE);
-	uint32_t used = r->idx - cons;
+	int ready = ring_ready(s, r, &r->ctl->cons, true, n);
 
-	if (used > s->nslots)
-		return -1;
-	r->peer = cons;
-	if (n > s->nslots - used)
-		n = s->nslots - used;
+	if (ready <= 0)
+		return ready;
+	n = (unsigned int)ready;
 	for (unsigned i = 0; i < n; i++) {
 		struct cnuas_shm_slot *sl = slot_at(s, r, r->idx + i);
 		uint32_t len = (uint32_t)iov[i].iov_len;
@@ -207,13 +225,7 @@ int shm_send(struct shm_port *s, const struct iovec *iov, unsigned n)
 		__atomic_store_n(&sl->len, len, __ATOMIC_RELAXED);
 		__atomic_store_n(&sl->flags, 0, __ATOMIC_RELAXED);
 	}
-	if (!n)
-		return 0;
-	r->idx += n;
-	__atomic_store_n(&r->ctl->prod, r->idx, __ATOMIC_RELEASE);
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	if (__atomic_load_n(&r->ctl->cons_sleep, __ATOMIC_RELAXED))
-		kick(s, s->rx_kick_fd);
+	ring_publish(s, r, &r->ctl->prod, &r->ctl->cons_sleep, s->rx_kick_fd, n);
 	return (int)n;
 }
 
