@@ -253,6 +253,38 @@ def test_shm_ring_socket_strays_and_eof():
         a.close()
 
 
+def test_shm_ring_capture_faults_security():
+    """What runs above the transport runs on a ring port: a one-port
+    capture sees both ways, port security drops a spoofed source, and a
+    drop fault takes its ingress."""
+    with Switch("--shm-ring", "--port-security") as sw:
+        a = RingDev(sw)
+        b = sw.port()
+        ids = sw.wait_ports(2)
+        a.rings_on()
+        a.send(frame(b"\xff" * 6, mac(1), b"hi"))
+        assert b.recv(65536)[6:12] == mac(1)
+        b.send(frame(b"\xff" * 6, mac(2), b"hi"))
+        assert a.recv()[6:12] == mac(2)
+        path = os.path.join(sw.dir, "ring.pcap")
+        sw.vsctl("capture", "start", path, str(ids[0]))
+        for _ in range(3):
+            a.send(frame(mac(2), mac(1), b"in"))
+            assert b.recv(65536).endswith(b"in")
+            b.send(frame(mac(1), mac(2), b"out"))
+            assert a.recv().endswith(b"out")
+        r = sw.vsctl("capture", "stop", json_out=True)
+        assert r["frames"] == 6, r
+        a.send(frame(b"\xff" * 6, mac(2), b"spoof"))
+        expect_none(b, "a ring port's frame from its neighbour's MAC")
+        assert sw.counters(ids[0])["drop_mac_spoof"] == 1
+        sw.vsctl("set-fault", "--port", str(ids[0]), "drop=100")
+        a.send(frame(mac(2), mac(1), b"lost"))
+        expect_none(b, "a frame the drop fault took")
+        assert sw.counters(ids[0])["fault_drop"] == 1
+        a.close()
+
+
 def test_shm_ring_hostile_indexes():
     """A device that claims an impossible TX index is hung up; the switch
     lives on and other ports still work."""
