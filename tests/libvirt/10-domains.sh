@@ -7,9 +7,10 @@
 # as libvirt-qemu), the two domains of docs/libvirt.md (the lab's kernel,
 # initrd and one read-only disk under transient overlays, the agent on
 # virtio-serial channels, TCG). A domain started before the switch waits
-# for it; then ibv_rc_pingpong, rping -V and ib_write_bw between the
-# guests; a process outside group cnuas cannot connect; the switch names
-# both ports by domain; a switch restart, `virsh reboot`, `virsh destroy`
+# for it, its log saying why once and then that it connected; then
+# ibv_rc_pingpong, rping -V and ib_write_bw between the guests; a
+# process outside group cnuas cannot connect; the switch names both ports
+# by domain; a switch restart, `virsh reboot`, `virsh destroy`
 # and `virsh start` each bring the link back. Everything it started or
 # changed is stopped and undone at the end; a libvirtd or group that was
 # there before is left alone.
@@ -297,6 +298,13 @@ note "switch down: $out"
 grep -q 'is cnuas-vswitchd running' <<<"$out" || fail "cnuas-vsctl does not say what to check: $out"
 sleep 2
 virsh -q domstate "${DOMS[0]}" | grep -qx running || fail "${DOMS[0]} did not keep running without the switch"
+# The domain's log says why its link is down, once (docs/libvirt.md, section 4).
+qlog=/var/log/libvirt/qemu/${DOMS[0]}.log
+grep -qF "warning: cnuas-vnic 'cnuas0': cannot connect to '$SOCK' (retrying every 500 ms): No such file or directory; is cnuas-vswitchd running" "$qlog" ||
+	{ tail -n 20 "$qlog"; fail "${DOMS[0]}'s log does not say that the switch's socket is missing"; }
+[ "$(grep -c "cannot connect to '$SOCK'" "$qlog")" = 1 ] ||
+	{ tail -n 20 "$qlog"; fail "${DOMS[0]}'s log repeats the warning"; }
+note "the domain's log: $(grep "cannot connect" "$qlog")"
 start_switch
 port_names() {
 	vsctl --json show | python3 -c '
@@ -315,6 +323,8 @@ wait_ports() { # wait_ports "NAMES": the switch's ports are named NAMES
 }
 wait_ports "${DOMS[0]}"
 note "the switch is up: ${DOMS[0]} connected by itself"
+grep -qF "info: cnuas-vnic 'cnuas0': connected to '$SOCK'" "$qlog" ||
+	{ tail -n 20 "$qlog"; fail "${DOMS[0]}'s log does not say that it connected"; }
 start_dom "${DOMS[1]}"
 
 # ---- in the guests, through their agents --------------------------------------

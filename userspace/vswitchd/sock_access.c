@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later OR MIT
 /*
  * Who may connect to the ports' socket, said once at start-up: a QEMU
- * that cannot connect only retries quietly, so the switch's log is where
- * an administrator learns that libvirt's user lacks the socket's group.
+ * that cannot connect says so only in its domain's log, so the switch's
+ * log says too that libvirt's user lacks the socket's group.
  */
 #include "switch.h"
 

@@ -9,6 +9,7 @@
 #include "qemu/osdep.h"
 #include "qapi/error.h"
 #include "qemu/cutils.h"
+#include "qemu/error-report.h"
 #include "qemu/main-loop.h"
 #include "qemu/sockets.h"
 #include "hw/misc/cnuas_socklink.h"
@@ -29,8 +30,47 @@ bool cnuas_socklink_check_path(const char *path, const char *prop,
     return true;
 }
 
+/* The device as the administrator named it: its id, else its QOM path. */
+static char *cnuas_socklink_name(CnuasSockLink *l)
+{
+    const char *type = object_get_typename(OBJECT(l->dev));
+    g_autofree char *qom = NULL;
+
+    if (l->dev->id) {
+        return g_strdup_printf("%s '%s'", type, l->dev->id);
+    }
+    qom = object_get_canonical_path(OBJECT(l->dev));
+    return g_strdup_printf("%s %s", type, qom ? qom : "");
+}
+
+/*
+ * connect() failed with @err: say so once per distinct error, since the
+ * guest only sees its link down. Transient errors are not worth a word.
+ */
+static void cnuas_socklink_warn(CnuasSockLink *l, int err)
+{
+    g_autofree char *name = NULL;
+    const char *hint;
+
+    if (err == EAGAIN || err == EINTR || err == l->warned_err) {
+        return;
+    }
+    l->warned_err = err;
+    name = cnuas_socklink_name(l);
+    hint = l->ops->hint ? l->ops->hint(err) : NULL;
+    warn_report("%s: cannot connect to '%s' (retrying every %u ms): %s%s%s",
+                name, l->path, l->retry_ms, strerror(err), hint ? "; " : "",
+                hint ? hint : "");
+}
+
 static void cnuas_socklink_set(CnuasSockLink *l, int fd)
 {
+    if (l->warned_err) {
+        g_autofree char *name = cnuas_socklink_name(l);
+
+        info_report("%s: connected to '%s'", name, l->path);
+        l->warned_err = 0;
+    }
     l->fd = fd;
     l->ops->connected(l->opaque);
 }
@@ -45,12 +85,16 @@ bool cnuas_socklink_connect(CnuasSockLink *l)
     }
     fd = qemu_socket(AF_UNIX, SOCK_SEQPACKET, 0);
     if (fd < 0) {
+        cnuas_socklink_warn(l, errno);
         return false;
     }
     qemu_socket_set_nonblock(fd);
     pstrcpy(sa.sun_path, sizeof(sa.sun_path), l->path);
     if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+        int err = errno;
+
         close(fd);
+        cnuas_socklink_warn(l, err);
         return false;
     }
     cnuas_socklink_set(l, fd);
@@ -143,10 +187,12 @@ static int cnuas_socklink_listen(const char *path, Error **errp)
     return fd;
 }
 
-bool cnuas_socklink_init(CnuasSockLink *l, const char *path, bool listen,
-                         const CnuasSockLinkOps *ops, void *opaque,
-                         Error **errp)
+bool cnuas_socklink_init(CnuasSockLink *l, DeviceState *dev, const char *path,
+                         bool listen, const CnuasSockLinkOps *ops,
+                         void *opaque, Error **errp)
 {
+    l->dev = dev;
+    l->warned_err = 0;
     l->path = path;
     l->fd = -1;
     l->listen_fd = -1;

@@ -225,11 +225,26 @@ static void cnuasgpu_link_unconnected(void *opaque)
     }
 }
 
+static const char *cnuasgpu_link_hint(int err)
+{
+    switch (err) {
+    case ENOENT:
+    case ECONNREFUSED:
+        return "is the peer cnuasgpu (cnuaslink_listen=on) running, and is "
+               "cnuaslink_socket its socket?";
+    case EACCES:
+    case EPERM:
+        return "QEMU's user may not open the peer's socket";
+    }
+    return NULL;
+}
+
 static const CnuasSockLinkOps cnuasgpu_socklink_ops = {
     .connected = cnuasgpu_link_set,
     .hung_up = cnuasgpu_link_hung_up,
     .reading = cnuasgpu_link_reading,
     .unconnected = cnuasgpu_link_unconnected,
+    .hint = cnuasgpu_link_hint,
 };
 
 static void cnuasgpu_link_writable(void *opaque)
@@ -356,8 +371,9 @@ bool cnuasgpu_link_realize(CnuasGpuState *s, Error **errp)
         error_setg(errp, "cnuaslink_listen needs cnuaslink_socket");
         return false;
     }
-    if (!cnuas_socklink_init(&s->link, s->link_path, s->link_listen,
-                             &cnuasgpu_socklink_ops, s, errp)) {
+    if (!cnuas_socklink_init(&s->link, DEVICE(s), s->link_path,
+                             s->link_listen, &cnuasgpu_socklink_ops, s,
+                             errp)) {
         return false;
     }
     s->txbuf = g_malloc(CNUASGPU_LINK_MAX_FRAME);

@@ -379,11 +379,31 @@ static bool cnuas_vnic_link_may_connect(void *opaque)
     return cnuas_vnic_link_wanted(opaque);
 }
 
+/* The usual causes on a host, as docs/libvirt.md lists them. */
+static const char *cnuas_vnic_link_hint(int err)
+{
+    switch (err) {
+    case ENOENT:
+        return "is cnuas-vswitchd running (systemctl status cnuas-vswitchd), "
+               "and is socket_path its socket?";
+    case EACCES:
+    case EPERM:
+        return "QEMU's user may not open the switch's socket: add it to "
+               "group cnuas (adduser libvirt-qemu cnuas), then restart "
+               "this VM";
+    case ECONNREFUSED:
+        return "nothing listens there: cnuas-vswitchd is gone "
+               "(systemctl restart cnuas-vswitchd)";
+    }
+    return NULL;
+}
+
 static const CnuasSockLinkOps cnuas_vnic_socklink_ops = {
     .connected = cnuas_vnic_link_connected,
     .hung_up = cnuas_vnic_link_hung_up,
     .reading = cnuas_vnic_link_reading,
     .may_connect = cnuas_vnic_link_may_connect,
+    .hint = cnuas_vnic_link_hint,
 };
 
 /* Install exactly the fd handlers the current state needs. */
@@ -1613,7 +1633,7 @@ static void cnuas_vnic_vm_state(void *opaque, bool running, RunState state)
 void cnuas_vnic_core_realize(CnuasVnicState *s)
 {
     /* Connecting only: the path was checked with the properties. */
-    cnuas_socklink_init(&s->link, s->socket_path, false,
+    cnuas_socklink_init(&s->link, DEVICE(s), s->socket_path, false,
                         &cnuas_vnic_socklink_ops, s, &error_abort);
     s->rx_fd = -1;
     event_notifier_init(&s->rx_kick, false);

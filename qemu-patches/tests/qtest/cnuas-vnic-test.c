@@ -1149,6 +1149,91 @@ static void test_ib_link(void)
     vnic_free(v);
 }
 
+/* How often @what occurs in the file @log (QEMU's stderr). */
+static int log_count(const char *log, const char *what)
+{
+    g_autofree char *text = NULL;
+    const char *p;
+    int n = 0;
+
+    if (!g_file_get_contents(log, &text, NULL, NULL)) {
+        return 0;
+    }
+    for (p = strstr(text, what); p; p = strstr(p + 1, what)) {
+        n++;
+    }
+    return n;
+}
+
+/* Wait up to WAIT_US for @what to occur @n times in @log; show it if not. */
+static bool log_wait(const char *log, const char *what, int n)
+{
+    g_autofree char *text = NULL;
+    int us;
+
+    for (us = 0; us < WAIT_US; us += 10000) {
+        if (log_count(log, what) >= n) {
+            return true;
+        }
+        g_usleep(10000);
+    }
+    g_file_get_contents(log, &text, NULL, NULL);
+    g_test_message("no %d x '%s' in QEMU's stderr", n, what);
+    g_test_message("%s", text ? text : "(none)");
+    return false;
+}
+
+/*
+ * The switch's socket is missing, then refuses, then listens: QEMU's log
+ * (its stderr) says why the link is down once per distinct error, naming
+ * the device, the path and what to check, and says when it connected.
+ */
+static void test_link_warnings(void)
+{
+    char *dir, *path = cnuas_qtest_sock_path("cnuas-vnic-XXXXXX", "sw.sock",
+                                             &dir);
+    g_autofree char *log = g_build_filename(dir, "stderr", NULL);
+    g_autofree char *enoent = g_strdup_printf(
+        "warning: cnuas-vnic 'nic0': cannot connect to '%s' (retrying every "
+        "500 ms): No such file or directory; is cnuas-vswitchd running", path);
+    g_autofree char *refused = g_strdup_printf(
+        "warning: cnuas-vnic 'nic0': cannot connect to '%s' (retrying every "
+        "500 ms): Connection refused; nothing listens there: cnuas-vswitchd "
+        "is gone", path);
+    g_autofree char *up = g_strdup_printf(
+        "cnuas-vnic 'nic0': connected to '%s'", path);
+    struct sockaddr_un sa = { .sun_family = AF_UNIX };
+    QTestState *qts;
+    int lfd, cfd;
+
+    /* libqtest runs QEMU through sh -c: a redirection keeps its stderr. */
+    qts = qtest_initf("-M q35 -nodefaults -device cnuas-vnic,id=nic0,"
+                      "mac=" TEST_MAC ",socket_path=%s 2>%s", path, log);
+    g_assert(log_wait(log, enoent, 1));
+    g_usleep(1500 * 1000);     /* three reconnect periods */
+    g_assert_cmpint(log_count(log, "cannot connect"), ==, 1);
+
+    /* Bound but not listening: as the socket a dead switch leaves. */
+    lfd = socket(AF_UNIX, SOCK_SEQPACKET, 0);
+    g_assert_cmpint(lfd, >=, 0);
+    strcpy(sa.sun_path, path);
+    g_assert_cmpint(bind(lfd, (struct sockaddr *)&sa, sizeof(sa)), ==, 0);
+    g_assert(log_wait(log, refused, 1));
+    g_usleep(1500 * 1000);     /* three reconnect periods */
+    g_assert_cmpint(log_count(log, "cannot connect"), ==, 2);
+
+    g_assert_cmpint(listen(lfd, 1), ==, 0);
+    cfd = cnuas_qtest_accept(lfd);
+    g_assert(log_wait(log, up, 1));
+    g_assert_cmpint(log_count(log, "warning:"), ==, 2);
+
+    close(cfd);
+    close(lfd);
+    qtest_quit(qts);
+    unlink(log);
+    cnuas_qtest_sock_path_free(dir, path);
+}
+
 /* NAPI contract: an RX interrupt raised while masked fires on unmask. */
 static void test_msix_mask(void)
 {
@@ -1706,6 +1791,7 @@ int main(int argc, char **argv)
     qtest_add_func("/cnuas-vnic/bad-setup", test_bad_setup);
     qtest_add_func("/cnuas-vnic/link", test_link);
     qtest_add_func("/cnuas-vnic/ib-link", test_ib_link);
+    qtest_add_func("/cnuas-vnic/link-warnings", test_link_warnings);
     qtest_add_func("/cnuas-vnic/ib-crc", test_ib_crc);
     qtest_add_func("/cnuas-vnic/msix-mask", test_msix_mask);
     qtest_add_func("/cnuas-vnic/msix-automask", test_msix_automask);

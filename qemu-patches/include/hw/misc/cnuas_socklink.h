@@ -10,6 +10,12 @@
  * What goes over the connection, and when to read or write it, is the
  * device's business: it installs its own fd handlers on @fd.
  *
+ * A connection that fails is reported once with warn_report() (the
+ * device, the path, the error and the device's hint for it), again only
+ * when the error changes, and its success after that with info_report():
+ * QEMU's log (libvirt's /var/log/libvirt/qemu/DOMAIN.log) says why the
+ * guest's link stays down.
+ *
  * Copyright (c) 2026 The Cnuas authors
  */
 
@@ -17,6 +23,7 @@
 #define HW_MISC_CNUAS_SOCKLINK_H
 
 #include "qemu/timer.h"
+#include "hw/qdev-core.h"
 
 #define CNUAS_SOCKLINK_RETRY_MS 500
 
@@ -31,6 +38,8 @@ typedef struct CnuasSockLinkOps {
     bool (*may_connect)(void *opaque);
     /* Optional: a timer run found no connection, before connecting. */
     void (*unconnected)(void *opaque);
+    /* Optional: what the administrator should check when connect() fails. */
+    const char *(*hint)(int err);
 } CnuasSockLinkOps;
 
 typedef struct CnuasSockLink {
@@ -41,18 +50,20 @@ typedef struct CnuasSockLink {
     QEMUTimer *timer;
     const CnuasSockLinkOps *ops;
     void *opaque;
+    DeviceState *dev;           /* named in the warnings */
+    int warned_err;             /* errno last warned about, 0: none */
 } CnuasSockLink;
 
 /* Realize-time check of the socket path property @prop. */
 bool cnuas_socklink_check_path(const char *path, const char *prop,
                                Error **errp);
 /*
- * Set @l up for @path (already checked), listening on it if @listen.
- * Nothing connects before cnuas_socklink_start().
+ * Set @l of device @dev up for @path (already checked), listening on it
+ * if @listen. Nothing connects before cnuas_socklink_start().
  */
-bool cnuas_socklink_init(CnuasSockLink *l, const char *path, bool listen,
-                         const CnuasSockLinkOps *ops, void *opaque,
-                         Error **errp);
+bool cnuas_socklink_init(CnuasSockLink *l, DeviceState *dev, const char *path,
+                         bool listen, const CnuasSockLinkOps *ops,
+                         void *opaque, Error **errp);
 /* The first timer run: connect now if there is a path. */
 void cnuas_socklink_start(CnuasSockLink *l);
 /* Without a connection and not listening: try once; true if connected. */
