@@ -64,7 +64,8 @@ soak:
 	tests/soak $(N) vm
 
 # libFuzzer targets (tests/fuzz/), FUZZ_SECONDS each (default 60), then
-# QEMU's generic-fuzz on the device models (tests/fuzz/qemu/*.env),
+# QEMU's generic-fuzz on the device models and our cnuas-vmstate on their
+# migration load (tests/fuzz/qemu/*.env),
 # QEMU_FUZZ_SECONDS each (default FUZZ_SECONDS; the first run builds
 # qemu-fuzz-x86_64, scripts/build-qemu-fuzz); tests/fuzz/corpus/ is
 # re-minimized with the new inputs; crashes land in build/fuzz/crashes/.
