@@ -10,6 +10,7 @@
 
 #include "qemu/osdep.h"
 #include "qapi/error.h"
+#include "qemu/error-report.h"
 #include "qemu/log.h"
 #include "qemu/module.h"
 #include "qemu/units.h"
@@ -283,12 +284,29 @@ static void cnuasgpu_reset(DeviceState *dev)
     pci_set_irq(PCI_DEVICE(s), 0);
 }
 
+/*
+ * The incoming state comes from a source we do not control: refuse what
+ * the device never makes (the frame in flight is checked before its
+ * bytes are read, by cnuasgpu_tx_len_ok()).
+ */
 static int cnuasgpu_post_load(void *opaque, int version_id)
 {
     CnuasGpuState *s = opaque;
+    const char *bad = NULL;
 
-    s->int_mask &= CNUASGPU_INT_ALL;
-    s->int_status &= CNUASGPU_INT_ALL;
+    if ((s->int_mask | s->int_status) & ~CNUASGPU_INT_ALL) {
+        bad = "interrupt causes";
+    } else if (s->tx_result > CNUASGPU_TX_ERR_LINK) {
+        bad = "TX_RESULT";
+    } else if (s->rx_len > CNUASGPU_LINK_MAX_FRAME) {
+        bad = "RX_LEN";
+    } else if (version_id >= 2 && !s->epoch) {
+        bad = "epoch 0";
+    }
+    if (bad) {
+        error_report("%s: invalid migrated state: %s", TYPE_CNUASGPU, bad);
+        return -EINVAL;
+    }
     cnuasgpu_link_post_load(s);
     cnuasgpu_update_intx(s);
     return 0;

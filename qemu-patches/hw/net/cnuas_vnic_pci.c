@@ -9,6 +9,7 @@
 
 #include "qemu/osdep.h"
 #include "qapi/error.h"
+#include "qemu/error-report.h"
 #include "qemu/module.h"
 #include "hw/pci/msix.h"
 #include "hw/pci/pcie.h"
@@ -221,21 +222,61 @@ static void cnuas_vnic_reset(DeviceState *dev)
     cnuas_vnic_core_reset(CNUAS_VNIC(dev));
 }
 
-static bool cnuas_vnic_queue_valid(const CnuasVnicQueue *q)
+/*
+ * A queue as the device leaves it: RUNNING only while enabled, and then
+ * with the ring ENABLE accepted and PROD at most a ring ahead; DISABLED
+ * only while not enabled (setup registers are free then); DEAD either way.
+ */
+static bool cnuas_vnic_queue_valid(const CnuasVnicQueue *q, bool enabled)
 {
-    if (q->state > CNUAS_VNIC_QS_DEAD) {
-        return false;
+    switch (q->state) {
+    case CNUAS_VNIC_QS_DISABLED:
+        return !enabled;
+    case CNUAS_VNIC_QS_RUNNING:
+        return enabled && is_power_of_2(q->size) &&
+               q->size >= CNUAS_VNIC_RING_MIN &&
+               q->size <= CNUAS_VNIC_RING_MAX && !(q->base & 15) &&
+               q->prod - q->cons <= q->size;
+    case CNUAS_VNIC_QS_DEAD:
+        return true;
     }
-    return q->state != CNUAS_VNIC_QS_RUNNING ||
-           (is_power_of_2(q->size) && q->size >= CNUAS_VNIC_RING_MIN &&
-            q->size <= CNUAS_VNIC_RING_MAX && q->prod - q->cons <= q->size);
+    return false;
 }
 
+/*
+ * The incoming state comes from a source we do not control: refuse what
+ * no register sequence can produce, so no later access or DMA runs on an
+ * index, size or cause the device never made.
+ */
 static int cnuas_vnic_post_load(void *opaque, int version_id)
 {
     CnuasVnicState *s = opaque;
+    bool enabled = s->ctrl & CNUAS_VNIC_CTRL_ENABLE;
+    const char *bad = NULL;
 
-    if (!cnuas_vnic_queue_valid(&s->txq) || !cnuas_vnic_queue_valid(&s->rxq)) {
+    if (s->drv_features & ~CNUAS_VNIC_FEATURES_OF(s)) {
+        bad = "driver features not offered";
+    } else if (s->ctrl & ~CNUAS_VNIC_CTRL_ENABLE) {
+        bad = "CTRL";
+    } else if (s->error > CNUAS_VNIC_ERR_BAD_SETUP) {
+        bad = "ERROR";
+    } else if ((s->int_status | s->int_mask | s->msix_pending) &
+               ~CNUAS_VNIC_INT_ALL ||
+               s->delayed & ~(CNUAS_VNIC_INT_RX | CNUAS_VNIC_INT_TX)) {
+        bad = "interrupt causes";
+    } else if (s->int_delay > CNUAS_VNIC_MAX_INT_DELAY_US) {
+        bad = "INT_DELAY";
+    } else if (enabled && ((s->sb & 63) ||
+                           (!s->sb && (s->drv_features &
+                                       CNUAS_VNIC_F_STATUS_BLOCK)))) {
+        bad = "status block";
+    } else if (!cnuas_vnic_queue_valid(&s->txq, enabled)) {
+        bad = "TX queue";
+    } else if (!cnuas_vnic_queue_valid(&s->rxq, enabled)) {
+        bad = "RX queue";
+    }
+    if (bad) {
+        error_report("%s: invalid migrated state: %s", TYPE_CNUAS_VNIC, bad);
         return -EINVAL;
     }
     cnuas_vnic_core_post_load(s);
