@@ -303,3 +303,98 @@ st_through_faults() {
 	[ -z "$bad" ] || { echo "$bad"; fail "node$n: errors the faults do not explain"; }
 	echo "PASS through faults: $(st_passes "$n") passes of 4 MiB written and read back intact in $((SECONDS - t0)) s"
 }
+
+# ---- faults around a test's own loop (st_faults) ----
+# st_through_faults's three faults, for a consumer whose loop is not fio
+# on one file (RDS, test 95) or whose disk cannot live through the
+# driver's reload (SRP, test 94). The test's loop keeps st_loop_start's
+# files: $ST_F.passes counts whole passes, $ST_F.rc says ok or fail once
+# it ended, $ST_F.stop ends it. Each fault's kernel messages are checked
+# on their own: a line that reports an error must match the ERE of the
+# fault that explains it, ST_WHY_DROPS, ST_WHY_HANGUP or ST_WHY_RELOAD
+# (set by the test; "^$" when the fault explains none).
+
+# st_fault_mark NODE FAULT: FAULT's mark in NODE's kernel log.
+st_fault_mark() {
+	lsh -t 30 "$1" "echo 'cnuas-storage: fault $2 $ST_MARK' >/dev/kmsg" || fail "node$1: no /dev/kmsg"
+}
+
+# st_fault_check NODE FAULT WHY: NODE's kernel messages since FAULT's
+# mark, printed; each that reports an error must match the ERE WHY.
+st_fault_check() {
+	local log bad
+	log=$(lsh -t 30 "$1" "dmesg | awk 'index(\$0, \"cnuas-storage: fault $2 $ST_MARK\") { on = 1; next } on'")
+	echo "node$1's kernel during the fault ($2):"
+	echo "$log" | sed 's/^/  /'
+	bad=$(echo "$log" | grep -iwE 'err(or|ors|no)?|fail(ed|s|ure)?|abort(ed|ing)?|timed out|timeout|lost|I/O' |
+		grep -vE "$3")
+	[ -z "$bad" ] || { echo "$bad"; fail "node$1: errors the fault ($2) does not explain"; }
+}
+
+# st_fault_reload NODE: NODE's cnuas_ib removed and loaded again, on IB
+# with cnuas_net (see st_through_faults), until its device is ready.
+st_fault_reload() {
+	if [ "$LINK_LAYER" = ib ]; then
+		lsh -t 120 "$1" "rmmod cnuas_ib && rmmod cnuas_net && modprobe cnuas_net && modprobe cnuas_ib" ||
+			fail "node$1: reloading cnuas_net and cnuas_ib failed"
+		wait_for 150 lsh -t 20 "$1" "[ -e /sys/class/net/ib0 ] &&
+			grep -q ACTIVE /sys/class/infiniband/cnuas_0/ports/1/state" ||
+			fail "node$1: no ib0 or no ACTIVE port 150 s after the reload"
+		ipoib_reconfigure "$1" || fail "node$1: cannot bring ib0 up after the reload"
+	else
+		lsh -t 120 "$1" "rmmod cnuas_ib && modprobe cnuas_ib" || fail "node$1: reloading cnuas_ib failed"
+	fi
+	rdma_ready "$1"
+}
+
+# st_faults NODE START RELOADED: START (a command) starts the loop on
+# NODE; the three faults follow, each followed by two more passes. After
+# the reload RELOADED (a command, or "") runs first: the test's own steps
+# when its loop cannot go on by itself.
+st_faults() {
+	local n=$1 p port d0 t0=$SECONDS
+	[ "$(rdma_dev "$n")" = cnuas_0 ] || { note "node$n is no cnuas node: no fault phase"; return 0; }
+	trap '"$LAB" switch -- set-fault clear >/dev/null 2>&1
+		lsh -t 20 '"$n"' "touch '"$ST_F"'.stop" >/dev/null 2>&1; cleanup' EXIT
+	$2
+	st_passes_after "$n" 0 "the start" 60
+	note "node$n: loop running ($ST_SECS s for two passes)"
+
+	st_fault_mark "$n" drops
+	p=$(st_passes "$n")
+	"$LAB" switch -- set-fault drop=2 reorder=2 seed=44 >/dev/null || fail "set-fault refused"
+	st_passes_after "$n" "$p" "drops and reorders" 180
+	"$LAB" switch -- set-fault clear >/dev/null || fail "clearing the faults failed"
+	echo "faults: two passes through 2% drops, 2% reorders in $ST_SECS s"
+	st_fault_check "$n" drops "$ST_WHY_DROPS"
+
+	st_fault_mark "$n" hangup
+	p=$(st_passes "$n")
+	port=$(st_switch_port "$n")
+	[ -n "$port" ] && [ "${port// /}" = "$port" ] || fail "node$n: not one switch port: '$port'"
+	d0=$(st_link_downs "$n")
+	"$LAB" switch -- del-port "$port" >/dev/null || fail "del-port $port refused"
+	st_passes_after "$n" "$p" "its switch port hung up" 180
+	[ "$(st_link_downs "$n")" -gt "$d0" ] || fail "node$n: cnuas_0 saw no link down after del-port $port"
+	echo "faults: switch port $port hung up, link down and back, two passes in $ST_SECS s"
+	st_fault_check "$n" hangup "$ST_WHY_HANGUP"
+
+	# Two passes after the device is back: those the loop made while
+	# rmmod waited for the consumer to let go do not count.
+	st_fault_mark "$n" reload
+	st_fault_reload "$n"
+	[ -z "$3" ] || $3
+	p=$(st_passes "$n")
+	st_passes_after "$n" "$p" "cnuas_ib reloaded" 240
+	echo "faults: cnuas_ib reloaded under the load, two passes in $ST_SECS s"
+
+	lsh -t 30 "$n" "touch $ST_F.stop" || fail "node$n: cannot stop the loop"
+	wait_for 120 lsh -t 20 "$n" "[ -e $ST_F.rc ]" || fail "node$n: the loop did not end"
+	trap cleanup EXIT
+	[ "$(lsh -t 20 "$n" "cat $ST_F.rc")" = ok ] || {
+		lsh -t 30 "$n" "tail -n 30 $ST_F.log"
+		fail "node$n: the loop found an error or wrong data"
+	}
+	st_fault_check "$n" reload "$ST_WHY_RELOAD"
+	echo "PASS through faults: $(st_passes "$n") passes checked in $((SECONDS - t0)) s"
+}
