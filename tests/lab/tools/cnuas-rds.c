@@ -6,15 +6,21 @@
  *   cnuas-rds serve LOCAL-IP PORT COUNT
  *	binds an RDS socket pinned to the IB transport, prints "bound", then
  *	receives COUNT messages, checks each and sends it back to its sender.
+ *	COUNT 0: serves until killed, one sender after another (test 95's
+ *	runs through faults); each new sender's sequence starts at 0.
  *   cnuas-rds send LOCAL-IP PEER-IP PORT COUNT
  *	sends COUNT messages of sizes from 16 bytes to 64 KiB one at a time,
  *	checks each echo against what it sent, then lists the kernel's RDS
  *	IB connections between the two addresses (there must be one).
+ *   cnuas-rds counters
+ *	prints the kernel's RDS counters, "NAME VALUE" a line.
  *
  * A message is a header (magic, sequence number, length, FNV-1a sum of the
  * payload) and a payload whose bytes follow from the sequence number and
  * their offset, so the receiver checks it without knowing what was sent.
- * Exit 0 when every message arrived intact and in order, 1 otherwise.
+ * Exit 0 when every message arrived intact and in order, 1 otherwise, 3
+ * when the local address cannot be bound (no RDMA device has it: a driver
+ * being reloaded).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -37,7 +43,11 @@
 
 #define MSG_MAGIC 0x43524453u	/* "CRDS" */
 #define MSG_MAX (64 * 1024)
-#define RECV_TIMEOUT_S 20
+/* Long enough for an echo held up while RDS connects again after a
+ * fault (on IB: the SM makes a reloaded driver's port Active again).
+ */
+#define RECV_TIMEOUT_S 90
+#define EXIT_NO_BIND 3
 
 struct msg_hdr {
 	uint32_t magic;
@@ -154,7 +164,7 @@ static int rds_socket(const struct sockaddr_in *local)
 	if (bind(fd, (const struct sockaddr *)local, sizeof(*local))) {
 		perror("bind (an address of an RDMA device?)");
 		close(fd);
-		return -1;
+		return -2;
 	}
 	return fd;
 }
@@ -186,20 +196,73 @@ static int send_one(int fd, const void *buf, size_t len, const struct sockaddr_i
 	return 0;
 }
 
+static int same_sender(const struct sockaddr_in *a, const struct sockaddr_in *b)
+{
+	return a->sin_addr.s_addr == b->sin_addr.s_addr && a->sin_port == b->sin_port;
+}
+
+/* serve: COUNT messages, or with COUNT 0 until killed. A message from
+ * another sender than the last one starts a new sequence at 0; a receive
+ * that times out only waits for the next sender then.
+ */
 static int serve(int fd, uint32_t count)
 {
-	struct sockaddr_in from;
-	uint32_t seq;
+	struct sockaddr_in from, last = { 0 };
+	uint32_t seq = 0, done = 0;
 	ssize_t n;
 
 	printf("bound\n");
 	fflush(stdout);
-	for (seq = 0; seq < count; seq++) {
+	while (!count || done < count) {
 		n = recv_one(fd, &from, seq);
-		if (n < 0 || msg_check(seq, n) || send_one(fd, rbuf, n, &from, seq))
+		if (n < 0 && !count && (errno == EAGAIN || errno == EWOULDBLOCK))
+			continue;
+		if (n < 0)
 			return 1;
+		if (!count && !same_sender(&from, &last)) {
+			last = from;
+			seq = 0;
+		}
+		if (msg_check(seq, n) || send_one(fd, rbuf, n, &from, seq))
+			return 1;
+		seq++;
+		done++;
 	}
 	printf("served %u messages\n", count);
+	return 0;
+}
+
+/* counters: the kernel's RDS counters, one "NAME VALUE" line each. */
+static int counters(void)
+{
+	struct rds_info_counter *c;
+	socklen_t len = 0;
+	char *buf = NULL;
+	int fd, each, i;
+
+	fd = socket(AF_RDS, SOCK_SEQPACKET, 0);
+	if (fd < 0) {
+		perror("socket(AF_RDS)");
+		return 1;
+	}
+	for (;;) {
+		each = getsockopt(fd, SOL_RDS, RDS_INFO_COUNTERS, buf, &len);
+		if (each >= 0)
+			break;
+		free(buf);
+		buf = errno == ENOSPC ? malloc(len + 1) : NULL;
+		if (!buf) {
+			perror("getsockopt(RDS_INFO_COUNTERS)");
+			close(fd);
+			return 1;
+		}
+	}
+	for (i = 0; each > 0 && i + each <= (int)len; i += each) {
+		c = (struct rds_info_counter *)(buf + i);
+		printf("%.32s %llu\n", (const char *)c->name, (unsigned long long)c->value);
+	}
+	free(buf);
+	close(fd);
 	return 0;
 }
 
@@ -278,6 +341,8 @@ int main(int argc, char **argv)
 	int fd, rc, trans = -1;
 	socklen_t tl = sizeof(trans);
 
+	if (argc == 2 && !strcmp(argv[1], "counters"))
+		return counters();
 	if (argc == 5 && !strcmp(argv[1], "serve")) {
 		if (addr_of(argv[2], argv[3], &local))
 			return 1;
@@ -286,12 +351,13 @@ int main(int argc, char **argv)
 			return 1;
 	} else {
 		fprintf(stderr, "usage: cnuas-rds serve LOCAL-IP PORT COUNT\n"
-			"       cnuas-rds send LOCAL-IP PEER-IP PORT COUNT\n");
+			"       cnuas-rds send LOCAL-IP PEER-IP PORT COUNT\n"
+			"       cnuas-rds counters\n");
 		return 2;
 	}
 	fd = rds_socket(&local);
 	if (fd < 0)
-		return 1;
+		return fd == -2 ? EXIT_NO_BIND : 1;
 	if (getsockopt(fd, SOL_RDS, SO_RDS_TRANSPORT, &trans, &tl) || trans != RDS_TRANS_IB) {
 		fprintf(stderr, "the socket's transport is %d, not IB (%d)\n", trans, RDS_TRANS_IB);
 		close(fd);
