@@ -22,15 +22,20 @@
 # RDMA: the RDMA devices received at least the data's bytes in 4 KiB
 # packets each way, the target moved the data with RDMA READ/WRITE
 # (rdma_sends) and the initiator registered its buffers (fast_reg).
+# Then fio's I/O goes on through faults (below): ib_srp rides out the
+# drops and the port hung up; after the driver's reload, which removes
+# ib_srp's disk, the test logs in again and finds the data intact.
 # Teardown: the disk and the target go, ib_srpt unloads, no CM ID stays.
 # CNUAS_PAIR="INITIATOR TARGET" picks other nodes: with the Ethernet
 # lab's Soft-RoCE node on either side ("2 1", "1 2") it passes too.
-# timeout: 300
+# On IB node 0 runs OpenSM and must keep its driver through the reload,
+# so there node 1 is the initiator and node 0 the target.
+# timeout: 600
 # link-layers: eth ib
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-storage.sh"
 need_cnuas_nodes 2
-rdma_pair CNUAS_PAIR "0 1"
+rdma_pair CNUAS_PAIR "$ST_PAIR"
 I=$A T=$B
 DI=$(rdma_dev "$I") DT=$(rdma_dev "$T")
 IMG=/tmp/cnuas-vm94.img
@@ -75,6 +80,16 @@ traps() {
 [ "$LINK_LAYER" != ib ] || traps0=$(traps "$T")
 st_modprobe "$T" "LIO's SRP target (ib_srpt)" target_core_mod target_core_file ib_srpt
 st_modprobe "$I" "the SRP initiator (ib_srp)" ib_srp sd_mod ib_umad
+# The remote port's timers as an administrator of a single path (no
+# dm-multipath to fail over to) sets them in /etc/modprobe.d: try to
+# reconnect every 2 s (default 10), let I/O wait for the reconnect
+# rather than fail after 15 s (fast_io_fail_tmo off), give the port up
+# after a minute (dev_loss_tmo, default 600). Each write is checked
+# against the other two (srp_tmo_valid), hence the order.
+out=$(lsh -t 30 "$I" "cd /sys/module/ib_srp/parameters && echo 2 >reconnect_delay &&
+	echo off >fast_io_fail_tmo && echo 60 >dev_loss_tmo && grep . reconnect_delay fast_io_fail_tmo dev_loss_tmo" 2>&1) ||
+	fail "node$I: ib_srp refused its reconnect timers: $out"
+echo "$out"
 
 # gid0_hex NODE: the 32 hex digits of GID 0 of NODE's RDMA port.
 gid0_hex() {
@@ -138,8 +153,10 @@ else
 	tstr="id_ext=$guid,ioc_guid=$guid,dest=$(ip_of "$T"):$CM_PORT"
 fi
 
-# Login: the string to add_target, then the LUN as a SCSI disk.
-out=$(lsh -t 120 "$I" "set -e
+# srp_login: the string to add_target, then the LUN as a SCSI disk;
+# prints "disk DEV SECTORS" last.
+srp_login() {
+	lsh -t 120 "$I" "set -e
 	h=/sys/class/infiniband_srp/srp-$DI-1
 	echo '$tstr' >\$h/add_target || { echo 'add_target refused $tstr:'; dmesg | tail -n 12; exit 1; }
 	hosts=
@@ -162,11 +179,13 @@ out=$(lsh -t 120 "$I" "set -e
 		[ \$i -lt 100 ] || { echo 'no SCSI disk from the SRP target'; dmesg | tail -n 12; exit 1; }
 		sleep 0.2; i=\$((i + 1))
 	done
-	echo disk \$dev \$(cat /sys/block/\$dev/size)" 2>&1) || {
-	echo "node$T's kernel said:"
-	lsh -t 30 "$T" "dmesg | grep -i srpt | tail -n 8"
-	fail "node$I: SRP login failed: $out"
+	echo disk \$dev \$(cat /sys/block/\$dev/size)" 2>&1 || {
+		echo "node$T's kernel said:"
+		lsh -t 30 "$T" "dmesg | grep -i srpt | tail -n 8"
+		return 1
+	}
 }
+out=$(srp_login) || fail "node$I: SRP login failed: $out"
 echo "$out"
 read -r _ dev sectors <<<"$(grep '^disk ' <<<"$out")"
 [ "$sectors" = 131072 ] || fail "node$I: /dev/$dev has $sectors sectors, the LUN 131072"
@@ -189,6 +208,68 @@ d=$(st_delta "$s0" "$s1" rcvd_pkts)
 [ "$DI" != cnuas_0 ] || [ "$(st_delta "$c0" "$c1" fast_reg)" -gt 0 ] ||
 	fail "the initiator on node$I registered no memory (fast_reg)"
 echo "PASS SRP over $LINK_LAYER: $ST_MIB MiB written and read back intact in $secs s, checked on node$T"
+
+# Through faults (lib-storage.sh st_faults): fio's loop on the disk while
+# the switch drops and reorders frames and the initiator's switch port is
+# hung up; ib_srp reconnects by itself (the timers above) and no block
+# comes back wrong. Then its driver is reloaded mid-I/O: ib_srp cannot
+# come back by itself there. srp_remove_one() (drivers/infiniband/ulp/srp
+# /ib_srp.c), ib_srp's ib_client .remove, queues srp_remove_target() for
+# every target port of the device and flushes it: the SCSI host, its
+# remote port and the disk are removed, so the I/O in flight fails and
+# nothing is left to reconnect; the new device gets a new srp-cnuas_0-1
+# with an empty add_target (srp_add_one()). A real system runs
+# srp_daemon, which adds the target again; here the test does: the
+# running fio must have failed with an I/O error, not with wrong data,
+# the target string logs in again, the data written before the reload
+# (fio's rnd and buf regions) reads back intact through the new disk,
+# and the loop runs on it.
+# The initiator's messages each fault explains:
+# - drops: none (RC retransmits; SRP sees nothing);
+# - the port hung up: a work request out of RC retries while the link
+#   was down (or flushed after it) ends the channel (srp_handle_qp_err),
+#   a reconnect attempt made before the port is back fails
+#   (srp_reconnect_work), the next one succeeds;
+SRP_WHY_PORT='scsi host[0-9]+: ib_srp: failed [A-Z_ -]+ status (transport retry counter exceeded \(12\)|WR flushed \(5\))'
+SRP_WHY_PORT+='|scsi host[0-9]+: reconnect attempt [0-9]+ failed \(-[0-9]+\)$'
+# - the reload: the disk is set offline as its SCSI host goes with the
+#   device (srp_remove_one), failing the I/O in flight; the channel's
+#   receives are flushed as its QP goes, which starts a reconnect: its
+#   path record query to the SA, through a port being removed, times out
+#   (-110), and the DREQ to the target can no longer be sent.
+SRP_WHY_RELOAD='(device offline|I/O) error, dev sd[a-z]+, sector [0-9]+ op 0x[0-9a-f]+:\((READ|WRITE)\)'
+SRP_WHY_RELOAD+='|scsi host[0-9]+: ib_srp: (Got failed path rec status -110|Path record query failed: sgid [0-9a-f:]+, dgid [0-9a-f:]+, pkey 0x[0-9a-f]+, service_id 0x[0-9a-f]+|Sending CM DREQ failed)$'
+# shellcheck disable=SC2034 # read by st_faults
+ST_WHY_DROPS='^$' ST_WHY_HANGUP=$SRP_WHY_PORT ST_WHY_RELOAD="$SRP_WHY_PORT|$SRP_WHY_RELOAD"
+
+# srp_relogin: after the reload, as srp_daemon would: see above.
+srp_relogin() {
+	local old=$dev
+	wait_for 60 lsh -t 20 "$I" "[ -e $ST_F.rc ]" || fail "node$I: fio's loop went on after ib_srp lost its disk"
+	# The next run, finding no /dev/$old, may create it as a regular
+	# file (which O_DIRECT cannot open): it would keep devtmpfs from
+	# making the new disk's node, so it goes.
+	out=$(lsh -t 30 "$I" "cat $ST_F.rc; grep -E 'err= *[0-9]+|verify|bad magic|bad header' $ST_F.log | tail -n 4
+		[ ! -f /dev/$old ] || { rm -f /dev/$old; echo 'fio made /dev/$old a regular file'; }" 2>&1)
+	echo "$out"
+	# An I/O in flight fails with EIO (5), ENXIO (6) or ENODEV (19) as
+	# the disk goes, or the next run cannot open it (ENOENT, 2; EINVAL,
+	# 22: O_DIRECT on the file it made); not a verify failure (wrong
+	# data: EILSEQ, 84).
+	grep -qE "err= ?(5|6|19)[/ ,].*func=io_u error|err= ?(2|22)[/ ,].*func=open\(/dev/$old\)" <<<"$(grep 'err=' <<<"$out" | tail -n 1)" &&
+		! grep -qiE 'verify|bad (magic|header)' <<<"$out" ||
+		fail "node$I: fio's loop did not fail with the removed disk's error"
+	lsh -t 30 "$I" "[ ! -e /sys/block/$old ]" || fail "node$I: /dev/$old is still there after the reload"
+	out=$(srp_login) || fail "node$I: SRP login after the reload failed: $out"
+	echo "$out"
+	read -r _ dev sectors <<<"$(grep '^disk ' <<<"$out")"
+	[ "$sectors" = 131072 ] || fail "node$I: /dev/$dev has $sectors sectors after the reload"
+	echo "node$I: ib_srp lost /dev/$old with its device; the target logged in again as /dev/$dev"
+	out=$(st_fio_check "$I" "/dev/$dev" rnd buf) || { echo "$out"; exit 1; }
+	echo "$out"
+	st_loop_start "$I" "/dev/$dev"
+}
+st_faults "$I" "st_loop_start $I /dev/$dev" srp_relogin
 
 # Logout: the remote port deleted, its disk goes; then the target.
 out=$(lsh -t 90 "$I" "set -e
