@@ -42,17 +42,7 @@ PORT=20049
 NFS_EXPLAINED='rpcrdma|xprt|server .* not responding|server .* OK'
 
 server_stop() {
-	lsh -t 60 "$S" "exportfs -u $CADDR:$EXP 2>/dev/null
-		[ -z '$X' ] || exportfs -u $(ip_of "${X:-0}"):$EXP 2>/dev/null
-		[ ! -d /proc/fs/nfsd ] || [ \"\$(cat /proc/fs/nfsd/threads 2>/dev/null)\" = 0 ] || rpc.nfsd 0
-		for d in mountd rpcbind; do
-			f=/run/cnuas-vm92-\$d.pid
-			[ ! -s \$f ] || kill \$(cat \$f) 2>/dev/null
-			rm -f \$f
-		done
-		! mountpoint -q $EXP || umount $EXP
-		! mountpoint -q /proc/fs/nfsd || umount /proc/fs/nfsd
-		true" >/dev/null 2>&1
+	lsh -t 60 "$S" "$(st_nfsd_down vm92 $EXP "$CADDR" ${X:+"$(ip_of "$X")"})" >/dev/null 2>&1
 }
 cleanup() {
 	for n in "$C" $X; do
@@ -71,35 +61,9 @@ done
 st_modprobe "$S" "the NFS server over RDMA" nfsd rpcrdma
 st_modprobe "$C" "the NFS client over RDMA" nfs nfsv3 nfsv4 rpcrdma
 
-# nfsd by hand, as no init system starts it here: its filesystem, the
-# export, rpcbind (NFSv3's MOUNT protocol), mountd (answers the kernel's
-# export lookups), then the threads and the RDMA listener. NFSv4's lease
-# and grace period at their least (10 s): a fresh server refuses OPENs
-# for the grace period.
+# nfsd by hand (lab.d/storage.sh), exporting a tmpfs to node C.
 t0=$SECONDS
-out=$(lsh -t 120 "$S" "set -e
-	mountpoint -q /proc/fs/nfsd || mount -t nfsd nfsd /proc/fs/nfsd
-	mkdir -p $EXP
-	mountpoint -q $EXP || mount -t tmpfs -o size=80M cnuas-vm92 $EXP
-	if [ \"\$(cat /proc/fs/nfsd/threads)\" = 0 ]; then
-		echo 10 >/proc/fs/nfsd/nfsv4leasetime
-		echo 10 >/proc/fs/nfsd/nfsv4gracetime
-	fi
-	setsid rpcbind -f -w >/tmp/cnuas-vm92-rpcbind.log 2>&1 &
-	echo \$! >/run/cnuas-vm92-rpcbind.pid
-	i=0; until rpcinfo -p 127.0.0.1 >/dev/null 2>&1; do
-		[ \$i -lt 100 ] || { echo 'rpcbind does not answer:'; cat /tmp/cnuas-vm92-rpcbind.log; exit 1; }
-		sleep 0.1; i=\$((i + 1)); done
-	exportfs -o rw,no_root_squash,insecure,no_subtree_check,fsid=92 $CADDR:$EXP
-	setsid rpc.mountd -F >/tmp/cnuas-vm92-mountd.log 2>&1 &
-	echo \$! >/run/cnuas-vm92-mountd.pid
-	rpc.nfsd 4
-	echo rdma $PORT >/proc/fs/nfsd/portlist
-	echo portlist \$(cat /proc/fs/nfsd/portlist)
-	echo versions \$(cat /proc/fs/nfsd/versions)
-	i=0; until rdma res show cm_id | grep -qE ':$PORT( |\$)'; do
-		[ \$i -lt 50 ] || { echo 'no RDMA listener on $PORT:'; rdma res show cm_id; exit 1; }
-		sleep 0.1; i=\$((i + 1)); done" 2>&1) ||
+out=$(lsh -t 120 "$S" "$(st_nfsd_up vm92 $EXP $PORT 80M 92 "$CADDR")" 2>&1) ||
 	fail "node$S: cannot start nfsd on RDMA: $out"
 echo "$out"
 grep -q "rdma $PORT" <<<"$out" || fail "node$S: nfsd does not list rdma $PORT"
@@ -117,11 +81,7 @@ one_mount() {
 	opts=vers=$v,proto=rdma,port=$PORT
 	[ "$v" = 3 ] && opts+=,nolock # no statd here
 	c0=$(st_counters "$C") s0=$(st_counters "$S") n0=$(nfsd_stats "$S")
-	out=$(lsh -t 120 "$C" "set -e
-		mkdir -p $MNT
-		mount -t nfs -o $opts $SADDR:$EXP $MNT
-		grep ' $MNT ' /proc/mounts
-		awk '\$1 == \"device\" { on = (\$5 == \"$MNT\") } on && /xprt:/ { print; exit }' /proc/self/mountstats
+	out=$(lsh -t 120 "$C" "$(st_nfs_mount "$SADDR" $EXP $MNT "$opts")
 		truncate -s 64M $f" 2>&1) ||
 		fail "node$C: NFS $v mount over RDMA failed: $out"
 	echo "$out"
@@ -180,11 +140,7 @@ rxe_mount() {
 	local out t0=$SECONDS f=$MNT/rxe.dat
 	lsh -t 30 "$S" "exportfs -o rw,no_root_squash,insecure,no_subtree_check,fsid=92 $(ip_of "$X"):$EXP" ||
 		fail "node$S: cannot export $EXP to node$X"
-	out=$(lsh -t 120 "$X" "set -e
-		modprobe -a nfs nfsv3 rpcrdma
-		mkdir -p $MNT
-		mount -t nfs -o vers=3,proto=rdma,port=$PORT,nolock $SADDR:$EXP $MNT
-		awk '\$1 == \"device\" { on = (\$5 == \"$MNT\") } on && /xprt:/ { print; exit }' /proc/self/mountstats
+	out=$(lsh -t 120 "$X" "$(st_nfs_mount "$SADDR" $EXP $MNT vers=3,proto=rdma,port=$PORT,nolock)
 		truncate -s 64M $f" 2>&1) ||
 		st_rxe_fail "$X" "$S" "the NFSv3 mount over RDMA failed" "$out"
 	grep -qP '^\s*xprt:\s+rdma ' <<<"$out" ||

@@ -70,21 +70,10 @@ ISER_EXPLAINED+='|iser: iser_err_comp: command failure: local protection error \
 
 # initiator_stop [NODE]: the initiator's session and iscsid gone.
 initiator_stop() {
-	lsh -t 90 "${1:-$I}" "iscsiadm -m node $NODE_ARGS --logout
-		iscsiadm -m node $NODE_ARGS -o delete
-		iscsiadm -m discoverydb -t sendtargets -p $PORTAL -I iser -o delete
-		[ ! -s /run/iscsid.pid ] || iscsiadm -k 0 || kill \$(cat /run/iscsid.pid)
-		true" >/dev/null 2>&1
+	lsh -t 90 "${1:-$I}" "$(st_iser_stop $IQN $PORTAL)" >/dev/null 2>&1
 }
 target_stop() {
-	lsh -t 90 "$T" "[ ! -d /sys/kernel/config/target/iscsi/$IQN ] || targetcli /iscsi delete $IQN
-		! ls -d /sys/kernel/config/target/core/fileio_*/vm93 >/dev/null 2>&1 ||
-			targetcli /backstores/fileio delete vm93
-		rm -f $IMG
-		if [ -e /run/cnuas-vm93-dbus ]; then
-			kill \$(cat /run/dbus/pid) 2>/dev/null
-			rm -f /run/cnuas-vm93-dbus /run/dbus/pid /run/dbus/system_bus_socket
-		fi; true" >/dev/null 2>&1
+	lsh -t 90 "$T" "$(st_lio_down vm93 $IQN $IMG)" >/dev/null 2>&1
 }
 cleanup() {
 	initiator_stop
@@ -104,61 +93,20 @@ st_modprobe "$T" "the iSER target (LIO ib_isert)" target_core_mod iscsi_target_m
 # sd_mod too: no udev loads it for the new disk here.
 st_modprobe "$I" "the iSER initiator (ib_iser)" ib_iser sd_mod
 
-# The target, one targetcli command at a time as an administrator types
-# them. It asks the system D-Bus for tcmu-runner's backstores and stops
-# when there is no bus: one is started unless there is one (systemd
-# guests). /iscsi create adds a portal on every address; this one listens
-# on the lab address only, and with iSER beside TCP.
+# The target by hand (lab.d/storage.sh): LIO with an iSER portal.
 t0=$SECONDS
-out=$(lsh -t 240 "$T" "set -e
-	mountpoint -q /sys/kernel/config || mount -t configfs none /sys/kernel/config
-	if [ ! -S /run/dbus/system_bus_socket ]; then
-		mkdir -p /run/dbus
-		dbus-daemon --system --fork
-		touch /run/cnuas-vm93-dbus
-	fi
-	targetcli /backstores/fileio create name=vm93 file_or_dev=$IMG size=64M write_back=false
-	targetcli /iscsi create $IQN
-	targetcli /iscsi/$IQN/tpg1/luns create /backstores/fileio/vm93
-	[ ! -e $TPG/np/0.0.0.0:3260 ] || targetcli /iscsi/$IQN/tpg1/portals delete 0.0.0.0 3260
-	targetcli /iscsi/$IQN/tpg1/portals create $TADDR 3260
-	targetcli /iscsi/$IQN/tpg1/portals/$PORTAL enable_iser true
-	targetcli /iscsi/$IQN/tpg1 set attribute authentication=0 demo_mode_write_protect=0 \
-		generate_node_acls=1 cache_dynamic_acls=1
-	echo iser \$(cat $TPG/np/$PORTAL/iser)
-	targetcli ls /iscsi/$IQN" 2>&1) || fail "node$T: targetcli setup failed: $out"
+out=$(lsh -t 240 "$T" "$(st_lio_up vm93 $IQN $IMG 64M "$TADDR")" 2>&1) ||
+	fail "node$T: targetcli setup failed: $out"
 echo "$out"
 grep -qx 'iser 1' <<<"$out" || fail "node$T: the portal $PORTAL does not have iSER enabled"
 note "node$T: LIO exports $IQN on $PORTAL with iSER ($((SECONDS - t0)) s)"
 
 c0=$(st_counters "$I") s0=$(st_counters "$T")
 
-# initiator_login NODE: iscsid by hand (no init system here), then
-# discovery and login over iSER; iscsiadm starts no iscsid of its own
-# when one answers. Prints the session and "disk DEV SECTORS".
+# initiator_login NODE: iscsid by hand (lab.d/storage.sh), discovery
+# and login over iSER. Prints the session and "disk DEV SECTORS".
 initiator_login() {
-	lsh -t 180 "$1" "set -e
-	mkdir -p /run/lock/iscsi /etc/iscsi
-	echo InitiatorName=$IQN-node$1 >/etc/iscsi/initiatorname.iscsi
-	[ -s /run/iscsid.pid ] && kill -0 \$(cat /run/iscsid.pid) 2>/dev/null || iscsid
-	i=0; until ss -xl | grep -q ISCSIADM_ABSTRACT; do
-		[ \$i -lt 100 ] || { echo 'iscsid does not listen'; exit 1; }
-		sleep 0.1; i=\$((i + 1)); done
-	iscsiadm -m discovery -t sendtargets -p $PORTAL -I iser
-	iscsiadm -m node $NODE_ARGS --login
-	iscsiadm -m session
-	i=0; dev=
-	while [ -z \"\$dev\" ]; do
-		for s in /sys/class/iscsi_session/session*; do
-			[ \"\$(cat \$s/targetname)\" = $IQN ] || continue
-			for b in \$s/device/target*/*:*/block/*; do [ -e \$b ] && dev=\${b##*/}; done
-		done
-		[ -n \"\$dev\" ] && [ -b /dev/\$dev ] && break
-		dev=
-		[ \$i -lt 150 ] || { echo 'no SCSI disk from the session'; dmesg | tail -n 10; exit 1; }
-		sleep 0.2; i=\$((i + 1))
-	done
-	echo disk \$dev \$(cat /sys/block/\$dev/size)" 2>&1
+	lsh -t 180 "$1" "$(st_iser_login $IQN $PORTAL $IQN-node$1)" 2>&1
 }
 t0=$SECONDS
 out=$(initiator_login "$I") || fail "node$I: iSER discovery or login failed: $out"

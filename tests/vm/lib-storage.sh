@@ -4,7 +4,10 @@
 # lib.sh): their common start and end, the RDMA counters that show where
 # the data went, the fio jobs that write data, read it back and check it,
 # once on the consumer and once more on the server's own copy, and the
-# same I/O through faults.
+# same I/O through faults. The servers' and clients' setup is shared
+# with scripts/bench-rdma (lab.d/storage.sh).
+# shellcheck source=../../scripts/lab.d/storage.sh
+. "$VM_TESTS/../../scripts/lab.d/storage.sh"
 
 # The default pair of a test that reloads its consumer's driver: on IB
 # node 0 runs OpenSM, so the consumer is node 1 there.
