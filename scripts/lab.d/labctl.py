@@ -9,7 +9,7 @@
   labctl.py qmp [--timeout S] SOCKET CMD-JSON
       qmp_capabilities, then one command; print the reply, exit 1 on error
   labctl.py migrate [--timeout S] [--blk NBD-SOCKET] [--src-pid PID]
-                    [--dst-pid PID] [--switch VSCTL CTL] SRC-QMP DST-QMP URI
+                    [--dst-pid PID] [--switch VSCTL CTL] [--hold S] SRC-QMP DST-QMP URI
       migrate the guest of SRC-QMP into the QEMU of DST-QMP (started with
       -incoming defer -S): migrate-incoming URI there, migrate URI here,
       wait for the end. Then the source's switch port goes (handover: on
@@ -20,6 +20,8 @@
       query-migrate's last answer as JSON, with "lab-resume": ms from the
       end until the mirror ended, the port was gone, cont, the source was
       killed.
+      --hold S: wait S seconds between the hand-over and `cont`, as a slow
+      destination would (tests reconnect another guest in that window)
       --blk: first mirror the writable top layer of the drive "root" into
       the destination's over an NBD export there
 
@@ -302,6 +304,7 @@ class Qmp:
 
 def cmd_migrate(args):
     timeout, nbd, src_pid, dst_pid, vsctl, ctl = 600.0, None, 0, 0, None, None
+    hold = 0.0
     while args and args[0].startswith("--"):
         if args[0] == "--timeout":
             timeout = float(args[1])
@@ -315,13 +318,16 @@ def cmd_migrate(args):
         elif args[0] == "--switch":
             vsctl, ctl = args[1], args[2]
             args = args[3:]
+        elif args[0] == "--hold":
+            hold = float(args[1])
+            args = args[2:]
         elif args[0] == "--blk":
             nbd = args[1]
             args = args[2:]
         else:
             break
     if len(args) != 3:
-        die("usage: labctl.py migrate [--timeout S] [--blk NBD-SOCKET] [--src-pid PID] [--dst-pid PID] [--switch VSCTL CTL] SRC-QMP DST-QMP URI", 2)
+        die("usage: labctl.py migrate [--timeout S] [--blk NBD-SOCKET] [--src-pid PID] [--dst-pid PID] [--switch VSCTL CTL] [--hold S] SRC-QMP DST-QMP URI", 2)
     deadline = time.monotonic() + timeout
     src, dst = Qmp(args[0], deadline), Qmp(args[1], deadline)
     if dst.cmd("query-status")["status"] != "inmigrate":
@@ -410,6 +416,7 @@ def cmd_migrate(args):
                 os.kill(src_pid, signal.SIGKILL)
             time.sleep(0.01)
         timing["port"] = int((time.monotonic() - t_end) * 1000)
+    time.sleep(hold)
     if nbd:
         dst.cmd("nbd-server-stop")
     dst.cmd("cont")

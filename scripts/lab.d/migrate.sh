@@ -17,7 +17,9 @@
 # temporary file; its exit, a second or more here, is not waited for).
 # labctl.py migrate does these steps on open QMP connections. Prints the
 # migration's downtime and total time (query-migrate) and the time until
-# the guest ran again.
+# the guest ran again. CNUAS_LAB_HANDOVER_HOLD=S waits S seconds between
+# the hand-over and `cont` (a slow destination: VM test 97 reconnects
+# another guest in that window).
 
 mig_say() { echo "lab: migrate: $*" >&2; }
 
@@ -105,6 +107,7 @@ lab_migrate() {
 	mig_say "node$n: pid $old -> pid $new${blk:+ (RAM and the disk writes)}"
 	if ! out=$("$PY" "$LABD/labctl.py" migrate --timeout "${CNUAS_LAB_MIGRATE_TIMEOUT:-600}" \
 		${blk:+--blk "$nd/nbd.sock"} --src-pid "$old" --dst-pid "$new" --switch "$VSCTL" "$ctl" \
+		${CNUAS_LAB_HANDOVER_HOLD:+--hold "$CNUAS_LAB_HANDOVER_HOLD"} \
 		"$nd/qmp.sock" "$nd/$tag.qmp.sock" "unix:$nd/migrate.sock"); then
 		echo "$out" >&2
 		if pid_alive "$old"; then

@@ -24,11 +24,20 @@
 #     bypasses its SMA would) and asks the switch's PMA,
 #     then a LID nobody has and pings node0 over IPoIB: the packets are
 #     dropped at the switch (ib_drop_slid_spoof), nothing answers; with
-#     its LID back, the ping goes through.
+#     its LID back, the ping goes through;
+#   a port grab during node0's migration: node1 takes its link down
+#     (unbinds cnuas_net: its device leaves the switch), waits past the
+#     10 s the switch holds a port for its QEMU, and connects again while
+#     node0's IB port is handed over to node0's destination QEMU, which
+#     the lab holds 6 s before it runs (CNUAS_LAB_HANDOVER_HOLD, a slow
+#     destination): the port handed over goes to that QEMU only (the
+#     lab's `handover ... pid=`), node1 gets its own port number back,
+#     both LIDs stay. Before the switch checked the pid, node1's
+#     connection took node0's port, Active with node0's LID.
 # A real cloud gets the same by giving a virtual function no SMP rights.
 # With two nodes the traffic runs to the attacker itself (the lab has no
 # third cnuas node), which the switch must keep serving.
-# timeout: 600
+# timeout: 900
 # link-layers: ib
 . "$(dirname "$0")/lib.sh"
 need_ib_sm smpquery ibportstate perfquery sminfo ibv_rc_pingpong
@@ -150,6 +159,44 @@ lid_back || fail "node1 could not set its LID back"
 [ "$spoof2" -gt "$spoof1" ] || fail "ib_drop_slid_spoof $spoof1 -> $spoof2 after node1 sent as LID $unused"
 wait_ping 1 "$(ip_of 0)" 60 || fail "node1 cannot ping node0 with its own LID back"
 echo "PASS node1 sending as node0's LID $lid0 and as LID $unused: $((spoof2 - spoof0)) packets dropped at the switch, no answers; with LID $lid1 back it pings"
+
+# 5. A port grab during node0's migration.
+ibport() { # ibport VM: the IB port of VM's connection on the switch
+	"$LAB" switch -- --json show | /usr/bin/python3 -c '
+import json, sys
+for p in json.load(sys.stdin)["ports"]:
+    w = (p.get("peer") or "").split()
+    if p.get("vm") == sys.argv[1] and "ib" in w:
+        print(w[w.index("ib") + 1])' "$1"
+}
+gone1() { [ -z "$(ibport node1)" ]; }
+back1() { [ -n "$(ibport node1)" ]; }
+handing() { [ "$(sw_field "$(sw_json)" handover_port)" != 0 ]; }
+ibp0=$(ibport node0) ibp1=$(ibport node1)
+[ -n "$ibp0" ] && [ -n "$ibp1" ] || fail "the switch names no IB port of node0 ('$ibp0') or node1 ('$ibp1')"
+hand0=$(sw_field "$(sw_json)" handovers) || fail "cannot read the switch's hand-overs"
+bdf=$(cnuas_bdf 1) || fail "node1: no cnuas-vnic PCI function"
+lsh -t 30 1 "echo $bdf >/sys/bus/pci/drivers/cnuas_net/unbind" || fail "node1: unbind failed"
+wait_for 20 gone1 || fail "node1's device stayed on the switch without its driver"
+sleep 11
+mkdir -p "$PR_DIR" || fail "cannot make $PR_DIR"
+CNUAS_LAB_HANDOVER_HOLD=6 "$LAB" migrate 0 >"$PR_DIR/migrate.log" 2>&1 &
+mig=$!
+wait_for 300 handing || { cat "$PR_DIR/migrate.log"; fail "the switch never handed node0's IB port over"; }
+lsh -t 30 1 "echo $bdf >/sys/bus/pci/drivers/cnuas_net/bind" || fail "node1: bind failed"
+wait_for 5 back1 || fail "node1's device did not connect again within 5 s of its bind"
+grab=$(ibport node1) during=$(sw_field "$(sw_json)" handover_port)
+wait "$mig" || { cat "$PR_DIR/migrate.log"; fail "node0's migration failed"; }
+cat "$PR_DIR/migrate.log"
+[ "$during" = "$ibp0" ] || fail "node1 connected outside the hand-over of IB port $ibp0 (handover_port $during)"
+[ "$grab" != "$ibp0" ] || fail "node1 took node0's IB port $ibp0, handed over to node0's destination"
+[ "$grab" = "$ibp1" ] || fail "node1 got IB port $grab, not its own $ibp1"
+[ "$(ibport node0)" = "$ibp0" ] || fail "node0's destination QEMU has IB port '$(ibport node0)', not $ibp0"
+[ "$(sw_field "$(sw_json)" handovers)" = $((hand0 + 1)) ] || fail "the switch counted no hand-over to node0's destination"
+wait_for 60 ib_port_is 0 "$(printf "0x%x" "$lid0")" || fail "node0 is not ACTIVE with LID $lid0 a minute after its migration"
+ib_port_back 1 "$(printf "0x%x" "$lid1")" "after its reconnect"
+ipoib_reconfigure 1 || fail "node1: ib0 not configured again"
+echo "PASS node1 reconnecting while node0's IB port $ibp0 was handed over: node1 got its own port $ibp1, node0's destination port $ibp0, LIDs $lid0 and $lid1 kept"
 
 # Through it all: node0's OpenSM is master and RC moves checked bytes.
 master || fail "node0's OpenSM is not the master at the end"
