@@ -17,6 +17,8 @@
 # intact and in order (no resend by the program), and only the errors
 # each fault explains are logged. RDS's own counters show the reconnects
 # and resends the faults cost.
+# In the Ethernet lab the Soft-RoCE node then sends 100 checked messages
+# to the cnuas server (st_rxe_*), before the faults.
 # CNUAS_PAIR="CLIENT SERVER" picks other nodes: with the Ethernet lab's
 # Soft-RoCE node on either side ("2 1", "1 2") it passes too.
 # On IB node 0 runs OpenSM, so there node 1 is the client, node 0 serves.
@@ -76,6 +78,24 @@ for n in C S; do
 	[ "$d" -ge $((bytes / 4096)) ] || fail "node${!n} received $d RDMA packets for $bytes bytes"
 done
 echo "PASS RDS over rds_rdma: $COUNT messages, $bytes bytes each way, checked both ways in $((SECONDS - t0)) s"
+
+# Soft-RoCE as the client (Ethernet lab): node X's rxe0 to node S's cnuas_0.
+X=$(st_rxe_peer)
+if [ -n "$X" ]; then
+	t0=$SECONDS
+	out=$(lsh -t 60 "$X" "modprobe -a rds rds_rdma" 2>&1) || st_rxe_fail "$X" "$S" "rds_rdma does not load" "$out"
+	out=$(serve_start 100) || fail "node$S: $out"
+	out=$(lsh -t 120 "$X" "cnuas-rds send $(ip_of "$X") $SADDR $PORT 100" 2>&1) ||
+		st_rxe_fail "$X" "$S" "the RDS exchange failed" "$out"
+	srv=$(lsh -t 30 "$S" "i=0; while kill -0 \$(cat /run/cnuas-vm95.pid) 2>/dev/null && [ \$i -lt 50 ]; do
+			sleep 0.1; i=\$((i + 1)); done; cat /tmp/cnuas-vm95.log" 2>&1)
+	grep -q "^served 100 messages" <<<"$srv" || st_rxe_fail "$X" "$S" "the cnuas server did not serve 100 messages" "$srv"
+	grep -q "^rds ib connection $(ip_of "$X") -> $SADDR " <<<"$out" ||
+		st_rxe_fail "$X" "$S" "no RDS IB connection listed" "$out"
+	echo "PASS RDS with Soft-RoCE: node$X (rxe0) sent 100 messages to node$S's cnuas_0, checked both ways in $((SECONDS - t0)) s"
+else
+	note "no Soft-RoCE step: the lab has no rxe node, or a test node is not cnuas"
+fi
 
 # Through faults. The server serves one run after another (COUNT 0); the
 # client's loop keeps st_loop_start's files. A run that cannot bind its
