@@ -82,12 +82,14 @@ st_modprobe "$T" "LIO's SRP target (ib_srpt)" target_core_mod target_core_file i
 st_modprobe "$I" "the SRP initiator (ib_srp)" ib_srp sd_mod ib_umad
 # The remote port's timers as an administrator of a single path (no
 # dm-multipath to fail over to) sets them in /etc/modprobe.d: try to
-# reconnect every 2 s (default 10), let I/O wait for the reconnect
-# rather than fail after 15 s (fast_io_fail_tmo off), give the port up
-# after a minute (dev_loss_tmo, default 600). Each write is checked
+# reconnect every 2 s (default 10), fail I/O that waited 15 s for a
+# reconnect (fast_io_fail_tmo, the default: a reconnect takes 2 s here;
+# turned off, the driver's reload below waits for dev_loss_tmo before
+# the disk can go, two minutes and more on a loaded host), give the port
+# up after a minute (dev_loss_tmo, default 600). Each write is checked
 # against the other two (srp_tmo_valid), hence the order.
 out=$(lsh -t 30 "$I" "cd /sys/module/ib_srp/parameters && echo 2 >reconnect_delay &&
-	echo off >fast_io_fail_tmo && echo 60 >dev_loss_tmo && grep . reconnect_delay fast_io_fail_tmo dev_loss_tmo" 2>&1) ||
+	echo 15 >fast_io_fail_tmo && echo 60 >dev_loss_tmo && grep . reconnect_delay fast_io_fail_tmo dev_loss_tmo" 2>&1) ||
 	fail "node$I: ib_srp refused its reconnect timers: $out"
 echo "$out"
 

@@ -338,14 +338,14 @@ st_fault_check() {
 # with cnuas_net (see st_through_faults), until its device is ready.
 st_fault_reload() {
 	if [ "$LINK_LAYER" = ib ]; then
-		lsh -t 120 "$1" "rmmod cnuas_ib && rmmod cnuas_net && modprobe cnuas_net && modprobe cnuas_ib" ||
+		lsh -t 240 "$1" "rmmod cnuas_ib && rmmod cnuas_net && modprobe cnuas_net && modprobe cnuas_ib" ||
 			fail "node$1: reloading cnuas_net and cnuas_ib failed"
 		wait_for 150 lsh -t 20 "$1" "[ -e /sys/class/net/ib0 ] &&
 			grep -q ACTIVE /sys/class/infiniband/cnuas_0/ports/1/state" ||
 			fail "node$1: no ib0 or no ACTIVE port 150 s after the reload"
 		ipoib_reconfigure "$1" || fail "node$1: cannot bring ib0 up after the reload"
 	else
-		lsh -t 120 "$1" "rmmod cnuas_ib && modprobe cnuas_ib" || fail "node$1: reloading cnuas_ib failed"
+		lsh -t 240 "$1" "rmmod cnuas_ib && modprobe cnuas_ib" || fail "node$1: reloading cnuas_ib failed"
 	fi
 	rdma_ready "$1"
 }
