@@ -274,20 +274,7 @@ st_through_faults() {
 	echo "faults: switch port $port hung up, link down and back, two passes in $ST_SECS s"
 
 	p=$(st_passes "$n")
-	# On IB cnuas_net too, as test 80: the link bounces, the SM sees
-	# the port come back (Trap 128) and makes it Active again.
-	if [ "$LINK_LAYER" = ib ]; then
-		lsh -t 120 "$n" "rmmod cnuas_ib && rmmod cnuas_net && modprobe cnuas_net && modprobe cnuas_ib" ||
-			fail "node$n: reloading cnuas_net and cnuas_ib failed"
-		wait_for 150 lsh -t 20 "$n" "[ -e /sys/class/net/ib0 ] &&
-			grep -q ACTIVE /sys/class/infiniband/cnuas_0/ports/1/state" ||
-			fail "node$n: no ib0 or no ACTIVE port 150 s after the reload"
-		# The new ib0 is down: no route to the server until it is up.
-		ipoib_reconfigure "$n" || fail "node$n: cannot bring ib0 up after the reload"
-	else
-		lsh -t 120 "$n" "rmmod cnuas_ib && modprobe cnuas_ib" || fail "node$n: reloading cnuas_ib failed"
-	fi
-	rdma_ready "$n"
+	st_fault_reload "$n"
 	st_passes_after "$n" "$p" "cnuas_ib reloaded" 240
 	echo "faults: cnuas_ib reloaded under the I/O, two passes in $ST_SECS s"
 
@@ -334,8 +321,10 @@ st_fault_check() {
 	[ -z "$bad" ] || { echo "$bad"; fail "node$1: errors the fault ($2) does not explain"; }
 }
 
-# st_fault_reload NODE: NODE's cnuas_ib removed and loaded again, on IB
-# with cnuas_net (see st_through_faults), until its device is ready.
+# st_fault_reload NODE: NODE's cnuas_ib removed and loaded again until
+# its device is ready. On IB cnuas_net too, as test 80: the link bounces,
+# the SM sees the port come back (Trap 128) and makes it Active again;
+# the new ib0 is down, so no route to the server until it is up.
 st_fault_reload() {
 	if [ "$LINK_LAYER" = ib ]; then
 		lsh -t 240 "$1" "rmmod cnuas_ib && rmmod cnuas_net && modprobe cnuas_net && modprobe cnuas_ib" ||
