@@ -278,13 +278,7 @@ st_through_faults() {
 	st_passes_after "$n" "$p" "cnuas_ib reloaded" 240
 	echo "faults: cnuas_ib reloaded under the I/O, two passes in $ST_SECS s"
 
-	lsh -t 30 "$n" "touch $ST_F.stop" || fail "node$n: cannot stop the loop"
-	wait_for 120 lsh -t 20 "$n" "[ -e $ST_F.rc ]" || fail "node$n: the fio loop did not end"
-	trap cleanup EXIT
-	[ "$(lsh -t 20 "$n" "cat $ST_F.rc")" = ok ] || {
-		lsh -t 30 "$n" "tail -n 30 $ST_F.log"
-		fail "node$n: fio found an error or wrong data"
-	}
+	st_loop_stop "$n" fio
 	log=$(lsh -t 30 "$n" "dmesg | sed -n '/cnuas-storage: faults begin $ST_MARK\$/,\$p'")
 	echo "node$n's kernel during the faults:"
 	echo "$log" | sed 's/^/  /'
@@ -319,6 +313,18 @@ st_fault_check() {
 	bad=$(echo "$log" | grep -iwE 'err(or|ors|no)?|fail(ed|s|ure)?|abort(ed|ing)?|timed out|timeout|lost|I/O' |
 		grep -vE "$3")
 	[ -z "$bad" ] || { echo "$bad"; fail "node$1: errors the fault ($2) does not explain"; }
+}
+
+# st_loop_stop NODE WHAT: the fault loop on NODE stopped and ended; fail
+# (saying WHAT found it) if a pass found an error or wrong data.
+st_loop_stop() {
+	lsh -t 30 "$1" "touch $ST_F.stop" || fail "node$1: cannot stop the loop"
+	wait_for 120 lsh -t 20 "$1" "[ -e $ST_F.rc ]" || fail "node$1: the loop did not end"
+	trap cleanup EXIT
+	[ "$(lsh -t 20 "$1" "cat $ST_F.rc")" = ok ] || {
+		lsh -t 30 "$1" "tail -n 30 $ST_F.log"
+		fail "node$1: $2 found an error or wrong data"
+	}
 }
 
 # st_fault_reload NODE: NODE's cnuas_ib removed and loaded again until
@@ -380,13 +386,7 @@ st_faults() {
 	st_passes_after "$n" "$p" "cnuas_ib reloaded" 240
 	echo "faults: cnuas_ib reloaded under the load, two passes in $ST_SECS s"
 
-	lsh -t 30 "$n" "touch $ST_F.stop" || fail "node$n: cannot stop the loop"
-	wait_for 120 lsh -t 20 "$n" "[ -e $ST_F.rc ]" || fail "node$n: the loop did not end"
-	trap cleanup EXIT
-	[ "$(lsh -t 20 "$n" "cat $ST_F.rc")" = ok ] || {
-		lsh -t 30 "$n" "tail -n 30 $ST_F.log"
-		fail "node$n: the loop found an error or wrong data"
-	}
+	st_loop_stop "$n" "the loop"
 	st_fault_check "$n" reload "$ST_WHY_RELOAD"
 	echo "PASS through faults: $(st_passes "$n") passes checked in $((SECONDS - t0)) s"
 }
