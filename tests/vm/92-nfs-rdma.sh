@@ -15,7 +15,8 @@
 # the server moved the data with RDMA READ/WRITE (rdma_sends) and the
 # client registered its buffers (fast_reg, on cnuas). The teardown
 # (umount, unexport, nfsd stopped) must leave no RDMA CM ID on 20049.
-# Before the NFSv3 mount goes, I/O goes on through faults (lib-storage.sh
+# Over IB (st_faults_here), before the NFSv3 mount goes, I/O goes on
+# through faults (lib-storage.sh
 # st_through_faults): the switch drops and reorders 2% of the frames, the
 # client's switch port is hung up, the client's cnuas_ib is reloaded; the
 # mount reconnects by itself, fio finds every block as written, nfsd sees
@@ -123,7 +124,7 @@ one_mount() {
 	# NFSv3 (stateless: no lease to outlive) goes on through the faults
 	# (the reload resets the client's counters: they were read before),
 	# still with no TCP at nfsd.
-	if [ "$v" = 3 ]; then
+	if [ "$v" = 3 ] && st_faults_here ib; then
 		st_through_faults "$C" $MNT/faults.dat "$NFS_EXPLAINED"
 		read -ra n2 <<<"$(nfsd_stats "$S")"
 		[ "${n2[2]}" = "${n1[2]}" ] && [ "${n2[3]}" = "${n1[3]}" ] ||

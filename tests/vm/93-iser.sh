@@ -16,7 +16,8 @@
 # the target moved the data with RDMA READ/WRITE (rdma_sends) and the
 # initiator registered its buffers (fast_reg, on cnuas). Logout and the
 # target's teardown must leave no SCSI disk and no RDMA CM ID on 3260.
-# Before the logout, I/O goes on through faults (lib-storage.sh
+# Over Ethernet (st_faults_here), before the logout, I/O goes on through
+# faults (lib-storage.sh
 # st_through_faults): the switch drops and reorders 2% of the frames, the
 # initiator's switch port is hung up, its cnuas_ib is reloaded; iscsid
 # logs in again by itself, fio finds every block as written, and the
@@ -141,7 +142,7 @@ d=$(st_delta "$s0" "$s1" rcvd_pkts)
 	fail "the initiator on node$I registered no memory (fast_reg)"
 echo "PASS iSER: $ST_MIB MiB written and read back intact in $secs s, checked on node$T"
 
-st_through_faults "$I" "/dev/$dev" "$ISER_EXPLAINED"
+! st_faults_here eth || st_through_faults "$I" "/dev/$dev" "$ISER_EXPLAINED"
 
 # Logout: the disk goes; then the target goes, and with it the listener.
 out=$(lsh -t 90 "$I" "set -e

@@ -22,7 +22,8 @@
 # RDMA: the RDMA devices received at least the data's bytes in 4 KiB
 # packets each way, the target moved the data with RDMA READ/WRITE
 # (rdma_sends) and the initiator registered its buffers (fast_reg).
-# Then fio's I/O goes on through faults (below): ib_srp rides out the
+# Then, over IB (st_faults_here), fio's I/O goes on through faults
+# (below): ib_srp rides out the
 # drops and the port hung up; after the driver's reload, which removes
 # ib_srp's disk, the test logs in again and finds the data intact.
 # Teardown: the disk and the target go, ib_srpt unloads, no CM ID stays.
@@ -271,7 +272,7 @@ srp_relogin() {
 	echo "$out"
 	st_loop_start "$I" "/dev/$dev"
 }
-st_faults "$I" "st_loop_start $I /dev/$dev" srp_relogin
+! st_faults_here ib || st_faults "$I" "st_loop_start $I /dev/$dev" srp_relogin
 
 # Logout: the remote port deleted, its disk goes; then the target.
 out=$(lsh -t 90 "$I" "set -e

@@ -14,6 +14,21 @@
 # shellcheck disable=SC2034 # for the tests
 if [ "$LINK_LAYER" = ib ]; then ST_PAIR="1 0"; else ST_PAIR="0 1"; fi
 
+# st_faults_here LAYER: whether this cell takes its test through the
+# faults. Each protocol goes through them over one link layer, LAYER: the
+# upper layer's recovery is the same code over both, and cnuas's own side
+# of each fault (the switch's drops, a port hung up, the driver reloaded)
+# is checked over both by tests 57, 70 and 80. That keeps the four
+# storage tests' cost in make check near a few minutes (the faults took
+# half of it). CNUAS_STORAGE_FAULTS=both runs them in both cells.
+st_faults_here() {
+	if [ "$LINK_LAYER" = "$1" ] || [ "${CNUAS_STORAGE_FAULTS:-}" = both ]; then
+		return 0
+	fi
+	note "no faults over $LINK_LAYER: this test goes through them over $1 (CNUAS_STORAGE_FAULTS=both: over both)"
+	return 1
+}
+
 # storage_begin: the start of every test (after rdma_pair and its
 # cleanup function): cleanup on exit, the consoles' problems so far, both
 # nodes' RDMA devices ready. storage_end: no new problem on a console.
@@ -200,13 +215,13 @@ st_loop_start() {
 		fail "node$1: cannot start the fio loop"
 }
 
-# st_passes NODE: the loop's passes so far; "fail" once a fio run failed.
+# st_passes NODE: the loop's passes so far; "fail" once a run of it failed.
 st_passes() {
 	lsh -t 30 "$1" "[ ! -e $ST_F.rc ] || [ \"\$(cat $ST_F.rc)\" = ok ] || { echo fail; exit 0; }; cat $ST_F.passes"
 }
 
 # st_passes_after NODE BEFORE WHAT SECONDS: wait until NODE's loop did two
-# passes more than BEFORE; fail (showing fio's log) after SECONDS or when
+# passes more than BEFORE; fail (showing the loop's log) after SECONDS or when
 # a pass failed. ST_SECS: the seconds it took.
 st_passes_after() {
 	local n t0=$SECONDS
@@ -215,7 +230,7 @@ st_passes_after() {
 		n=${n:-0}
 		[ "$n" != fail ] || {
 			lsh -t 30 "$1" "tail -n 30 $ST_F.log"
-			fail "node$1: fio found an error or wrong data after $3"
+			fail "node$1: a run of the I/O loop failed (an error or wrong data) after $3"
 		}
 		[ "$n" -lt $(($2 + 2)) ] || break
 		[ $((SECONDS - t0)) -lt "$4" ] || {
