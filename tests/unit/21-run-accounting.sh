@@ -176,11 +176,16 @@ t vm/20-ib '# link-layers: ib
 for i in $(seq 100); do [ -e '"$T"'/mark.eth ] && exit 0; sleep 0.1; done; exit 1'
 # pkg goes after the Ethernet lab in its lane, whatever order the groups
 # are given in (it would build beside the labs' first builds otherwise).
-mkdir -p "$T/tests/pkg"
+mkdir -p "$T/tests/pkg" "$T/tests/guest"
 t pkg/10-after-lab 'grep -q eth '"$T"'/ups'
-run pkg vm || fail "two lanes: tests/run failed: $(cat "$T/out")"
-rm -rf "$T/tests/pkg"
-[ "$(cat "$T/ups")" = "$(printf 'eth\nib')" ] || fail "two lanes: labs up: $(cat "$T/ups"), want eth then ib"
+# The guest group's Debian 13 image is built in the background once the
+# Ethernet lab is up, before the guest group's own lab.
+rm -f "$T/bases"
+t guest/10-image-first 'grep -qx -- "--distro trixie" '"$T"'/bases'
+run pkg vm guest || fail "two lanes: tests/run failed: $(cat "$T/out")"
+rm -rf "$T/tests/pkg" "$T/tests/guest"
+[ "$(cat "$T/ups")" = "$(printf 'eth\nib\neth')" ] || fail "two lanes: labs up: $(cat "$T/ups"), want eth, ib, then the guest lab"
+grep -qx -- "--distro trixie" "$T/bases" || fail "two lanes: guest images built: $(cat "$T/bases"), want the trixie one"
 [ "$(cat "$T/mark.eth")" = "$T/lab" ] || fail "two lanes: the Ethernet lab in $(cat "$T/mark.eth")"
 [ "$(cat "$T/mark.ib")" = "$T/lab.vm-ib" ] || fail "two lanes: the IB lab in $(cat "$T/mark.ib"), want $T/lab.vm-ib"
 rm -f "$T"/mark.*
