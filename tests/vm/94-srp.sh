@@ -27,6 +27,9 @@
 # drops and the port hung up; after the driver's reload, which removes
 # ib_srp's disk, the test logs in again and finds the data intact.
 # Teardown: the disk and the target go, ib_srpt unloads, no CM ID stays.
+# In the Ethernet lab the Soft-RoCE node then logs in to the same target
+# as a second initiator (its own ACL), writes 8 MiB past the others' data
+# and reads it back, and the target finds it in its file.
 # CNUAS_PAIR="INITIATOR TARGET" picks other nodes: with the Ethernet
 # lab's Soft-RoCE node on either side ("2 1", "1 2") it passes too.
 # On IB node 0 runs OpenSM and must keep its driver through the reload,
@@ -39,13 +42,16 @@ need_cnuas_nodes 2
 rdma_pair CNUAS_PAIR "$ST_PAIR"
 I=$A T=$B
 DI=$(rdma_dev "$I") DT=$(rdma_dev "$T")
+X=$(st_rxe_peer)
 IMG=/tmp/cnuas-vm94.img
 CFG=/sys/kernel/config/target
 BS=$CFG/core/fileio_94/vm94
 CM_PORT=5094
 
+# initiator_stop [NODE]: NODE's (default the initiator's) remote ports
+# deleted, ib_srp unloaded.
 initiator_stop() {
-	lsh -t 90 "$I" "for p in /sys/class/srp_remote_ports/port-*; do
+	lsh -t 90 "${1:-$I}" "for p in /sys/class/srp_remote_ports/port-*; do
 			[ -e \$p/delete ] && echo 1 >\$p/delete
 		done
 		modprobe -r ib_srp; true" >/dev/null 2>&1
@@ -70,6 +76,7 @@ target_stop() {
 WWN=none
 cleanup() {
 	initiator_stop
+	[ -z "$X" ] || initiator_stop "$X"
 	target_stop "$WWN"
 }
 storage_begin
@@ -156,11 +163,12 @@ else
 	tstr="id_ext=$guid,ioc_guid=$guid,dest=$(ip_of "$T"):$CM_PORT"
 fi
 
-# srp_login: the string to add_target, then the LUN as a SCSI disk;
-# prints "disk DEV SECTORS" last.
+# srp_login [NODE]: the string to add_target on NODE (default the
+# initiator), then the LUN as a SCSI disk; prints "disk DEV SECTORS" last.
 srp_login() {
-	lsh -t 120 "$I" "set -e
-	h=/sys/class/infiniband_srp/srp-$DI-1
+	local n=${1:-$I}
+	lsh -t 120 "$n" "set -e
+	h=/sys/class/infiniband_srp/srp-$(rdma_dev "$n")-1
 	echo '$tstr' >\$h/add_target || { echo 'add_target refused $tstr:'; dmesg | tail -n 12; exit 1; }
 	hosts=
 	for s in /sys/class/scsi_host/host*; do
@@ -274,13 +282,43 @@ srp_relogin() {
 }
 ! st_faults_here ib || st_faults "$I" "st_loop_start $I /dev/$dev" srp_relogin
 
-# Logout: the remote port deleted, its disk goes; then the target.
-out=$(lsh -t 90 "$I" "set -e
+# srp_logout NODE DEV: NODE's remote port deleted, its disk DEV goes.
+srp_logout() {
+	lsh -t 90 "$1" "set -e
 	for p in /sys/class/srp_remote_ports/port-*; do echo 1 >\$p/delete; done
-	i=0; while [ -e /sys/block/$dev ]; do
-		[ \$i -lt 50 ] || { echo '/dev/$dev is still there'; exit 1; }
-		sleep 0.2; i=\$((i + 1)); done" 2>&1) || fail "node$I: SRP logout failed: $out"
+	i=0; while [ -e /sys/block/$2 ]; do
+		[ \$i -lt 50 ] || { echo '/dev/$2 is still there'; exit 1; }
+		sleep 0.2; i=\$((i + 1)); done" 2>&1
+}
+# Logout: the remote port deleted, its disk goes.
+out=$(srp_logout "$I" "$dev") || fail "node$I: SRP logout failed: $out"
 initiator_stop
+
+# Soft-RoCE as a second initiator (Ethernet lab): its own ACL with LUN 0
+# on the target, the same target string, 8 MiB past the others' data
+# written and read back, and the target finds it in its file.
+if [ -n "$X" ]; then
+	t0=$SECONDS
+	out=$(lsh -t 60 "$X" "modprobe -a ib_srp sd_mod" 2>&1) ||
+		st_rxe_fail "$X" "$T" "ib_srp does not load" "$out"
+	xacl=0x0000000000000000$(gid0_hex "$X" | cut -c17-)
+	out=$(lsh -t 30 "$T" "set -e; w=$CFG/srpt/$WWN/tpgt_1
+		mkdir -p \$w/acls/$xacl/lun_0
+		ln -s \$w/lun/lun_0 \$w/acls/$xacl/lun_0/map" 2>&1) ||
+		fail "node$T: the ACL of node$X ($xacl) was refused: $out"
+	out=$(srp_login "$X") || st_rxe_fail "$X" "$T" "SRP login failed" "$out"
+	read -r _ xdev sectors <<<"$(grep '^disk ' <<<"$out")"
+	[ "$sectors" = 131072 ] || st_rxe_fail "$X" "$T" "/dev/$xdev has $sectors sectors, the LUN 131072" "$out"
+	out=$(st_rxe_fio "$X" "$T" "/dev/$xdev") || { echo "$out"; exit 1; }
+	echo "$out" | sed '$d'
+	xsecs=$(tail -n 1 <<<"$out")
+	st_fio_check "$T" "$IMG" peer
+	out=$(srp_logout "$X" "$xdev") || st_rxe_fail "$X" "$T" "SRP logout failed" "$out"
+	initiator_stop "$X"
+	echo "PASS SRP with Soft-RoCE: node$X (rxe0) wrote 8 MiB to node$T's cnuas target as $xacl and read it back in $xsecs s ($((SECONDS - t0)) s in all)"
+else
+	note "no Soft-RoCE step: the lab has no rxe node, or a test node is not cnuas"
+fi
 target_stop "$WWN"
 out=$(lsh -t 30 "$T" "[ ! -e /sys/module/ib_srpt ] || echo 'ib_srpt is still loaded'" 2>&1)
 [ -z "$out" ] || fail "node$T: $out"
