@@ -57,7 +57,7 @@ image=$(scripts/guest-image --distro bookworm | tail -n1)
 
 T=$(mktemp -d /var/tmp/cnuas-libvirt.XXXXXX) || exit 2
 chmod 0755 "$T"
-made_group=0 added_user=0 started_libvirtd=0 started_virtlogd=0 sw_pid=''
+made_group=0 added_user=0 started_libvirtd=0 started_virtlogd=0 sw_pid='' aa_line=''
 caps_before=$(ls /var/cache/libvirt/qemu/capabilities 2>/dev/null)
 run_libvirt_before=0
 [ -e /run/libvirt ] && run_libvirt_before=1
@@ -99,6 +99,10 @@ cleanup() {
 			sort -r | while read -r f; do rm -rf "$f"; done
 	fi
 	[ $added_user = 0 ] || gpasswd -d "$QUSER" "$GROUP" >/dev/null
+	if [ -n "$aa_line" ]; then
+		grep -vxF "$aa_line" "$AA_LOCAL" >"$AA_LOCAL.cnuas-test"
+		cat "$AA_LOCAL.cnuas-test" >"$AA_LOCAL" && rm -f "$AA_LOCAL.cnuas-test"
+	fi
 	[ $made_group = 0 ] || groupdel "$GROUP"
 	rm -rf "$T"
 }
@@ -211,6 +215,24 @@ grep -E '^(user|group|security_driver|namespaces|dynamic_ownership) *=' /etc/lib
 if ! in_group; then
 	adduser -q "$QUSER" "$GROUP" || fail "adduser $QUSER $GROUP failed"
 	added_user=1
+fi
+# Under AppArmor, Debian 12's libvirt reads the package's snippet only
+# through the line the docs have an administrator add (undone at the end
+# if this test added it). This host's kernel may have no AppArmor: then
+# libvirt confines nothing and the line is not needed.
+AA_LOCAL=/etc/apparmor.d/local/abstractions/libvirt-qemu
+if [ "$(cat /sys/module/apparmor/parameters/enabled 2>/dev/null)" = Y ]; then
+	line=$(sed -n '/<!-- libvirt-test: apparmor-local -->/,/^```$/p' docs/libvirt.md |
+		sed -n "s/.*'\(include .*\)'.*/\1/p")
+	[ -n "$line" ] || fail "docs/libvirt.md has no line marked apparmor-local"
+	if ! grep -qxF "$line" "$AA_LOCAL" 2>/dev/null; then
+		mkdir -p "${AA_LOCAL%/*}"
+		echo "$line" >>"$AA_LOCAL"
+		aa_line=$line
+	fi
+	note "AppArmor: $AA_LOCAL has the docs' line: $line"
+else
+	note "AppArmor is not enabled in this kernel: libvirt confines no QEMU, the docs' local line is not needed"
 fi
 # ---- the two domains of docs/libvirt.md ---------------------------------------
 # The emulator where libvirt-qemu can read it (root's home is 0700).
