@@ -4,10 +4,10 @@
 # waits for the QP's next request and leaves behind it, in the same
 # doorbell. In ib_send_lat and ib_write_lat ping-pongs (3000 round trips)
 # nearly every ACK of both nodes must go that way (hw counter
-# ack_with_request), none with ack_hold=0; the tools pass either way, and
-# their last message, which nothing answers, still completes (its ACK
-# waits for a timer tick at most, or for two if the first came within
-# 1 ms). A QP that sends no requests holds no ACK (oneway below).
+# ack_with_request), almost none with ack_hold=0 (below); the tools
+# pass either way, and their last message, which nothing answers, still
+# completes (its ACK waits for a timer tick at most, or for two if the
+# first came within 1 ms). A QP that sends no requests holds no ACK (oneway below).
 # timeout: 300
 . "$(dirname "$0")/lib.sh"
 need_cnuas_nodes 2
@@ -101,8 +101,13 @@ oneway() {
 # less than 1 ms, so only stalls (counted above) may take many.
 pingpong ib_send_lat 1 2950 3000
 pingpong ib_write_lat 1 2950 3000
-pingpong ib_send_lat 0 0 0
-pingpong ib_write_lat 0 0 0
+# With ack_hold=0 an ACK never waits, but it still leaves behind a
+# request when the application posted that request before the worker
+# that owes the ACK ran (both then go in one run): 1 of 3000 in a soak
+# run on a loaded host. Up to 1% may; a hold that still worked would
+# send nearly all of them that way.
+pingpong ib_send_lat 0 0 30
+pingpong ib_write_lat 0 0 30
 oneway
 echo "ping-pong ACKs leave behind the answer; ack_hold=0 sends them alone;" \
 	"a QP that sends nothing holds none"
