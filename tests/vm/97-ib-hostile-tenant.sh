@@ -11,8 +11,8 @@
 #     port to node0's LID and to node1's. The lab's OpenSM enforces
 #     partitions on the switch's ports to HCAs (its default,
 #     part_enforce both), and the switch lets no raw packet through such
-#     a port (docs/ib-switch.md, "Partitions"): every one is dropped and
-#     counted in the switch's PortRcvConstraintErrors or
+#     a port (docs/ib-switch.md, "Partition enforcement"): every one is
+#     dropped and counted in the switch's PortRcvConstraintErrors or
 #     PortXmitConstraintErrors (the JSON's rcv_/xmit_constraint_errors),
 #     exactly as many as were sent, and neither guest's driver sees one
 #     (hw_counters rx_drop_bad_header, where a raw packet that reached it
