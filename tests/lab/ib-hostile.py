@@ -23,7 +23,17 @@ LID with no GRH (tests/lab/verbs/common.c).
 The cases, their expectations (IBA chapter 9.7) and the output are
 cnuas-hostile's attacker's, so test 53 checks either the same way:
 "CASE NAME: PASS ..." or "CASE NAME: FAIL ..."; exit 1 if any failed.
-Usage: ib-hostile.py SWITCH_SOCKET VICTIM_LID [CASE...] -- SIDE_CHANNEL_CMD [ARG...]"""
+
+With --raw N (VM test 97: raw packets across partitions) there is no
+victim and no side channel: from its LID the CA sends N raw packets (no
+BTH, so no P_Key; LNH 0 with a raw header and LNH 1 with an IPv6 header
+by turns; good PktLen and VCRC, no ICRC) to VICTIM_LID and to each -L
+LID, then N ordinary ones to each (LNH 2: an RC SEND ONLY with the
+default P_Key to QP 0xfffff0, which no guest QP has, so the guest counts it
+in rx_drop_unknown_qpn), prints what it sent and exits: the switch must
+drop every raw one and forward the others.
+Usage: ib-hostile.py SWITCH_SOCKET VICTIM_LID [CASE...] -- SIDE_CHANNEL_CMD [ARG...]
+       ib-hostile.py SWITCH_SOCKET VICTIM_LID [-L LID...] --raw N"""
 
 import argparse
 import os
@@ -64,6 +74,13 @@ CASES = ("read-noright", "atomic-noright", "write-long", "write-short", "write-z
          "write-imm-norecv", "dup-read-inv")
 CMD_REPORT, CMD_INVALIDATE, CMD_POST_RECV = 1, 2, 3
 CMD_END = 0xFFFFFFFF
+
+# --raw: the LRH's next-header values without a BTH (the switch's
+# CNUAS_LNH_RAW and CNUAS_LNH_IP), and the control's QP: guests number
+# their QPs up from the low ones
+LNH_RAW, LNH_IP = 0, 1
+OP_SEND_ONLY = 0x04
+RAW_CONTROL_QPN = 0xfffff0
 
 # libibverbs' values and strings, for the report
 QPS = ("RESET", "INIT", "RTR", "RTS", "SQD", "SQE", "ERR")
@@ -169,12 +186,12 @@ class Fabric:
         self.t.join(1)
         self.s.close()
 
-    def send(self, dqpn, op, psn, ext=b"", pay=b""):
+    def send(self, dqpn, op, psn, ext=b"", pay=b"", dlid=None):
         pad = -len(pay) % 4
         bth = struct.pack("!BBHII", op, pad << 4, 0xFFFF, dqpn & 0xFFFFFF,
                           1 << 31 | (psn & 0xFFFFFF))          # AckReq
         n = 8 + 12 + len(ext) + len(pay) + pad + 4
-        lrh = struct.pack("!BBHHH", 0, 2, self.dlid, n // 4, self.lid)  # VL 0, SL 0, LNH 2
+        lrh = struct.pack("!BBHHH", 0, 2, dlid or self.dlid, n // 4, self.lid)  # VL 0, SL 0, LNH 2
         body = lrh + bth + ext + pay + b"\0" * pad
         f = body + struct.pack("<I", T.icrc(body, 2))
         self.s.send(f + struct.pack("<H", T.vcrc(f)))
@@ -544,12 +561,39 @@ class Attacker:
                      wc_str(rp["wc_status"]) if rp["have_wc"] else "none"), flush=True)
 
 
+def raw_payload(lnh, k):
+    """What follows the LRH of the k-th raw packet: a raw header (reserved,
+    EtherType IPv6) and bytes, or an IPv6 header (UDP, link-local
+    addresses) and a UDP datagram; 56 bytes either way."""
+    if lnh == LNH_RAW:
+        return struct.pack("!HH", 0, 0x86DD) + struct.pack("!I", k) * 13
+    udp = struct.pack("!HHHH", 4791, 4791, 16, 0) + struct.pack("!Q", k)
+    src, dst = b"\xfe\x80" + bytes(13) + b"\x01", b"\xfe\x80" + bytes(13) + b"\x02"
+    return struct.pack("!IHBB", 6 << 28, len(udp), 17, 64) + src + dst + udp
+
+
+def send_raw(fab, dlids, n):
+    """--raw: n raw packets to each LID, then n ordinary ones to each."""
+    for dlid in dlids:
+        lnhs = [k % 2 for k in range(n)]
+        for k, lnh in enumerate(lnhs):
+            fab.s.send(T._raw(dlid, fab.lid, raw_payload(lnh, k), lnh))
+        time.sleep(0.05)         # the SMA thread answers the SM between bursts
+        for k in range(n):
+            fab.send(RAW_CONTROL_QPN, OP_SEND_ONLY, k, pay=struct.pack("!Q", k), dlid=dlid)
+        time.sleep(0.05)
+        print("ib-hostile: raw: from LID %d to LID %d: %d raw (LNH 0: %d, LNH 1: %d), then %d "
+              "ordinary (LNH 2, RC SEND ONLY to QP 0x%x)"
+              % (fab.lid, dlid, n, lnhs.count(LNH_RAW), lnhs.count(LNH_IP), n, RAW_CONTROL_QPN),
+              flush=True)
+
+
 def main():
     argv = sys.argv[1:]
-    if "--" not in argv:
-        print(__doc__.rsplit("\n", 1)[1], file=sys.stderr)
+    if "--" not in argv and "--raw" not in argv:
+        print(__doc__[__doc__.index("Usage:"):], file=sys.stderr)
         return 2
-    i = argv.index("--")
+    i = argv.index("--") if "--" in argv else len(argv)
     argv, side_cmd = argv[:i], argv[i + 1:]
     p = argparse.ArgumentParser(description="cnuas-hostile's attacker over native IB",
                                 epilog="after --: the command whose stdin/stdout is the "
@@ -559,7 +603,22 @@ def main():
     p.add_argument("cases", nargs="*", help="cases to run (default: all)")
     p.add_argument("-T", dest="timeout", type=float, default=180,
                    help="seconds to wait for the SM to make the port Active")
+    p.add_argument("--raw", type=int, metavar="N",
+                   help="send N raw and N ordinary packets to each LID, no victim")
+    p.add_argument("-L", dest="lids", action="append", default=[], type=lambda s: int(s, 0),
+                   help="with --raw: one more LID to send to")
     a = p.parse_intermixed_args(argv)
+    if a.raw is not None:
+        if side_cmd or a.cases or a.raw < 1:
+            p.error("--raw N (N > 0) takes no cases and no side channel")
+        fab = Fabric(a.switch, a.dlid, a.timeout)
+        try:
+            send_raw(fab, [a.dlid] + a.lids, a.raw)
+        finally:
+            fab.close()
+        return 0
+    if a.lids:
+        p.error("-L goes with --raw")
     if not side_cmd:
         p.error("no side channel command after --")
     for c in a.cases:

@@ -6,6 +6,25 @@
 # each attempt must be refused by the switch and counted on node1's port,
 # while node0's OpenSM stays the subnet's master and RC traffic between
 # the two nodes still moves checked bytes:
+#   raw packets across partitions: packets with no BTH (LRH.LNH 0, raw,
+#     and 1, IPv6 with no IBA transport), so no P_Key, from a tenant's
+#     port to node0's LID and to node1's. The lab's OpenSM enforces
+#     partitions on the switch's ports to HCAs (its default,
+#     part_enforce both), and the switch lets no raw packet through such
+#     a port (docs/ib-switch.md, "Partition enforcement"): every one is
+#     dropped and counted in the switch's PortRcvConstraintErrors or
+#     PortXmitConstraintErrors (the JSON's rcv_/xmit_constraint_errors),
+#     exactly as many as were sent, and neither guest's driver sees one
+#     (hw_counters rx_drop_bad_header, where a raw packet that reached it
+#     would go, unchanged). The tenant's raw frames come from a port of
+#     its own on the switch, as 53's attacker over IB: tests/lab/
+#     ib-hostile.py --raw, one more channel adapter that OpenSM sweeps
+#     and makes Active. Root in a guest could put such frames on its own
+#     port (its driver builds what the device sends), but no stock tool
+#     sends raw LRH frames. The same port's ordinary packets (LNH 2, the
+#     default P_Key, to a QP no guest has) pass and reach the guests'
+#     drivers (rx_drop_unknown_qpn): the drop is for rawness, not for
+#     the port;
 #   its own OpenSM at priority 15 (holding the lab's M_Key, as if the
 #     tenant had learned it): node0's `sminfo` still names node0's
 #     OpenSM as master, node1's port keeps node0 as its SM, and the
@@ -69,9 +88,48 @@ cleanup() {
 trap cleanup EXIT
 
 master || fail "node0's OpenSM is not the master before the test"
+
+# 1. Raw packets from a port of the tenant's own, to both guests' LIDs.
+RAW=100
+[ -S "$LAB_DIR/switch.sock" ] || fail "no IB switch socket $LAB_DIR/switch.sock"
+# constraint: the switch's rcv_ and xmit_constraint_errors, each summed
+# over its IB ports (the tenant's port stays listed once it has left).
+constraint() {
+	"$LAB" switch -- --json show | /usr/bin/python3 -c '
+import json, sys
+ports = json.load(sys.stdin)["ib"]["ports"]
+print(sum(p["rcv_constraint_errors"] for p in ports), sum(p["xmit_constraint_errors"] for p in ports))'
+}
+# drv N: node N's driver's drops for a bad header and for an unknown QPN.
+drv() { lsh -t 30 "$1" "h=\$(cat $P/hw_counters/rx_drop_bad_header) && q=\$(cat $P/hw_counters/rx_drop_unknown_qpn) && echo \$h \$q"; }
+c=$(constraint) || fail "cannot read the switch's IB port counters"
+read -r rc0 xc0 <<<"$c"
+d0=$(drv 0) && d1=$(drv 1) || fail "no rx_drop_bad_header or rx_drop_unknown_qpn in $P/hw_counters"
+read -r h00 q00 <<<"$d0"
+read -r h10 q10 <<<"$d1"
+out=$(timeout -k 5 240 /usr/bin/python3 "$VM_TESTS/../lab/ib-hostile.py" "$LAB_DIR/switch.sock" \
+	"$lid0" -L "$lid1" --raw "$RAW" 2>&1) || { echo "$out"; fail "ib-hostile.py --raw failed"; }
+echo "$out"
+sleep 1
+c=$(constraint) || fail "cannot read the switch's IB port counters"
+read -r rc1 xc1 <<<"$c"
+d0=$(drv 0) && d1=$(drv 1) || fail "cannot read the guests' hw_counters"
+read -r h01 q01 <<<"$d0"
+read -r h11 q11 <<<"$d1"
+sent=$(echo "$out" | sed -n 's/^ib-hostile: raw: .*: \([0-9]*\) raw .*/\1/p' | awk '{ n += $1 } END { print n + 0 }')
+[ "$sent" = $((2 * RAW)) ] || fail "ib-hostile.py sent $sent raw packets, want $((2 * RAW))"
+dropped=$((rc1 - rc0 + xc1 - xc0))
+[ "$dropped" = "$sent" ] ||
+	fail "the switch counted $dropped partition refusals (rcv $rc0 -> $rc1, xmit $xc0 -> $xc1) for $sent raw packets"
+[ "$h01" = "$h00" ] && [ "$h11" = "$h10" ] ||
+	fail "raw packets reached the guests: rx_drop_bad_header node0 $h00 -> $h01, node1 $h10 -> $h11"
+[ $((q01 - q00)) -ge "$RAW" ] && [ $((q11 - q10)) -ge "$RAW" ] ||
+	fail "the tenant port's $RAW ordinary packets per node did not all arrive: rx_drop_unknown_qpn node0 $q00 -> $q01, node1 $q10 -> $q11"
+echo "PASS raw packets (LNH 0 and 1) from a tenant's port to LIDs $lid0 and $lid1: $sent sent, $dropped dropped and counted at the switch (rcv_constraint_errors +$((rc1 - rc0)), xmit +$((xc1 - xc0))), none reached a guest; its ordinary packets did (rx_drop_unknown_qpn +$((q01 - q00)), +$((q11 - q10)))"
+
 smp0=$(count ib_drop_smp_not_sm) pma0=$(count ib_drop_pma_not_sm) spoof0=$(count ib_drop_slid_spoof)
 
-# 1. A rogue OpenSM at the highest priority on node1. Without the lab's
+# 2. A rogue OpenSM at the highest priority on node1. Without the lab's
 # M_Key it would not get past its own port (node1's SMA ignores it); it
 # runs with the key, as if the tenant had learned it, so that what is
 # under test is the switch, which must stop it anyway.
@@ -95,7 +153,7 @@ if [ "$sm1" != "$lid0" ] || [ "$l1" != "$lid1" ] || [[ $st1 != *ACTIVE* ]]; then
 fi
 echo "PASS a rogue OpenSM at priority 15 on node1: $((smp1 - smp0)) SMPs refused; node0 stays master (rogue log: $(echo $rogue))"
 
-# 2. SMPs aimed at the switch and at node0's SMA.
+# 3. SMPs aimed at the switch and at node0's SMA.
 smp0=$(count ib_drop_smp_not_sm)
 for port in 1 2; do
 	if out=$(lsh -t 60 1 "timeout 30 ibportstate -D 0,1 $port disable 2>&1"); then
@@ -115,7 +173,7 @@ done
 wait_ping 1 "$(ip_of 0)" 30 || fail "node1 cannot ping node0 after its SMPs"
 echo "PASS node1's DR SubnSet of both switch ports and SubnGet of node0's SMA: no answer, $((smp1 - smp0)) refused, links up"
 
-# 3. PMA: a reset of node0's counters refused, a Get answered.
+# 4. PMA: a reset of node0's counters refused, a Get answered.
 c0=$(lsh 0 "cat $P/counters/port_rcv_packets")
 out=$(lsh -t 60 1 "timeout 30 perfquery $lid0 1 2>&1") || { echo "$out"; fail "node1's PMA Get of node0 was not answered"; }
 if out=$(lsh -t 60 1 "timeout 30 perfquery -R $lid0 1 2>&1"); then
@@ -128,7 +186,7 @@ c1=$(lsh 0 "cat $P/counters/port_rcv_packets")
 [ "$c1" -ge "$c0" ] || fail "node0's PortRcvPkts went $c0 -> $c1: node1 reset it"
 echo "PASS node1's perfquery -R of node0: refused ($((pma1 - pma0)) counted), node0's counters $c0 -> $c1; its Get is answered"
 
-# 4. Spoofed source LIDs. As node0's LID, node1's packets to node0
+# 5. Spoofed source LIDs. As node0's LID, node1's packets to node0
 # never leave it (its driver loops its own LID back), so it aims at the
 # switch's PMA; with a LID nobody has, it pings node0 over IPoIB.
 swlid=$(sw_field "$(sw_json)" lid) || fail "cannot read the switch's LID"
@@ -160,7 +218,7 @@ lid_back || fail "node1 could not set its LID back"
 wait_ping 1 "$(ip_of 0)" 60 || fail "node1 cannot ping node0 with its own LID back"
 echo "PASS node1 sending as node0's LID $lid0 and as LID $unused: $((spoof2 - spoof0)) packets dropped at the switch, no answers; with LID $lid1 back it pings"
 
-# 5. A port grab during node0's migration.
+# 6. A port grab during node0's migration.
 ibport() { # ibport VM: the IB port of VM's connection on the switch
 	"$LAB" switch -- --json show | /usr/bin/python3 -c '
 import json, sys
