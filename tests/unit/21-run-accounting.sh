@@ -178,8 +178,8 @@ for i in $(seq 100); do [ -e '"$T"'/mark.eth ] && exit 0; sleep 0.1; done; exit 
 # are given in (it would build beside the labs' first builds otherwise).
 mkdir -p "$T/tests/pkg" "$T/tests/guest"
 t pkg/10-after-lab 'grep -q eth '"$T"'/ups'
-# The guest group's Debian 13 image is built in the background once the
-# Ethernet lab is up, before the guest group's own lab.
+# The guest group's images (Debian 13's among them) are built in the
+# background once the Ethernet lab is up, before the guest group's lab.
 rm -f "$T/bases"
 t guest/10-image-first 'grep -qx -- "--distro trixie" '"$T"'/bases'
 run pkg vm guest || fail "two lanes: tests/run failed: $(cat "$T/out")"

@@ -7,7 +7,8 @@
 # ack_with_request), almost none with ack_hold=0 (below); the tools
 # pass either way, and their last message, which nothing answers, still
 # completes (its ACK waits for a timer tick at most, or for two if the
-# first came within 1 ms). A QP that sends no requests holds no ACK (oneway below).
+# first came within 1 ms). A QP that sends no requests holds no ACK
+# (oneway below).
 # timeout: 300
 . "$(dirname "$0")/lib.sh"
 need_cnuas_nodes 2

@@ -16,8 +16,7 @@
 # client registered its buffers (fast_reg, on cnuas). The teardown
 # (umount, unexport, nfsd stopped) must leave no RDMA CM ID on 20049.
 # Over IB (st_faults_here), before the NFSv3 mount goes, I/O goes on
-# through faults (lib-storage.sh
-# st_through_faults): the switch drops and reorders 2% of the frames, the
+# through faults (lib-storage.sh st_through_faults): the switch drops and reorders 2% of the frames, the
 # client's switch port is hung up, the client's cnuas_ib is reloaded; the
 # mount reconnects by itself, fio finds every block as written, nfsd sees
 # no TCP, and the client logs only transport errors.

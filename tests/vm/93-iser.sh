@@ -17,8 +17,7 @@
 # initiator registered its buffers (fast_reg, on cnuas). Logout and the
 # target's teardown must leave no SCSI disk and no RDMA CM ID on 3260.
 # Over Ethernet (st_faults_here), before the logout, I/O goes on through
-# faults (lib-storage.sh
-# st_through_faults): the switch drops and reorders 2% of the frames, the
+# faults (lib-storage.sh st_through_faults): the switch drops and reorders 2% of the frames, the
 # initiator's switch port is hung up, its cnuas_ib is reloaded; iscsid
 # logs in again by itself, fio finds every block as written, and the
 # initiator logs only the errors ISER_EXPLAINED names.

@@ -23,8 +23,7 @@
 # packets each way, the target moved the data with RDMA READ/WRITE
 # (rdma_sends) and the initiator registered its buffers (fast_reg).
 # Then, over IB (st_faults_here), fio's I/O goes on through faults
-# (below): ib_srp rides out the
-# drops and the port hung up; after the driver's reload, which removes
+# (below): ib_srp rides out the drops and the port hung up; after the driver's reload, which removes
 # ib_srp's disk, the test logs in again and finds the data intact.
 # Teardown: the disk and the target go, ib_srpt unloads, no CM ID stays.
 # In the Ethernet lab the Soft-RoCE node then logs in to the same target

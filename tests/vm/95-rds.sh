@@ -10,8 +10,7 @@
 # addresses, and each RDMA device received at least the bytes it was sent
 # in 4 KiB packets.
 # Then, over Ethernet (st_faults_here), through faults (lib-storage.sh
-# st_faults): node 1 serves on, node 0
-# sends one run of 128 checked messages after another while the switch
+# st_faults): node 1 serves on, node 0 sends one run of 128 checked messages after another while the switch
 # drops and reorders 2% of the frames, node 0's switch port is hung up
 # and its cnuas_ib is reloaded. RDS connects again by itself and resends
 # what was not acknowledged: every message of every run must come back
