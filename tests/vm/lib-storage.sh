@@ -22,24 +22,89 @@ if [ "$LINK_LAYER" = ib ]; then ST_PAIR="1 0"; else ST_PAIR="0 1"; fi
 # storage tests' cost in make check near a few minutes (the faults took
 # half of it). CNUAS_STORAGE_FAULTS=both runs them in both cells.
 st_faults_here() {
-	if [ "$LINK_LAYER" = "$1" ] || [ "${CNUAS_STORAGE_FAULTS:-}" = both ]; then
-		return 0
-	fi
+	st_faults_in "$1" && return 0
 	note "no faults over $LINK_LAYER: this test goes through them over $1 (CNUAS_STORAGE_FAULTS=both: over both)"
 	return 1
 }
+# st_faults_in LAYER: st_faults_here without the note (for the server's
+# allow-list, which names the faults' errors only where they run).
+st_faults_in() {
+	[ "$LINK_LAYER" = "$1" ] || [ "${CNUAS_STORAGE_FAULTS:-}" = both ]
+}
+
+# This test's marks in the kernel logs (an earlier test left its own).
+ST_MARK="$(basename "$0" .sh) $$"
 
 # storage_begin: the start of every test (after rdma_pair and its
-# cleanup function): cleanup on exit, the consoles' problems so far, both
-# nodes' RDMA devices ready. storage_end: no new problem on a console.
+# cleanup function): cleanup on exit, the consoles' problems so far, the
+# server's kernel log marked (node B: the server or target of every
+# storage test), both nodes' RDMA devices ready.
+# storage_end WHY: the end, after the teardown: no new problem on a
+# console, and no error in the server's kernel log since the mark that
+# the ERE WHY does not explain (st_server_check).
 storage_begin() {
 	trap cleanup EXIT
 	ST_PROBLEMS=$(console_problems)
+	st_server_mark "$B"
 	rdma_ready "$A"
 	rdma_ready "$B"
 }
 storage_end() {
 	[ "$(console_problems)" = "$ST_PROBLEMS" ] || fail "kernel problems on a console"
+	st_server_check "$B" "$1"
+}
+
+# ---- the server's kernel log (st_server_*) ----
+# The consumer's messages are checked through the faults; the server's
+# (nfsd and svcrdma, LIO's ib_isert and ib_srpt, RDS) over the whole
+# test: a target that logs a failed RDMA READ, a protection error or a
+# dropped connection nothing explains fails the test even though the
+# consumer got its data. A line reports an error when printk's level is
+# err or worse, or when it says so in words (ST_ERR_RE, and on the server
+# also refused, reject, unexpected, invalid, protection, cannot, unable:
+# ib_srpt and ib_isert report that way). Level warn alone is no error:
+# a loaded host makes the guest warn (hrtimer, clocksource), which says
+# nothing about the server.
+# The consumer's error words (st_through_faults, st_fault_check).
+ST_ERR_RE='err(or|ors|no)?|fail(ed|s|ure)?|abort(ed|ing)?|timed out|timeout|lost|I/O'
+ST_SERVER_ERR_RE="$ST_ERR_RE|refused|reject(ed|s|ing)?|unexpected|invalid|protection|cannot|unable"
+# LIO's first load in a guest (tests 93, 94): target_core_mod looks for
+# its saved configuration in /etc/target (db_root), which no guest has.
+# shellcheck disable=SC2034 # for the tests
+ST_WHY_LIO='^db_root: cannot open: /etc/target$'
+
+# st_server_mark NODE: the start of this test in NODE's kernel log.
+st_server_mark() {
+	lsh -t 30 "$1" "echo 'cnuas-storage: server log begins $ST_MARK' >/dev/kmsg" || fail "node$1: no /dev/kmsg"
+}
+
+# st_server_check NODE WHY: NODE's kernel lines since st_server_mark are
+# printed (all when they are few, else those that report an error); each
+# that reports an error must match the ERE WHY, whose entries the test
+# names by the event that explains them ("^$": none is explained).
+st_server_check() {
+	local n=$1 why=${2:-^\$} raw log errs bad
+	raw=$(lsh -t 30 "$n" "dmesg -r | sed -n '/cnuas-storage: server log begins $ST_MARK\$/,\$p'") ||
+		fail "node$n: cannot read its kernel log"
+	[ -n "$raw" ] || fail "node$n: this test's mark is gone from its kernel log"
+	# Each line after the mark as "LEVEL<tab>[time] message".
+	log=$(awk 'NR > 1 { l = 6
+		if (match($0, /^<[0-9]+>/)) { l = substr($0, 2, RLENGTH - 2) % 8; $0 = substr($0, RLENGTH + 1) }
+		print l "\t" $0 }' <<<"$raw")
+	[ -n "$log" ] || { echo "node$n's kernel (the server) logged nothing during the test"; return 0; }
+	errs=$({ grep -nE '^[0-3]'$'\t' <<<"$log"; grep -niwE "$ST_SERVER_ERR_RE" <<<"$log"; } |
+		sort -t: -k1,1n -u | cut -d: -f2- | cut -f2-)
+	if [ "$(wc -l <<<"$log")" -le 40 ]; then
+		echo "node$n's kernel (the server) during the test:"
+		cut -f2- <<<"$log" | sed 's/^/  /'
+	else
+		echo "node$n's kernel (the server) during the test: $(wc -l <<<"$log") lines, those that report an error:"
+		[ -z "$errs" ] || sed 's/^/  /' <<<"$errs"
+	fi
+	[ -n "$errs" ] || { echo "node$n (the server): no error"; return 0; }
+	bad=$(sed -E 's/^\[ *[0-9]+\.[0-9]+\] //' <<<"$errs" | grep -vE "$why")
+	[ -z "$bad" ] || { echo "$bad"; fail "node$n (the server): errors nothing in this test explains: $(head -n 1 <<<"$bad")"; }
+	echo "node$n (the server): $(wc -l <<<"$errs") lines report an error, each explained"
 }
 
 # st_modprobe NODE WHAT MODULE...: load the modules; Debian's kernel builds
@@ -197,8 +262,6 @@ st_rxe_fio() {
 # whole pass after the fault cleared): the ULP reconnected by itself and
 # the data came back as written.
 ST_F=/tmp/cnuas-st-faults
-# This test's mark in the kernel log (an earlier test's faults left theirs).
-ST_MARK="$(basename "$0" .sh) $$"
 
 # st_loop_start NODE FILE: the loop runs on NODE in the background.
 st_loop_start() {
@@ -297,8 +360,7 @@ st_through_faults() {
 	log=$(lsh -t 30 "$n" "dmesg | sed -n '/cnuas-storage: faults begin $ST_MARK\$/,\$p'")
 	echo "node$n's kernel during the faults:"
 	echo "$log" | sed 's/^/  /'
-	bad=$(echo "$log" | grep -iwE 'err(or|ors|no)?|fail(ed|s|ure)?|abort(ed|ing)?|timed out|timeout|lost|I/O' |
-		grep -vE "$ok")
+	bad=$(echo "$log" | grep -iwE "$ST_ERR_RE" | grep -vE "$ok")
 	[ -z "$bad" ] || { echo "$bad"; fail "node$n: errors the faults do not explain"; }
 	echo "PASS through faults: $(st_passes "$n") passes of 4 MiB written and read back intact in $((SECONDS - t0)) s"
 }
@@ -325,8 +387,7 @@ st_fault_check() {
 	log=$(lsh -t 30 "$1" "dmesg | awk 'index(\$0, \"cnuas-storage: fault $2 $ST_MARK\") { on = 1; next } on'")
 	echo "node$1's kernel during the fault ($2):"
 	echo "$log" | sed 's/^/  /'
-	bad=$(echo "$log" | grep -iwE 'err(or|ors|no)?|fail(ed|s|ure)?|abort(ed|ing)?|timed out|timeout|lost|I/O' |
-		grep -vE "$3")
+	bad=$(echo "$log" | grep -iwE "$ST_ERR_RE" | grep -vE "$3")
 	[ -z "$bad" ] || { echo "$bad"; fail "node$1: errors the fault ($2) does not explain"; }
 }
 
