@@ -73,9 +73,9 @@ ISER_EXPLAINED+='|iser: iser_connect: rdma_resolve_addr failed: -101$'
 ISER_EXPLAINED+='|iser: iser_err_comp: command failure: local protection error \(4\) vend_err 0(x0)?$'
 # The target's messages explained: LIO's first load (ST_WHY_LIO). LIO
 # and ib_isert logged no other error in any run, through the faults
-# either (ib_isert logs a failed completion unless it is a flush, and
-# none failed: the hang-up is shorter than RC's retries, and the
-# initiator's reload disconnects before its QP goes).
+# either: ib_isert logs a failed completion unless it was flushed, and
+# only flushes came (the hang-up stayed within RC's retries; the
+# reloaded initiator's connection was torn down, not left to time out).
 ISERT_EXPLAINED=$ST_WHY_LIO
 
 # initiator_stop [NODE]: the initiator's session and iscsid gone.
