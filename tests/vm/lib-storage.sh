@@ -22,14 +22,11 @@ if [ "$LINK_LAYER" = ib ]; then ST_PAIR="1 0"; else ST_PAIR="0 1"; fi
 # storage tests' cost in make check near a few minutes (the faults took
 # half of it). CNUAS_STORAGE_FAULTS=both runs them in both cells.
 st_faults_here() {
-	st_faults_in "$1" && return 0
+	if [ "$LINK_LAYER" = "$1" ] || [ "${CNUAS_STORAGE_FAULTS:-}" = both ]; then
+		return 0
+	fi
 	note "no faults over $LINK_LAYER: this test goes through them over $1 (CNUAS_STORAGE_FAULTS=both: over both)"
 	return 1
-}
-# st_faults_in LAYER: st_faults_here without the note (for the server's
-# allow-list, which names the faults' errors only where they run).
-st_faults_in() {
-	[ "$LINK_LAYER" = "$1" ] || [ "${CNUAS_STORAGE_FAULTS:-}" = both ]
 }
 
 # This test's marks in the kernel logs (an earlier test left its own).
@@ -39,19 +36,20 @@ ST_MARK="$(basename "$0" .sh) $$"
 # cleanup function): cleanup on exit, the consoles' problems so far, the
 # server's kernel log marked (node B: the server or target of every
 # storage test), both nodes' RDMA devices ready.
-# storage_end WHY: the end, after the teardown: no new problem on a
-# console, and no error in the server's kernel log since the mark that
-# the ERE WHY does not explain (st_server_check).
+# storage_end WHY [FAULTS_WHY]: the end, after the teardown: no new
+# problem on a console, and no error in the server's kernel log since the
+# mark that the ERE WHY does not explain, or from the faults' start on
+# WHY nor FAULTS_WHY (st_server_check).
 storage_begin() {
 	trap cleanup EXIT
 	ST_PROBLEMS=$(console_problems)
-	st_server_mark "$B"
+	st_server_mark "$B" "log begins"
 	rdma_ready "$A"
 	rdma_ready "$B"
 }
 storage_end() {
 	[ "$(console_problems)" = "$ST_PROBLEMS" ] || fail "kernel problems on a console"
-	st_server_check "$B" "$1"
+	st_server_check "$B" "${1:-}" "${2:-}"
 }
 
 # ---- the server's kernel log (st_server_*) ----
@@ -73,36 +71,45 @@ ST_SERVER_ERR_RE="$ST_ERR_RE|refused|reject(ed|s|ing)?|unexpected|invalid|protec
 # shellcheck disable=SC2034 # for the tests
 ST_WHY_LIO='^db_root: cannot open: /etc/target$'
 
-# st_server_mark NODE: the start of this test in NODE's kernel log.
+# st_server_mark NODE WHAT: WHAT ("log begins", "faults begin") in
+# NODE's kernel log: st_through_faults and st_faults mark the server's
+# log where the faults begin, since only from there on can they explain
+# an error.
 st_server_mark() {
-	lsh -t 30 "$1" "echo 'cnuas-storage: server log begins $ST_MARK' >/dev/kmsg" || fail "node$1: no /dev/kmsg"
+	lsh -t 30 "$1" "echo 'cnuas-storage: server $2 $ST_MARK' >/dev/kmsg" || fail "node$1: no /dev/kmsg"
 }
 
-# st_server_check NODE WHY: NODE's kernel lines since st_server_mark are
-# printed (all when they are few, else those that report an error); each
-# that reports an error must match the ERE WHY, whose entries the test
-# names by the event that explains them ("^$": none is explained).
+# st_server_check NODE WHY FAULTS_WHY: NODE's kernel lines since its
+# "log begins" mark are printed (all when they are few, else those that
+# report an error); each that reports an error must match the ERE WHY,
+# or from the "faults begin" mark on WHY or FAULTS_WHY. The test names
+# each entry by the event that explains it ("" or "^$": none).
 st_server_check() {
-	local n=$1 why=${2:-^\$} raw log errs bad
+	local n=$1 why=${2:-^\$} fwhy=${3:-^\$} raw log errs bad
 	raw=$(lsh -t 30 "$n" "dmesg -r | sed -n '/cnuas-storage: server log begins $ST_MARK\$/,\$p'") ||
 		fail "node$n: cannot read its kernel log"
 	[ -n "$raw" ] || fail "node$n: this test's mark is gone from its kernel log"
-	# Each line after the mark as "LEVEL<tab>[time] message".
-	log=$(awk 'NR > 1 { l = 6
+	# Each line after the mark as "PHASE<tab>LEVEL<tab>[time] message":
+	# PHASE 1 from the faults' mark on (its own LEVEL: -), LEVEL printk's.
+	log=$(awk -v f="cnuas-storage: server faults begin $ST_MARK" 'NR > 1 { l = 6
 		if (match($0, /^<[0-9]+>/)) { l = substr($0, 2, RLENGTH - 2) % 8; $0 = substr($0, RLENGTH + 1) }
-		print l "\t" $0 }' <<<"$raw")
+		if (index($0, f)) { p = 1; l = "-" }
+		print p + 0 "\t" l "\t" $0 }' <<<"$raw")
 	[ -n "$log" ] || { echo "node$n's kernel (the server) logged nothing during the test"; return 0; }
-	errs=$({ grep -nE '^[0-3]'$'\t' <<<"$log"; grep -niwE "$ST_SERVER_ERR_RE" <<<"$log"; } |
-		sort -t: -k1,1n -u | cut -d: -f2- | cut -f2-)
+	errs=$({ grep -nE '^[01]'$'\t''[0-3]'$'\t' <<<"$log"; grep -niwE "$ST_SERVER_ERR_RE" <<<"$log"; } |
+		sort -t: -k1,1n -u | cut -d: -f2-)
 	if [ "$(wc -l <<<"$log")" -le 40 ]; then
 		echo "node$n's kernel (the server) during the test:"
-		cut -f2- <<<"$log" | sed 's/^/  /'
+		cut -f3- <<<"$log" | sed 's/^/  /'
 	else
 		echo "node$n's kernel (the server) during the test: $(wc -l <<<"$log") lines, those that report an error:"
-		[ -z "$errs" ] || sed 's/^/  /' <<<"$errs"
+		[ -z "$errs" ] || cut -f3- <<<"$errs" | sed 's/^/  /'
 	fi
 	[ -n "$errs" ] || { echo "node$n (the server): no error"; return 0; }
-	bad=$(sed -E 's/^\[ *[0-9]+\.[0-9]+\] //' <<<"$errs" | grep -vE "$why")
+	bad=$({
+		grep -E '^0'$'\t' <<<"$errs" | cut -f3- | sed -E 's/^\[ *[0-9]+\.[0-9]+\] //' | grep -vE "$why"
+		grep -E '^1'$'\t' <<<"$errs" | cut -f3- | sed -E 's/^\[ *[0-9]+\.[0-9]+\] //' | grep -vE "$why|$fwhy"
+	})
 	[ -z "$bad" ] || { echo "$bad"; fail "node$n (the server): errors nothing in this test explains: $(head -n 1 <<<"$bad")"; }
 	echo "node$n (the server): $(wc -l <<<"$errs") lines report an error, each explained"
 }
@@ -331,6 +338,7 @@ st_through_faults() {
 	# On any exit: no faults left, the loop stopped, the test's cleanup.
 	trap '"$LAB" switch -- set-fault clear >/dev/null 2>&1
 		lsh -t 20 '"$n"' "touch '"$ST_F"'.stop" >/dev/null 2>&1; cleanup' EXIT
+	st_server_mark "$B" "faults begin"
 	st_loop_start "$n" "$f"
 	st_passes_after "$n" 0 "the start" 60
 	note "node$n: fio loop running ($ST_SECS s for two passes)"
@@ -430,6 +438,7 @@ st_faults() {
 	[ "$(rdma_dev "$n")" = cnuas_0 ] || { note "node$n is no cnuas node: no fault phase"; return 0; }
 	trap '"$LAB" switch -- set-fault clear >/dev/null 2>&1
 		lsh -t 20 '"$n"' "touch '"$ST_F"'.stop" >/dev/null 2>&1; cleanup' EXIT
+	st_server_mark "$B" "faults begin"
 	$2
 	st_passes_after "$n" 0 "the start" 60
 	note "node$n: loop running ($ST_SECS s for two passes)"
