@@ -33,7 +33,7 @@ enum {
 struct cnuas_ib_res {
 	u8 kind;
 	bool active;			/* responses still to send */
-	bool replay;			/* READ: answering a duplicate */
+	bool replay;			/* answering a duplicate */
 	u32 psn;
 	u32 last_psn;
 	u32 next_psn;			/* READ: next response to send */
@@ -519,6 +519,13 @@ static void cnuas_resp_write(struct cnuas_ib_qp *qp, struct cnuas_ib_rxp *p)
 /*
  * A history slot for a new READ/atomic/FLUSH @what. All in use means more
  * than max_dest_rd_atomic outstanding: NAK invalid request, NULL.
+ *
+ * A requester keeps at most max_rd_atomic of them incomplete and
+ * completes them in order, so a new one while the history is full proves
+ * it has the oldest's answer. If the oldest is being answered again (a
+ * retransmission that crossed the original responses, which completed
+ * it), that replay is stale: it ends unanswered and frees its slot. A
+ * first answer still owed means a requester over its limit.
  */
 static struct cnuas_ib_res *cnuas_resp_res_alloc(struct cnuas_ib_qp *qp,
 						 struct cnuas_ib_rxp *p,
@@ -527,7 +534,14 @@ static struct cnuas_ib_res *cnuas_resp_res_alloc(struct cnuas_ib_qp *qp,
 	struct cnuas_ib_tqp *t = &qp->t;
 	struct cnuas_ib_res *r;
 
-	cnuas_resp_busy(t);
+	while (cnuas_resp_busy(t) && t->res_next - t->res_cur >= t->res_num) {
+		r = &t->res[t->res_cur % t->res_num];
+		if (!r->replay)
+			break;
+		cnuas_dbg_qp(qp, "%s PSN %u: replay of PSN %u is stale: it ends\n",
+			     what, p->psn, r->psn);
+		r->active = false;
+	}
 	if (t->res_next - t->res_cur >= t->res_num) {
 		cnuas_dbg_qp(qp, "%s PSN %u: more than %u READ/atomic requests outstanding\n",
 			     what, p->psn, t->res_num);
@@ -842,8 +856,6 @@ static void cnuas_resp_dup(struct cnuas_ib_qp *qp, struct cnuas_ib_rxp *p)
 		    (r->kind == CNUAS_RES_FLUSH &&
 		     p->opcode == CNUAS_OP_RC_FLUSH)) {
 			/* Resend from the PSN the requester asks for. */
-			if (!r->active)
-				r->replay = true;
 			if (!r->active ||
 			    cnuas_psn_diff(p->psn, r->next_psn) < 0)
 				r->next_psn = p->psn;
@@ -857,6 +869,8 @@ static void cnuas_resp_dup(struct cnuas_ib_qp *qp, struct cnuas_ib_rxp *p)
 		} else {
 			return;
 		}
+		if (!r->active)
+			r->replay = true;
 		r->active = true;
 		if ((s32)(i - t->res_cur) < 0)
 			t->res_cur = i;
@@ -1177,8 +1191,12 @@ int cnuas_ib_resp_run(struct cnuas_ib_qp *qp, int budget)
 		if (r->kind == CNUAS_RES_ATOMIC) {
 			if (cnuas_resp_ack_pkt(qp, CNUAS_OP_RC_ATOMIC_ACK,
 					       CNUAS_ACK_SYNDROME, r->psn,
-					       &r->orig))
+					       &r->orig)) {
+				/* No frame to be had: again, as READ does. */
+				if (!t->pending)
+					cnuas_ib_tqp_schedule(qp);
 				return sent;
+			}
 			r->active = false;
 		} else {
 			err = cnuas_resp_read_pkt(qp, r);

@@ -97,7 +97,34 @@ static struct fx {
 	u32 send_next, recv_next;	/* lowest not yet completed */
 	bool send_failed;		/* an error CQE (not a flush) */
 	u64 frames_out;
+	struct ib_sm_outcome out;
 } fx;
+
+const struct ib_sm_outcome *ib_sm_outcome(void)
+{
+	return &fx.out;
+}
+
+/* Count what a frame out says, for the scenario tests. */
+static void fx_outcome_frame(const struct cnuas_opcode *op, void *bth)
+{
+	struct cnuas_aeth *aeth = cnuas_eh_ptr(op, bth, CNUAS_EH_AETH);
+	u8 opc = cnuas_bth_opcode(bth);
+
+	if (aeth) {
+		u8 syn = cnuas_aeth_syndrome(aeth);
+
+		if ((syn & CNUAS_AETH_TYPE_MASK) == CNUAS_AETH_TYPE_NAK)
+			fx.out.naks[min_t(u8, syn & CNUAS_AETH_VALUE_MASK, 4)]++;
+	}
+	if (opc >= CNUAS_OP_RC_READ_RESP_FIRST &&
+	    opc <= CNUAS_OP_RC_READ_RESP_ONLY) {
+		fx.out.read_resps++;
+		fx.out.last_read_psn = cnuas_bth_psn(bth);
+	}
+	if (opc == CNUAS_OP_RC_ATOMIC_ACK)
+		fx.out.atomic_acks++;
+}
 
 static const struct cnuas_ib_mr_ops fx_mr_ops;
 
@@ -544,6 +571,8 @@ int cnuas_ib_xmit(struct cnuas_ib_dev *cdev, struct sk_buff *skb, bool more)
 	if (fx.qp.type == IB_QPT_RC || fx.qp.type == IB_QPT_UC)
 		fx_check(cnuas_bth_qpn(bth) == FX_PEER_QPN);
 	fx.frames_out++;
+	fx.out.frames_out = fx.frames_out;
+	fx_outcome_frame(op, bth);
 	kfree_skb(skb);
 	return 0;
 }
@@ -940,6 +969,7 @@ static void fx_teardown(bool drain)
 {
 	struct cnuas_ib_qp *qp = &fx.qp;
 
+	fx.out.failed = qp->t.state == IB_QPS_ERR || qp->state == IB_QPS_ERR;
 	fx.tx_busy = false;
 	fx.no_mem = false;
 	if (drain) {

@@ -59,4 +59,16 @@ enum {
 
 int ib_sm_run(const unsigned char *data, size_t size, enum fx_mode mode);
 
+/* What the last ib_sm_run() sent and where it left the QP (ib_sm_cases.c). */
+struct ib_sm_outcome {
+	int failed;			/* the QP went to ERR before the end */
+	unsigned int naks[5];		/* NAKs sent, by AETH code (0-4) */
+	unsigned int read_resps;	/* READ response packets sent */
+	unsigned int last_read_psn;	/* the last one's PSN */
+	unsigned int atomic_acks;
+	unsigned long long frames_out;
+};
+
+const struct ib_sm_outcome *ib_sm_outcome(void);
+
 #endif

@@ -4,7 +4,8 @@
 # runs once, then each target fuzzes briefly (FUZZ_SECONDS, default 3:
 # the kept corpus is the regression guard here, `make fuzz` is where
 # the targets search for new inputs).
-# Any crash, sanitizer report or broken property fails.
+# Any crash, sanitizer report or broken property fails, as does a
+# scenario of ib_sm_cases.c that gets the wrong answer.
 # timeout: 900
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -26,6 +27,8 @@ if ! scripts/fetch-rdma-core >"$probe/fetch" 2>&1; then
 fi
 
 make -s -C tests/fuzz all
+# the responder's scenarios on the same fixture: answers, not just no crash
+make -s -C tests/fuzz cases
 targets=$(make -s -C tests/fuzz targets)
 echo "targets: $targets"
 out=$PWD/build/fuzz

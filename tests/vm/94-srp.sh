@@ -26,6 +26,10 @@
 # (below): ib_srp rides out the drops and the port hung up; after the driver's reload, which removes
 # ib_srp's disk, the test logs in again and finds the data intact.
 # Teardown: the disk and the target go, ib_srpt unloads, no CM ID stays.
+# The target's kernel log, from the start to the end of the teardown,
+# holds no error but those SRPT_EXPLAINED names (lib-storage.sh
+# st_server_check): a channel's receives flushed as it closes, and from
+# the faults' start on what the initiator's driver reload explains.
 # In the Ethernet lab the Soft-RoCE node then logs in to the same target
 # as a second initiator (its own ACL), writes 8 MiB past the others' data
 # and reads it back, and the target finds it in its file.
@@ -251,6 +255,19 @@ SRP_WHY_RELOAD='(device offline|I/O) error, dev sd[a-z]+, sector [0-9]+ op 0x[0-
 SRP_WHY_RELOAD+='|scsi host[0-9]+: ib_srp: (Got failed path rec status -110|Path record query failed: sgid [0-9a-f:]+, dgid [0-9a-f:]+, pkey 0x[0-9a-f]+, service_id 0x[0-9a-f]+|Sending CM DREQ failed)$'
 # shellcheck disable=SC2034 # read by st_faults
 ST_WHY_DROPS='^$' ST_WHY_HANGUP=$SRP_WHY_PORT ST_WHY_RELOAD="$SRP_WHY_PORT|$SRP_WHY_RELOAD"
+# The target's messages explained:
+# - LIO's first load (ST_WHY_LIO);
+# - a channel's posted receives flushed (WR flushed, 5) as it closes: at
+#   the logout, when the target is disabled, and when the reloaded
+#   initiator's device goes (srpt_recv_done; seen in every run);
+SRPT_EXPLAINED="$ST_WHY_LIO|^ib_srpt receiving failed for ioctx [0-9a-f]+ with status 5\$"
+# - from the faults' start on, the reload: ib_srp's device goes under
+#   the I/O, so the responses and RDMA READs the target had posted to it
+#   run out of RC retries (12) and the rest of its send queue is flushed
+#   (5) (srpt_send_done, srpt_rdma_read_done; seen over Ethernet when its
+#   cell ran the faults, 2026-12-06; over IB the initiator's CM
+#   disconnects first and only receives are flushed).
+SRPT_FAULTS_EXPLAINED='^ib_srpt (sending response|RDMA_READ) for ioctx 0x[0-9a-f]+ failed with status (5|12)$'
 
 # srp_relogin: after the reload, as srp_daemon would: see above.
 srp_relogin() {
@@ -322,5 +339,5 @@ target_stop "$WWN"
 out=$(lsh -t 30 "$T" "[ ! -e /sys/module/ib_srpt ] || echo 'ib_srpt is still loaded'" 2>&1)
 [ -z "$out" ] || fail "node$T: $out"
 [ "$LINK_LAYER" != eth ] || st_no_cm_id "$T" $CM_PORT
-storage_end
+storage_end "$SRPT_EXPLAINED" "$SRPT_FAULTS_EXPLAINED"
 echo "SRP over $LINK_LAYER: $ST_MIB MiB each way over LIO's ib_srpt and ib_srp"

@@ -29,17 +29,89 @@ st_faults_here() {
 	return 1
 }
 
+# This test's marks in the kernel logs (an earlier test left its own).
+ST_MARK="$(basename "$0" .sh) $$"
+
 # storage_begin: the start of every test (after rdma_pair and its
-# cleanup function): cleanup on exit, the consoles' problems so far, both
-# nodes' RDMA devices ready. storage_end: no new problem on a console.
+# cleanup function): cleanup on exit, the consoles' problems so far, the
+# server's kernel log marked (node B: the server or target of every
+# storage test), both nodes' RDMA devices ready.
+# storage_end WHY [FAULTS_WHY]: the end, after the teardown: no new
+# problem on a console, and no error in the server's kernel log since the
+# mark that the ERE WHY does not explain, or from the faults' start on
+# WHY nor FAULTS_WHY (st_server_check).
 storage_begin() {
 	trap cleanup EXIT
 	ST_PROBLEMS=$(console_problems)
+	st_server_mark "$B" "log begins"
 	rdma_ready "$A"
 	rdma_ready "$B"
 }
 storage_end() {
 	[ "$(console_problems)" = "$ST_PROBLEMS" ] || fail "kernel problems on a console"
+	st_server_check "$B" "${1:-}" "${2:-}"
+}
+
+# ---- the server's kernel log (st_server_*) ----
+# The consumer's messages are checked through the faults; the server's
+# (nfsd and svcrdma, LIO's ib_isert and ib_srpt, RDS) over the whole
+# test: a target that logs a failed RDMA READ, a protection error or a
+# dropped connection nothing explains fails the test even though the
+# consumer got its data. A line reports an error when printk's level is
+# err or worse, or when it says so in words (ST_ERR_RE, and on the server
+# also refused, reject, unexpected, invalid, protection, cannot, unable:
+# ib_srpt and ib_isert report that way). Level warn alone is no error:
+# a loaded host makes the guest warn (hrtimer, clocksource), which says
+# nothing about the server.
+# The consumer's error words (st_through_faults, st_fault_check).
+ST_ERR_RE='err(or|ors|no)?|fail(ed|s|ure)?|abort(ed|ing)?|timed out|timeout|lost|I/O'
+ST_SERVER_ERR_RE="$ST_ERR_RE|refused|reject(ed|s|ing)?|unexpected|invalid|protection|cannot|unable"
+# LIO's first load in a guest (tests 93, 94): target_core_mod looks for
+# its saved configuration in /etc/target (db_root), which no guest has.
+# shellcheck disable=SC2034 # for the tests
+ST_WHY_LIO='^db_root: cannot open: /etc/target$'
+
+# st_server_mark NODE WHAT: WHAT ("log begins", "faults begin") in
+# NODE's kernel log: st_through_faults and st_faults mark the server's
+# log where the faults begin, since only from there on can they explain
+# an error.
+st_server_mark() {
+	lsh -t 30 "$1" "echo 'cnuas-storage: server $2 $ST_MARK' >/dev/kmsg" || fail "node$1: no /dev/kmsg"
+}
+
+# st_server_check NODE WHY FAULTS_WHY: NODE's kernel lines since its
+# "log begins" mark are printed (all when they are few, else those that
+# report an error); each that reports an error must match the ERE WHY,
+# or from the "faults begin" mark on WHY or FAULTS_WHY. The test names
+# each entry by the event that explains it ("" or "^$": none).
+st_server_check() {
+	local n=$1 why=${2:-^\$} fwhy=${3:-^\$} raw log errs bad
+	raw=$(lsh -t 30 "$n" "dmesg -r | sed -n '/cnuas-storage: server log begins $ST_MARK\$/,\$p'") ||
+		fail "node$n: cannot read its kernel log"
+	[ -n "$raw" ] || fail "node$n: this test's mark is gone from its kernel log"
+	# Each line after the mark as "PHASE<tab>LEVEL<tab>[time] message":
+	# PHASE 1 from the faults' mark on (its own LEVEL: -), LEVEL printk's.
+	log=$(awk -v f="cnuas-storage: server faults begin $ST_MARK" 'NR > 1 { l = 6
+		if (match($0, /^<[0-9]+>/)) { l = substr($0, 2, RLENGTH - 2) % 8; $0 = substr($0, RLENGTH + 1) }
+		if (index($0, f)) { p = 1; l = "-" }
+		print p + 0 "\t" l "\t" $0 }' <<<"$raw")
+	[ -n "$log" ] || { echo "node$n's kernel (the server) logged nothing during the test"; return 0; }
+	errs=$({ grep -nE '^[01]'$'\t''[0-3]'$'\t' <<<"$log"; grep -niwE "$ST_SERVER_ERR_RE" <<<"$log"; } |
+		sort -t: -k1,1n -u | cut -d: -f2-)
+	if [ "$(wc -l <<<"$log")" -le 40 ]; then
+		echo "node$n's kernel (the server) during the test:"
+		cut -f3- <<<"$log" | sed 's/^/  /'
+	else
+		echo "node$n's kernel (the server) during the test: $(wc -l <<<"$log") lines, those that report an error:"
+		[ -z "$errs" ] || cut -f3- <<<"$errs" | sed 's/^/  /'
+	fi
+	[ -n "$errs" ] || { echo "node$n (the server): no error"; return 0; }
+	bad=$({
+		grep -E '^0'$'\t' <<<"$errs" | cut -f3- | sed -E 's/^\[ *[0-9]+\.[0-9]+\] //' | grep -vE "$why"
+		grep -E '^1'$'\t' <<<"$errs" | cut -f3- | sed -E 's/^\[ *[0-9]+\.[0-9]+\] //' | grep -vE "$why|$fwhy"
+	})
+	[ -z "$bad" ] || { echo "$bad"; fail "node$n (the server): errors nothing in this test explains: $(head -n 1 <<<"$bad")"; }
+	echo "node$n (the server): $(wc -l <<<"$errs") lines report an error, each explained"
 }
 
 # st_modprobe NODE WHAT MODULE...: load the modules; Debian's kernel builds
@@ -197,8 +269,6 @@ st_rxe_fio() {
 # whole pass after the fault cleared): the ULP reconnected by itself and
 # the data came back as written.
 ST_F=/tmp/cnuas-st-faults
-# This test's mark in the kernel log (an earlier test's faults left theirs).
-ST_MARK="$(basename "$0" .sh) $$"
 
 # st_loop_start NODE FILE: the loop runs on NODE in the background.
 st_loop_start() {
@@ -268,6 +338,7 @@ st_through_faults() {
 	# On any exit: no faults left, the loop stopped, the test's cleanup.
 	trap '"$LAB" switch -- set-fault clear >/dev/null 2>&1
 		lsh -t 20 '"$n"' "touch '"$ST_F"'.stop" >/dev/null 2>&1; cleanup' EXIT
+	st_server_mark "$B" "faults begin"
 	st_loop_start "$n" "$f"
 	st_passes_after "$n" 0 "the start" 60
 	note "node$n: fio loop running ($ST_SECS s for two passes)"
@@ -297,8 +368,7 @@ st_through_faults() {
 	log=$(lsh -t 30 "$n" "dmesg | sed -n '/cnuas-storage: faults begin $ST_MARK\$/,\$p'")
 	echo "node$n's kernel during the faults:"
 	echo "$log" | sed 's/^/  /'
-	bad=$(echo "$log" | grep -iwE 'err(or|ors|no)?|fail(ed|s|ure)?|abort(ed|ing)?|timed out|timeout|lost|I/O' |
-		grep -vE "$ok")
+	bad=$(echo "$log" | grep -iwE "$ST_ERR_RE" | grep -vE "$ok")
 	[ -z "$bad" ] || { echo "$bad"; fail "node$n: errors the faults do not explain"; }
 	echo "PASS through faults: $(st_passes "$n") passes of 4 MiB written and read back intact in $((SECONDS - t0)) s"
 }
@@ -325,8 +395,7 @@ st_fault_check() {
 	log=$(lsh -t 30 "$1" "dmesg | awk 'index(\$0, \"cnuas-storage: fault $2 $ST_MARK\") { on = 1; next } on'")
 	echo "node$1's kernel during the fault ($2):"
 	echo "$log" | sed 's/^/  /'
-	bad=$(echo "$log" | grep -iwE 'err(or|ors|no)?|fail(ed|s|ure)?|abort(ed|ing)?|timed out|timeout|lost|I/O' |
-		grep -vE "$3")
+	bad=$(echo "$log" | grep -iwE "$ST_ERR_RE" | grep -vE "$3")
 	[ -z "$bad" ] || { echo "$bad"; fail "node$1: errors the fault ($2) does not explain"; }
 }
 
@@ -369,6 +438,7 @@ st_faults() {
 	[ "$(rdma_dev "$n")" = cnuas_0 ] || { note "node$n is no cnuas node: no fault phase"; return 0; }
 	trap '"$LAB" switch -- set-fault clear >/dev/null 2>&1
 		lsh -t 20 '"$n"' "touch '"$ST_F"'.stop" >/dev/null 2>&1; cleanup' EXIT
+	st_server_mark "$B" "faults begin"
 	$2
 	st_passes_after "$n" 0 "the start" 60
 	note "node$n: loop running ($ST_SECS s for two passes)"
