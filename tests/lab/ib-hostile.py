@@ -32,14 +32,23 @@ LID, then N ordinary ones to each (LNH 2: an RC SEND ONLY with the
 default P_Key to QP 0xfffff0, which no guest QP has, so the guest counts it
 in rx_drop_unknown_qpn), prints what it sent and exits: the switch must
 drop every raw one and forward the others.
+
+With --flood SECONDS (VM test 97: a strict-priority flood) there is no
+victim either: the CA sends ordinary packets (LNH 2, an RC SEND ONLY of
+--size bytes to QP 0xfffff0 again) at LRH SL --sl (default 7) to
+VICTIM_LID as fast as the switch takes them, for SECONDS or until SIGUSR1,
+prints how many, then keeps its port (its SMA answering the SM) until
+SIGTERM or 120 s, so that the switch's counters of its port can be read.
 Usage: ib-hostile.py SWITCH_SOCKET VICTIM_LID [CASE...] -- SIDE_CHANNEL_CMD [ARG...]
-       ib-hostile.py SWITCH_SOCKET VICTIM_LID [-L LID...] --raw N"""
+       ib-hostile.py SWITCH_SOCKET VICTIM_LID [-L LID...] --raw N
+       ib-hostile.py SWITCH_SOCKET VICTIM_LID --flood SECONDS [--sl S] [--size BYTES]"""
 
 import argparse
 import os
 import queue
 import random
 import select
+import signal
 import socket
 import struct
 import subprocess
@@ -186,15 +195,18 @@ class Fabric:
         self.t.join(1)
         self.s.close()
 
-    def send(self, dqpn, op, psn, ext=b"", pay=b"", dlid=None):
+    def frame(self, dqpn, op, psn, ext=b"", pay=b"", dlid=None, sl=0):
         pad = -len(pay) % 4
         bth = struct.pack("!BBHII", op, pad << 4, 0xFFFF, dqpn & 0xFFFFFF,
                           1 << 31 | (psn & 0xFFFFFF))          # AckReq
         n = 8 + 12 + len(ext) + len(pay) + pad + 4
-        lrh = struct.pack("!BBHHH", 0, 2, dlid or self.dlid, n // 4, self.lid)  # VL 0, SL 0, LNH 2
+        lrh = struct.pack("!BBHHH", 0, sl << 4 | 2, dlid or self.dlid, n // 4, self.lid)  # VL 0, LNH 2
         body = lrh + bth + ext + pay + b"\0" * pad
         f = body + struct.pack("<I", T.icrc(body, 2))
-        self.s.send(f + struct.pack("<H", T.vcrc(f)))
+        return f + struct.pack("<H", T.vcrc(f))
+
+    def send(self, dqpn, op, psn, ext=b"", pay=b"", dlid=None):
+        self.s.send(self.frame(dqpn, op, psn, ext, pay, dlid))
 
     def recv(self, qpn, timeout):
         """The next transport packet of the victim to QP qpn; None: none."""
@@ -588,9 +600,35 @@ def send_raw(fab, dlids, n):
               flush=True)
 
 
+def flood(fab, seconds, sl, size):
+    """--flood: one packet at SL sl to the victim, again and again; the
+    switch pauses this port when the victim's queue is full (lossless), so
+    wait for room instead of blocking the SMA thread's answers."""
+    stop = threading.Event()
+    signal.signal(signal.SIGUSR1, lambda *_: stop.set())
+    f = fab.frame(RAW_CONTROL_QPN, OP_SEND_ONLY, 0, pay=b"\x5a" * size, sl=sl)
+    print("ib-hostile: flood: from LID %d to LID %d at SL %d, %d-byte frames"
+          % (fab.lid, fab.dlid, sl, len(f)), flush=True)
+    n = 0
+    t0 = time.time()
+    end = t0 + seconds
+    while not stop.is_set() and (n & 63 or time.time() < end):
+        try:
+            fab.s.send(f, socket.MSG_DONTWAIT)
+            n += 1
+        except BlockingIOError:
+            select.select([], [fab.s], [], 0.05)
+    print("ib-hostile: flood: sent %d packets (%d bytes) at SL %d in %.1f s"
+          % (n, n * len(f), sl, time.time() - t0), flush=True)
+    # hold the port: its counters go with it
+    done = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: done.set())
+    done.wait(120)
+
+
 def main():
     argv = sys.argv[1:]
-    if "--" not in argv and "--raw" not in argv:
+    if "--" not in argv and "--raw" not in argv and "--flood" not in argv:
         print(__doc__[__doc__.index("Usage:"):], file=sys.stderr)
         return 2
     i = argv.index("--") if "--" in argv else len(argv)
@@ -607,7 +645,21 @@ def main():
                    help="send N raw and N ordinary packets to each LID, no victim")
     p.add_argument("-L", dest="lids", action="append", default=[], type=lambda s: int(s, 0),
                    help="with --raw: one more LID to send to")
+    p.add_argument("--flood", type=float, metavar="SECONDS",
+                   help="send to the victim's LID as fast as the switch takes it, no victim")
+    p.add_argument("--sl", type=int, default=7, help="with --flood: the packets' SL (0..15)")
+    p.add_argument("--size", type=int, default=2048, help="with --flood: payload bytes")
     a = p.parse_intermixed_args(argv)
+    if a.flood is not None:
+        if side_cmd or a.cases or a.lids or a.raw is not None or a.flood <= 0 or \
+                not 0 <= a.sl <= 15 or not 0 <= a.size <= 4096:
+            p.error("--flood SECONDS (> 0) [--sl 0..15] [--size 0..4096] takes nothing else")
+        fab = Fabric(a.switch, a.dlid, a.timeout)
+        try:
+            flood(fab, a.flood, a.sl, a.size)
+        finally:
+            fab.close()
+        return 0
     if a.raw is not None:
         if side_cmd or a.cases or a.raw < 1:
             p.error("--raw N (N > 0) takes no cases and no side channel")

@@ -25,6 +25,21 @@
 #     default P_Key, to a QP no guest has) pass and reach the guests'
 #     drivers (rx_drop_unknown_qpn): the drop is for rawness, not for
 #     the port;
+#   a strict-priority flood (issue 42 item 4: a cap on the priority a
+#     guest port may claim): with class 7 of node0's egress strict and
+#     every port trusted with its SL up to 3 (set-qos strict=7,
+#     set-qos-trust sl max-prio=3), the tenant's port (ib-hostile.py
+#     --flood, as above) sends to node0 at SL 7 as fast as the switch
+#     takes it while node1 runs ibv_rc_pingpong -c (checked bytes) with
+#     node0: the RC run completes while the flood still runs, every
+#     flooded packet is capped and counted on the tenant's port
+#     (prio_capped) and crosses node0's port in class 3, not in strict
+#     class 7. FLOOD_MAX_PRIO=7 (the SL trusted uncapped) makes the
+#     step fail: nothing is capped and the flood crosses node0's port in
+#     strict class 7. The RC run still completes then, only slower (one
+#     host process cannot keep a class busy on a loaded 2-core host: it
+#     leaves gaps), so the starvation itself is the host test's
+#     (ib_sl_cap_guest_cannot_starve);
 #   its own OpenSM at priority 15 (holding the lab's M_Key, as if the
 #     tenant had learned it): node0's `sminfo` still names node0's
 #     OpenSM as master, node1's port keeps node0 as its SM, and the
@@ -54,8 +69,10 @@
 #     pid=, as the switch did before it checked), node1's connection took
 #     node0's IB port, Active, and node0's destination got a new one.
 # A real cloud gets the same by giving a virtual function no SMP rights.
-# With two nodes the traffic runs to the attacker itself (the lab has no
-# third cnuas node), which the switch must keep serving.
+# The lab has two guests (node0 runs OpenSM, node1 is the tenant); the
+# raw packets and the flood come from a port of the tenant's own, so the
+# RC traffic the flood must not starve runs between two other guests,
+# node1 and node0. The flood step adds about 10 s.
 # timeout: 900
 # link-layers: ib
 . "$(dirname "$0")/lib.sh"
@@ -129,7 +146,80 @@ echo "PASS raw packets (LNH 0 and 1) from a tenant's port to LIDs $lid0 and $lid
 
 smp0=$(count ib_drop_smp_not_sm) pma0=$(count ib_drop_pma_not_sm) spoof0=$(count ib_drop_slid_spoof)
 
-# 2. A rogue OpenSM at the highest priority on node1. Without the lab's
+# 2. A strict-priority flood from a tenant's port while node1 and node0
+# run RC. The administrator's settings: class 7 of node0's egress strict,
+# every port (the tenant's to come too) trusted with its SL up to
+# FLOOD_MAX_PRIO. The lab's settings come back at the end.
+FLOOD_MAX_PRIO=${FLOOD_MAX_PRIO:-3}
+qos_json() { "$LAB" switch -- --json show-qos; }
+trust0=$(qos_json | /usr/bin/python3 -c '
+import json, sys
+t = json.load(sys.stdin)["trust_all"]
+print(t["mode"], "max-prio=%d" % t["max_prio"])') || fail "the IB switch has no show-qos trust_all"
+# swport VM: the switch port of VM's connection ("-": the one of no VM)
+swport() {
+	"$LAB" switch -- --json show | /usr/bin/python3 -c '
+import json, sys
+print(" ".join(str(p["id"]) for p in json.load(sys.stdin)["ports"] if (p["vm"] or "-") == sys.argv[1]))' "$1"
+}
+# qos_of PORT FIELD: prio_capped, or "tx_frames" of classes 0, 3 and 7
+qos_of() {
+	qos_json | /usr/bin/python3 -c '
+import json, sys
+p = [p for p in json.load(sys.stdin)["ports"] if p["id"] == int(sys.argv[1])][0]
+print(p["prio_capped"] if sys.argv[2] == "prio_capped" else " ".join(str(p["classes"][c][sys.argv[2]]) for c in (0, 3, 7)))' "$1" "$2"
+}
+sp0=$(swport node0)
+[ -n "$sp0" ] || fail "the switch names no port of node0"
+flood_pid=
+flood_end() {
+	[ -z "$flood_pid" ] || { kill "$flood_pid" 2>/dev/null; wait "$flood_pid" 2>/dev/null; }
+	flood_pid=
+	"$LAB" switch -- set-qos reset >/dev/null 2>&1
+	"$LAB" switch -- set-qos-trust $trust0 >/dev/null 2>&1
+}
+trap 'flood_end; cleanup' EXIT
+"$LAB" switch -- set-qos --port "$sp0" strict=7 >/dev/null || fail "set-qos strict=7 refused on node0's port $sp0"
+"$LAB" switch -- set-qos-trust sl max-prio="$FLOOD_MAX_PRIO" >/dev/null || fail "set-qos-trust sl refused"
+mkdir -p "$PR_DIR" || fail "cannot make $PR_DIR"
+tc0=$(qos_of "$sp0" tx_frames) || fail "cannot read show-qos"
+fout=$PR_DIR/flood.out
+# not under timeout(1), which SIGUSR1 would end: it ends by itself (below)
+/usr/bin/python3 "$VM_TESTS/../lab/ib-hostile.py" "$LAB_DIR/switch.sock" "$lid0" \
+	--flood 60 --sl 7 --size 4096 >"$fout" 2>&1 &
+flood_pid=$!
+flooding() { grep -q "^ib-hostile: flood: from" "$fout"; }
+wait_for 180 flooding || { cat "$fout"; fail "ib-hostile.py --flood never started flooding"; }
+spa=$(swport -)
+[ -n "$spa" ] && [ "$spa" = "${spa%% *}" ] || fail "the tenant's flooding port is not the one port of no VM ('$spa')"
+sleep 1	# node0's queues fill
+# node0's own receive path is full of the flood: each message waits
+# behind what its socket and ring hold, so few of them
+pair_run flood-rc 40 0 1 "$(listening 18598)" "ibv_rc_pingpong -d cnuas_0 -p 18598 -c -n 50 -s 4096" \
+	"ibv_rc_pingpong -d cnuas_0 -p 18598 -c -n 50 -s 4096 $(ip_of 0)"
+rc_ok=$PR_CLI_RC
+grep -q "^ib-hostile: flood: sent" "$fout" && { cat "$fout"; fail "the flood ended before the RC run did"; }
+kill -USR1 "$flood_pid" 2>/dev/null
+sent() { grep -q "^ib-hostile: flood: sent" "$fout"; }
+wait_for 10 sent || { cat "$fout"; fail "ib-hostile.py --flood did not stop on SIGUSR1"; }
+cat "$fout"
+[ "$rc_ok" = 0 ] || { pair_show; fail "RC between node1 and node0 starved by the tenant's SL 7 flood (max-prio $FLOOD_MAX_PRIO)"; }
+pair_check "ibv_rc_pingpong -c between node1 and node0 during the flood"
+grep -q "bytes in" "$PR_CLI" || { pair_show; fail "ibv_rc_pingpong reported no bytes"; }
+n=$(sed -n 's/^ib-hostile: flood: sent \([0-9]*\) packets.*/\1/p' "$fout")
+sleep 1	# node0's queue drains
+cap1=$(qos_of "$spa" prio_capped) && tc1=$(qos_of "$sp0" tx_frames) || fail "cannot read show-qos"
+read -r a0 a3 a7 <<<"$tc0"
+read -r b0 b3 b7 <<<"$tc1"
+flood_end
+trap cleanup EXIT
+# the port is new, and its SMA's answers are SL 0: only the flood counts
+[ "$cap1" = "$n" ] || fail "the tenant's port sent $n packets at SL 7, the switch capped $cap1 (prio_capped)"
+[ $((b3 - a3)) -ge $((n / 2)) ] && [ $((b7 - a7)) -lt $((n / 10)) ] ||
+	fail "node0's port carried $((b3 - a3)) frames in class 3 and $((b7 - a7)) in strict class 7 for $n flooded at SL 7 capped at $FLOOD_MAX_PRIO"
+echo "PASS a tenant's port flooding node0 at SL 7 ($n packets) while RC ran between node1 and node0: all capped to priority $FLOOD_MAX_PRIO and counted (prio_capped), node0's port carried class 3 +$((b3 - a3)), strict class 7 +$((b7 - a7)), class 0 +$((b0 - a0)); ibv_rc_pingpong -c completed with checked bytes during the flood"
+
+# 3. A rogue OpenSM at the highest priority on node1. Without the lab's
 # M_Key it would not get past its own port (node1's SMA ignores it); it
 # runs with the key, as if the tenant had learned it, so that what is
 # under test is the switch, which must stop it anyway.
@@ -153,7 +243,7 @@ if [ "$sm1" != "$lid0" ] || [ "$l1" != "$lid1" ] || [[ $st1 != *ACTIVE* ]]; then
 fi
 echo "PASS a rogue OpenSM at priority 15 on node1: $((smp1 - smp0)) SMPs refused; node0 stays master (rogue log: $(echo $rogue))"
 
-# 3. SMPs aimed at the switch and at node0's SMA.
+# 4. SMPs aimed at the switch and at node0's SMA.
 smp0=$(count ib_drop_smp_not_sm)
 for port in 1 2; do
 	if out=$(lsh -t 60 1 "timeout 30 ibportstate -D 0,1 $port disable 2>&1"); then
@@ -173,7 +263,7 @@ done
 wait_ping 1 "$(ip_of 0)" 30 || fail "node1 cannot ping node0 after its SMPs"
 echo "PASS node1's DR SubnSet of both switch ports and SubnGet of node0's SMA: no answer, $((smp1 - smp0)) refused, links up"
 
-# 4. PMA: a reset of node0's counters refused, a Get answered.
+# 5. PMA: a reset of node0's counters refused, a Get answered.
 c0=$(lsh 0 "cat $P/counters/port_rcv_packets")
 out=$(lsh -t 60 1 "timeout 30 perfquery $lid0 1 2>&1") || { echo "$out"; fail "node1's PMA Get of node0 was not answered"; }
 if out=$(lsh -t 60 1 "timeout 30 perfquery -R $lid0 1 2>&1"); then
@@ -186,7 +276,7 @@ c1=$(lsh 0 "cat $P/counters/port_rcv_packets")
 [ "$c1" -ge "$c0" ] || fail "node0's PortRcvPkts went $c0 -> $c1: node1 reset it"
 echo "PASS node1's perfquery -R of node0: refused ($((pma1 - pma0)) counted), node0's counters $c0 -> $c1; its Get is answered"
 
-# 5. Spoofed source LIDs. As node0's LID, node1's packets to node0
+# 6. Spoofed source LIDs. As node0's LID, node1's packets to node0
 # never leave it (its driver loops its own LID back), so it aims at the
 # switch's PMA; with a LID nobody has, it pings node0 over IPoIB.
 swlid=$(sw_field "$(sw_json)" lid) || fail "cannot read the switch's LID"
@@ -218,7 +308,7 @@ lid_back || fail "node1 could not set its LID back"
 wait_ping 1 "$(ip_of 0)" 60 || fail "node1 cannot ping node0 with its own LID back"
 echo "PASS node1 sending as node0's LID $lid0 and as LID $unused: $((spoof2 - spoof0)) packets dropped at the switch, no answers; with LID $lid1 back it pings"
 
-# 6. A port grab during node0's migration.
+# 7. A port grab during node0's migration.
 ibport() { # ibport VM: the IB port of VM's connection on the switch
 	"$LAB" switch -- --json show | /usr/bin/python3 -c '
 import json, sys

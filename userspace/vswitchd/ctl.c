@@ -740,7 +740,7 @@ static int cmd_set_qos(struct vswitch *sw, struct req *r)
 	if (first < 0)
 		return -1;
 	if (!sw->ops->traffic_classes)
-		return fail(r, "set-qos: traffic classes are for Ethernet mode (InfiniBand mode has one class)");
+		return fail(r, "set-qos: this forwarding mode has no traffic classes");
 	if (r->argc <= first)
 		return fail(r, "usage: set-qos [--port ID|all] [reset] [strict=T,..|all|none] [weights=T:W,..] [lossless=T,..|all|none] [map=P:T,..] [dscp=D:P,..|default]");
 	q = one ? one->qos : sw->qos_all;
@@ -772,9 +772,10 @@ static int cmd_set_qos(struct vswitch *sw, struct req *r)
 }
 
 /*
- * set-qos-trust [--port ID|all] [pcp|dscp|none] [max-prio=N]: what a
- * port's ingress priority comes from (qos_trust.c); for all, also ports
- * added later. A bad argument changes nothing.
+ * set-qos-trust [--port ID|all] [pcp|dscp|sl|none] [max-prio=N]: what a
+ * port's ingress priority comes from (qos_trust.c; the modes its link
+ * layer offers); for all, also ports added later. A bad argument changes
+ * nothing.
  */
 static int cmd_set_qos_trust(struct vswitch *sw, struct req *r)
 {
@@ -786,11 +787,12 @@ static int cmd_set_qos_trust(struct vswitch *sw, struct req *r)
 	if (first < 0)
 		return -1;
 	if (!sw->ops->traffic_classes)
-		return fail(r, "set-qos-trust: traffic classes are for Ethernet mode (in InfiniBand mode the subnet manager maps SLs to VLs)");
+		return fail(r, "set-qos-trust: this forwarding mode has no traffic classes");
 	if (r->argc <= first)
-		return fail(r, "usage: set-qos-trust [--port ID|all] [pcp|dscp|none] [max-prio=N]");
+		return fail(r, "usage: set-qos-trust [--port ID|all] [pcp|dscp|sl|none] [max-prio=N]");
 	t = one ? one->trust : sw->trust_all;
-	if (qos_trust_parse(&t, r->argc - first, r->argv + first, r->err, sizeof(r->err)) < 0)
+	if (qos_trust_parse(&t, sw->ops->trust_modes, r->argc - first, r->argv + first, r->err,
+			    sizeof(r->err)) < 0)
 		return -1;
 	if (one) {
 		one->trust = t;
@@ -824,7 +826,7 @@ static int cmd_show_qos(struct vswitch *sw, struct req *r)
 	if (r->argc > 2)
 		return fail(r, "usage: show-qos [PORT]");
 	if (!sw->ops->traffic_classes)
-		return fail(r, "show-qos: traffic classes are for Ethernet mode (InfiniBand mode has one class)");
+		return fail(r, "show-qos: this forwarding mode has no traffic classes");
 	if (r->argc == 2 && parse_port(sw, r, r->argv[1], &one) < 0)
 		return -1;
 	if (r->json) {

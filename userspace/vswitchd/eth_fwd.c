@@ -78,6 +78,7 @@ const struct fwd_mode eth_fwd_mode = {
 	.name = "eth",
 	.capture_linktype = CAPTURE_LINKTYPE_ETHERNET,
 	.traffic_classes = true,
+	.trust_modes = 1u << QOS_TRUST_NONE | 1u << QOS_TRUST_PCP | 1u << QOS_TRUST_DSCP,
 	.ethernet_ports = true,
 	.dst_off = 0,		/* the destination MAC */
 	.dst_len = 6,

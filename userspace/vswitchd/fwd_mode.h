@@ -23,6 +23,7 @@ struct fwd_mode {
 	const char *name;		/* show's link_layer: "eth", "ib" */
 	int capture_linktype;		/* CAPTURE_LINKTYPE_* of what the ports carry */
 	bool traffic_classes;		/* set-qos, show-qos, per-priority rx counters */
+	uint8_t trust_modes;		/* bits of the QOS_TRUST_* a port may be set to */
 	bool ethernet_ports;		/* dgram, stream and TAP ports may be added */
 	bool link_vcrc;			/* frames carry a VCRC: the vcrc= fault */
 	/* where a frame names its destination: a reordered frame waits for the next one there */

@@ -40,6 +40,8 @@
 #define IB_MAD_OFF		(CNUAS_LRH_LEN + CNUAS_BTH_LEN + IB_DETH_LEN)
 #define IB_MAD_FRAME_LEN	(IB_MAD_OFF + IB_MAD_LEN + CNUAS_ICRC_LEN + CNUAS_VCRC_LEN)
 #define IB_QP1_QKEY		0x80010000u
+/* VL15 is served before every data VL (IBA 7.6.4): SMPs go in the top class */
+#define IB_VL15_PRIO		(VS_NUM_TC - 1)
 
 /* IBA PortInfo.PortState */
 enum { IB_PS_NOP = 0, IB_PS_DOWN, IB_PS_INIT, IB_PS_ARMED, IB_PS_ACTIVE };

@@ -76,7 +76,8 @@ void ib_send_built(struct vswitch *sw, unsigned out, uint8_t *frame, uint32_t le
 	if (!k)
 		return;
 	dp_capture_own(sw, k->data, k->len);
-	if (dp_flood_one(sw, d, k->data, k->len, k, 0))
+	if (dp_flood_one(sw, d, k->data, k->len, k,
+			 cnuas_lrh_vl(frame) == CNUAS_VL15 ? IB_VL15_PRIO : 0))
 		ib_count_xmit(sw->ib, out, len, false);
 	else
 		sw->ib->port[out].pc.xmit_discards++;

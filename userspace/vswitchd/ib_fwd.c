@@ -188,6 +188,9 @@ bool ib_forward(struct vswitch *sw, struct port *p, uint8_t *data, uint32_t len,
 			p->c.ib_drop_no_route++;
 		return true;
 	}
+	bool capped;	/* counted where the frame arrived (datapath.c) */
+	unsigned prio = qos_classify(p, data, len, &capped);
+
 	if (x.vl != 0) {
 		/*
 		 * Out on VL0, the one data VL. Otherwise the frame is unchanged and
@@ -229,7 +232,7 @@ bool ib_forward(struct vswitch *sw, struct port *p, uint8_t *data, uint32_t len,
 					ib->port[out].pc.xmit_discards++;
 					continue;
 				}
-				if (dp_flood_one(sw, ib_slot(sw, out), data, len, k, 0))
+				if (dp_flood_one(sw, ib_slot(sw, out), data, len, k, prio))
 					ib_count_xmit(ib, out, len, true);
 				else
 					ib->port[out].pc.xmit_discards++;
@@ -269,7 +272,7 @@ bool ib_forward(struct vswitch *sw, struct port *p, uint8_t *data, uint32_t len,
 
 	if (flip)
 		data[flip >> 8] ^= (uint8_t)flip;
-	if (!dp_unicast(sw, p, ib_slot(sw, out), data, len, k, 0)) {
+	if (!dp_unicast(sw, p, ib_slot(sw, out), data, len, k, prio)) {
 		/* paused: the frame comes here again (whole), count it then */
 		if (flip)
 			data[flip >> 8] ^= (uint8_t)flip;

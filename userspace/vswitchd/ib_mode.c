@@ -96,6 +96,9 @@ static void ib_describe(const struct vswitch *sw, char *buf, size_t len)
 const struct fwd_mode ib_fwd_mode = {
 	.name = "ib",
 	.capture_linktype = CAPTURE_LINKTYPE_INFINIBAND,
+	.traffic_classes = true,
+	/* the SL, capped per ingress port: as an SLtoVL table would remap it */
+	.trust_modes = 1u << QOS_TRUST_NONE | 1u << QOS_TRUST_SL,
 	.link_vcrc = true,
 	.dst_off = 2,		/* the LRH's DLID */
 	.dst_len = 2,

@@ -67,7 +67,7 @@ static void smp_out(struct vswitch *sw, struct port *p, struct ibf *x, unsigned 
 
 	if (!k)
 		return;
-	if (dp_flood_one(sw, d, k->data, k->len, k, 0))
+	if (dp_flood_one(sw, d, k->data, k->len, k, IB_VL15_PRIO))
 		ib_count_xmit(sw->ib, out, x->len, false);
 	else
 		sw->ib->port[out].pc.xmit_discards++;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later OR MIT
 /* cnuas-vswitchd's options: see options.h. */
 #include "fdb.h"
+#include "fwd_mode.h"
 #include "ib.h"
 #include "options.h"
 
@@ -50,7 +51,8 @@ static void usage(FILE *f)
 		"                      --port-security, else any)\n"
 		"  --qos-trust MODE    what a port's frames' priority comes from: none (default:\n"
 		"                      all priority 0, a guest claims no class), pcp (the VLAN\n"
-		"                      tag's PCP) or dscp (the IPv4/IPv6 DSCP)\n"
+		"                      tag's PCP) or dscp (the IPv4/IPv6 DSCP); with\n"
+		"                      --link-layer ib none or sl (the LRH's service level)\n"
 		"  --qos-max-prio N    the highest priority a port may claim, 0..7 (default 7);\n"
 		"                      higher ones are lowered to N and counted (prio_capped)\n"
 		"  --shm-ring          let cnuas-vnic ports move frames through shared-memory\n"
@@ -194,12 +196,11 @@ static int parse_one(struct vs_options *o, int opt, char *arg)
 		int m = qos_trust_mode(arg);
 
 		if (m < 0) {
-			fprintf(stderr, "cnuas-vswitchd: --qos-trust: '%s' is not pcp, dscp or none\n",
+			fprintf(stderr, "cnuas-vswitchd: --qos-trust: '%s' is not pcp, dscp, sl or none\n",
 				arg);
 			return 2;
 		}
 		o->trust.mode = (uint8_t)m;
-		o->trust_set = true;
 		break;
 	}
 	case 'X': {
@@ -208,7 +209,6 @@ static int parse_one(struct vs_options *o, int opt, char *arg)
 		if (parse_uint("--qos-max-prio", arg, 0, VS_NUM_TC - 1, &v) < 0)
 			return 2;
 		o->trust.max_prio = (uint8_t)v;
-		o->trust_set = true;
 		break;
 	}
 	case 'f':
@@ -299,9 +299,13 @@ int check_options(struct vs_options *o)
 			"cnuas-vswitchd: --ib-ports, --guid and --sm-port need --link-layer ib\n");
 		return 2;
 	}
-	if (cfg->link_layer == LINK_IB && o->trust_set) {
-		fprintf(stderr, "cnuas-vswitchd: --qos-trust and --qos-max-prio are for Ethernet mode "
-				"(in InfiniBand mode the subnet manager maps SLs to VLs)\n");
+	const struct fwd_mode *mode = cfg->link_layer == LINK_IB ? &ib_fwd_mode : &eth_fwd_mode;
+
+	if (!(mode->trust_modes & (1u << o->trust.mode))) {
+		char names[64];
+
+		qos_trust_names(names, sizeof(names), mode->trust_modes);
+		fprintf(stderr, "cnuas-vswitchd: --qos-trust: %s mode takes %s\n", mode->name, names);
 		return 2;
 	}
 	if (!cfg->ib_ports)

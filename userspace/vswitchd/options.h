@@ -33,7 +33,6 @@ struct vs_options {
 	bool psec_ignored;	/* IB mode: --port-security/--port-macs given, no effect */
 	struct fdb_policy psec;	/* of every port */
 	struct qos_trust trust;	/* of every port: --qos-trust, --qos-max-prio */
-	bool trust_set;		/* either was given (Ethernet only) */
 	const char *extra;	/* the first argument that is no option, NULL none */
 	char *ctl_alloc;	/* the default --ctl path, to free */
 };

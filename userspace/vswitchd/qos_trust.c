@@ -7,12 +7,16 @@
  *   pcp   the outer VLAN tag's PCP; untagged frames 0
  *   dscp  the IPv4/IPv6 DSCP (behind up to two tags) through the port's
  *         dscp2prio; other frames 0, whatever their tag says
+ *   sl    (InfiniBand) the LRH's service level, 0..15: what an IB switch's
+ *         SLtoVL table of the ingress port would map
  *
- * The mode is picked once, when set, as an entry of modes[]; the data
- * path calls its function and never tests which mode runs. A priority
- * above the port's max_prio is lowered to it, and the data path counts
- * that (prio_capped).
+ * The mode is picked once, when set, as an entry of modes[] (among those
+ * the link layer offers, fwd_mode.trust_modes); the data path calls its
+ * function and never tests which mode runs. A priority above the port's
+ * max_prio (at most 7) is lowered to it, and the data path counts that
+ * (prio_capped): an SL above the cap is a claim the port may not make.
  */
+#include "cnuas_ib_link.h"
 #include "cnuas_roce.h"
 #include "strbuf.h"
 #include "switch.h"
@@ -62,6 +66,13 @@ static unsigned prio_dscp(const struct qos *q, const uint8_t *d, uint32_t len)
 	return 0;
 }
 
+static unsigned prio_sl(const struct qos *q, const uint8_t *d, uint32_t len)
+{
+	(void)q;
+	/* the link checks come later: a short frame is dropped there */
+	return len >= CNUAS_LRH_LEN ? cnuas_lrh_sl(d) : 0;
+}
+
 static const struct {
 	const char *name;
 	unsigned (*prio)(const struct qos *q, const uint8_t *d, uint32_t len);
@@ -69,6 +80,7 @@ static const struct {
 	[QOS_TRUST_NONE] = { "none", prio_none },
 	[QOS_TRUST_PCP] = { "pcp", prio_pcp },
 	[QOS_TRUST_DSCP] = { "dscp", prio_dscp },
+	[QOS_TRUST_SL] = { "sl", prio_sl },
 };
 
 unsigned qos_classify(const struct port *p, const uint8_t *d, uint32_t len, bool *capped)
@@ -87,14 +99,34 @@ int qos_trust_mode(const char *name)
 	return -1;
 }
 
-/* One set-qos-trust argument: a mode or max-prio=N. */
-static int trust_arg(struct qos_trust *t, const char *a)
+void qos_trust_names(char *buf, size_t len, unsigned allowed)
+{
+	unsigned n = 0, left = (unsigned)__builtin_popcount(allowed & ((1u << QOS_TRUST_MODES) - 1));
+	size_t at = 0;
+
+	buf[0] = '\0';
+	/* "none" last: "pcp, dscp or none", "sl or none" */
+	for (int i = 1; i <= QOS_TRUST_MODES && at < len; i++) {
+		int m = i % QOS_TRUST_MODES;
+
+		if (!(allowed & (1u << m)))
+			continue;
+		n++;
+		at += (size_t)snprintf(buf + at, len - at, "%s%s",
+				       n == 1 ? "" : n == left ? " or " : ", ", modes[m].name);
+	}
+}
+
+/* One set-qos-trust argument: a mode of @allowed or max-prio=N. */
+static int trust_arg(struct qos_trust *t, unsigned allowed, const char *a)
 {
 	int m = qos_trust_mode(a);
 	char *end;
 	unsigned long v;
 
 	if (m >= 0) {
+		if (!(allowed & (1u << m)))
+			return -1;
 		t->mode = (uint8_t)m;
 		return 0;
 	}
@@ -109,12 +141,16 @@ static int trust_arg(struct qos_trust *t, const char *a)
 }
 
 /* Apply set-qos-trust arguments in order; on an error *t may be half changed. */
-int qos_trust_parse(struct qos_trust *t, int argc, char **argv, char *err, size_t errlen)
+int qos_trust_parse(struct qos_trust *t, unsigned allowed, int argc, char **argv, char *err,
+		    size_t errlen)
 {
 	for (int i = 0; i < argc; i++) {
-		if (trust_arg(t, argv[i]) < 0) {
-			snprintf(err, errlen, "bad '%s': want pcp, dscp or none, and max-prio=N (0..%u)",
-				 argv[i], VS_NUM_TC - 1);
+		if (trust_arg(t, allowed, argv[i]) < 0) {
+			char names[64];
+
+			qos_trust_names(names, sizeof(names), allowed);
+			snprintf(err, errlen, "bad '%s': want %s, and max-prio=N (0..%u)",
+				 argv[i], names, VS_NUM_TC - 1);
 			return -1;
 		}
 	}

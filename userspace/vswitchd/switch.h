@@ -88,8 +88,10 @@ struct qos {
  * What a port's ingress priority is taken from (qos_trust.c): the trust
  * mode, an index of its table (0, none, is the default), and the highest
  * priority the port may claim (higher is lowered to it: prio_capped).
+ * Which modes a link layer offers is its fwd_mode's trust_modes: PCP and
+ * DSCP for Ethernet, the LRH's SL for InfiniBand.
  */
-enum { QOS_TRUST_NONE, QOS_TRUST_PCP, QOS_TRUST_DSCP, QOS_TRUST_MODES };
+enum { QOS_TRUST_NONE, QOS_TRUST_PCP, QOS_TRUST_DSCP, QOS_TRUST_SL, QOS_TRUST_MODES };
 
 struct qos_trust {
 	uint8_t mode;
@@ -358,7 +360,11 @@ void qos_text(struct strbuf *b, const struct qos *q);
 /* p's priority for frame d; *capped: it claimed more than p's max_prio */
 unsigned qos_classify(const struct port *p, const uint8_t *d, uint32_t len, bool *capped);
 int qos_trust_mode(const char *name);	/* QOS_TRUST_*, -1 unknown */
-int qos_trust_parse(struct qos_trust *t, int argc, char **argv, char *err, size_t errlen);
+/* set-qos-trust's arguments onto *t; a mode outside @allowed (bits of QOS_TRUST_*) is refused */
+int qos_trust_parse(struct qos_trust *t, unsigned allowed, int argc, char **argv, char *err,
+		    size_t errlen);
+/* "pcp, dscp or none": the names of @allowed, for messages */
+void qos_trust_names(char *buf, size_t len, unsigned allowed);
 void qos_trust_text(struct strbuf *b, const struct qos_trust *t);
 void qos_trust_json(struct strbuf *b, const struct qos_trust *t);
 

@@ -44,7 +44,7 @@ static void usage(FILE *f)
 		   "                                traffic classes T 0..7: strict priority,\n"
 		   "                                DWRR weights, lossless (pause) or lossy (drop),\n"
 		   "                                priority->class and DSCP->priority maps\n"
-		   "  set-qos-trust [--port ID|all] [pcp|dscp|none] [max-prio=N]\n"
+		   "  set-qos-trust [--port ID|all] [pcp|dscp|sl|none] [max-prio=N]\n"
 		   "                                what ingress priorities come from, and their cap\n"
 		   "  show-qos [PORT]               class settings and per-class counters\n"
 		   "  capture start FILE [PORT]     pcap of all ports or one\n"

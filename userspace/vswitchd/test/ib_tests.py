@@ -11,6 +11,7 @@ import shutil
 import socket
 import struct
 import subprocess
+import threading
 import time
 import zlib
 
@@ -1377,3 +1378,89 @@ def test_ib_slid_and_raw_checks():
         d = bytearray(si)
         d[16] &= ~0x30
         assert sm.set(0x12, 0, bytes(d))[1][16] & 0x30 == 0x30
+
+
+# ---- traffic classes: the SL a port may claim
+
+
+def _ib_strict_share(trust, n=3000, skip=400, window=1000):
+    """The SM's port a (LID 2) sends SL 0 data to b (LID 3) while a
+    tenant's port c (LID 4) floods b at SL 7; b's class 7 is strict and b
+    reads slower than both send. Returns a's part of the first frames b
+    gets once both wait, c's priority-7 rx frames and its prio_capped."""
+    with _ib_switch("--queue-frames", "512") as sw:
+        a, b, c = sw.port(timeout=30), sw.port(timeout=30), sw.port(timeout=30)
+        sm = SM(a)
+        _wait_ib(sw, 3)
+        _configure(sm, {2: 1, 3: 2, 4: 3}, active=(1, 2, 3))
+        ids = sw.port_ids()
+        sw.vsctl("set-qos", "--port", str(ids[1]), "strict=7")
+        if trust:
+            sw.vsctl("set-qos-trust", *trust)
+
+        def blast(s, slid, sl):
+            try:
+                for i in range(n):
+                    s.send(_data(3, slid, struct.pack("!I", i) + b"s" * 200, sl=sl))
+            except OSError:
+                pass
+        ts = [threading.Thread(target=blast, args=(c, 4, 7), daemon=True),
+              threading.Thread(target=blast, args=(a, 2, 0), daemon=True)]
+        for th in ts:
+            th.start()
+        deadline = time.time() + 20
+        while not (sw.counters(ids[0])["bp_paused"] and sw.counters(ids[2])["bp_paused"]):
+            assert time.time() < deadline, "a and c never both paused"
+            time.sleep(0.02)
+        got = []
+        for i in range(skip + window):
+            f = b.recv(65536)
+            if i >= skip:      # past what b's socket took before classes mattered
+                got.append(lrh(f)["slid"])
+            time.sleep(0.0005)     # slower than the senders: both stay backlogged
+        while recv_or_none(b, 0.5) is not None:
+            pass
+        for th in ts:
+            th.join(10)
+        q = sw.vsctl("show-qos", str(ids[2]), json_out=True)["ports"][0]
+        assert q["prio_capped"] == sw.counters(ids[2])["prio_capped"], q
+        return got.count(2) / len(got), q["rx_priority"][7]["rx_frames"], q["prio_capped"]
+
+
+def test_ib_sl_cap_guest_cannot_starve():
+    """A tenant's port flooding at SL 7 towards a port whose class 7 is
+    strict takes the SM port's SL 0 traffic's share only if its SL is
+    trusted uncapped: with the default (trust none) or with the SL trusted
+    but capped at 3 (counted in prio_capped) the SL 0 sender gets through;
+    trusted up to 7, it is starved. SMPs still pass (VL15, the top class);
+    IB mode takes sl and none, not Ethernet's pcp or dscp."""
+    share, hi, capped = _ib_strict_share(None)
+    assert hi == 0 and capped == 0, (hi, capped)
+    assert share >= 0.05, "trust none: a got %.2f of b's port" % share
+    share_cap, hi, capped = _ib_strict_share(["sl", "max-prio=3"])
+    assert hi == 0 and capped >= 3000, (hi, capped)
+    assert share_cap >= 0.3, "sl capped at 3: a got %.2f of b's port" % share_cap
+    share_sl, hi, _ = _ib_strict_share(["sl"])
+    assert hi >= 3000, hi
+    print("  a's share of b's port: trust none %.2f, sl max-prio=3 %.2f, sl %.2f"
+          % (share, share_cap, share_sl))
+    assert share_sl < 0.02, "trusted SL 7 in a strict class should starve a: %.2f" % share_sl
+    with _ib_switch("--qos-trust", "sl", "--qos-max-prio", "2") as sw:
+        sm = SM(sw.port())
+        _wait_ib(sw, 1)
+        q = sw.vsctl("show-qos", json_out=True)
+        assert q["trust_all"] == {"mode": "sl", "max_prio": 2}, q
+        assert node_info(sm.get(0x11)[1])["type"] == 2      # SMPs unaffected
+        for bad in (["pcp"], ["dscp"], ["sl", "max-prio=8"]):
+            r = sw.vsctl("set-qos-trust", *bad, expect=1)
+            assert "want sl or none" in r.stderr, (bad, r.stderr)
+        q1 = sw.vsctl("show-qos", json_out=True)
+        assert q1["trust_all"] == q["trust_all"] and \
+            [p["trust"] for p in q1["ports"]] == [p["trust"] for p in q["ports"]], q1
+    with Switch() as sw:
+        r = sw.vsctl("set-qos-trust", "sl", expect=1)
+        assert "want pcp, dscp or none" in r.stderr, r.stderr
+    for bad in (["--qos-trust", "dscp", "--link-layer", "ib"], ["--qos-trust", "sl"]):
+        r = subprocess.run([ARGS.switch, "--socket", "/nonexistent/s", *bad], capture_output=True,
+                           text=True, timeout=10)
+        assert r.returncode == 2 and "--qos-trust" in r.stderr, (bad, r.returncode, r.stderr)
