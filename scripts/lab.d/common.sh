@@ -150,12 +150,11 @@ pin_io_threads() {
 	done
 }
 
-switch_start() { # switch_start [ARGS...]: ARGS after switch.cmd's, this start only
+switch_start() {
 	local pid args=()
 	pid=$(pidfile_pid "$LAB_DIR/switch.pid")
 	pid_alive "$pid" && die "switch already running (pid $pid)"
 	mapfile -t args <"$LAB_DIR/switch.cmd"
-	args+=("$@")
 	rm -f "$LAB_DIR/switch.sock" "$LAB_DIR/switch.ctl"
 	echo "---- switch start $(date -u +%T)" >>"$LAB_DIR/switch.log"
 	spawn "$LAB_DIR/switch.pid" "$LAB_DIR/switch.log" "${args[@]}"

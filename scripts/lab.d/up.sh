@@ -111,7 +111,7 @@ systemd_cmdline() { # systemd_cmdline NODE IFNAME IP/LEN IP6/LEN
 }
 
 start_guest() {
-	local n=$1 kind=$2 nd=$LAB_DIR/node$1 args=() k ifname ip ip6 accel image cmdline reboot=-no-reboot shm
+	local n=$1 kind=$2 nd=$LAB_DIR/node$1 args=() k ifname ip ip6 accel image cmdline reboot=-no-reboot
 	mkdir -p "$nd"
 	# shellcheck disable=SC2054 # -accel options are comma-separated
 	if [ "$ACCEL" = kvm ]; then accel=(-accel kvm -cpu host); else accel=(-accel tcg,tb-size=256); fi
@@ -119,8 +119,7 @@ start_guest() {
 	if [ "$kind" = cnuas ]; then
 		ifname=cnuas0
 		[ "$LINK_LAYER" = ib ] && { ifname=; ip=; ip6=; }
-		shm=${SHM_RING:+on}
-		args+=(-device "cnuas-vnic,id=nic0,bus=rp1,socket_path=$(site_sock "$(site_of "$n")"),mac=$(mac_of "$n"),link_layer=$LINK_LAYER,shm-ring=${shm:-off}")
+		args+=(-device "cnuas-vnic,id=nic0,bus=rp1,socket_path=$(site_sock "$(site_of "$n")"),mac=$(mac_of "$n"),link_layer=$LINK_LAYER${SHM_RING:+,x-shm-ring=on}")
 	else
 		ifname=eth0
 		if [ "$VIRTIO_NETDEV" = stream ]; then
@@ -289,9 +288,7 @@ wait_ready() {
 
 lab_up() {
 	local nodes=2 virtio=0 rxe=0 mtu=9000 ll=eth dev=0 mem=1024 gpu=0 psec=1 n total sw_args=()
-	# rings unless --no-shm-ring or CNUAS_LAB_SHM_RING=0 (docs/shm-ring.md)
-	local shm=1
-	[ "${CNUAS_LAB_SHM_RING:-1}" != 0 ] || shm=
+	local shm=${CNUAS_LAB_SHM_RING:-}
 	local sites=1 s site_args vnetdev=dgram sbridges=linux b
 	local init=shell distros=bookworm d img
 	local -A images=()
@@ -307,7 +304,6 @@ lab_up() {
 		--mem) mem=$2; shift 2 ;;
 		--no-port-security) psec=0; shift ;;
 		--shm-ring) shm=1; shift ;;
-		--no-shm-ring) shm=; shift ;;
 		--init) init=$2; shift 2 ;;
 		--distro) distros=$2; shift 2 ;;
 		--sites) sites=$2; shift 2 ;;
@@ -385,8 +381,8 @@ lab_up() {
 	sw_args=("$VSWITCHD" --socket "$LAB_DIR/switch.sock" --ctl "$LAB_DIR/switch.ctl" --foreground)
 	# Each guest keeps the MAC QEMU gave it; no guest can take another's.
 	[ "$psec" = 0 ] || sw_args+=(--port-security)
-	# off: the switch refuses the rings (and the devices do not offer them)
-	[ -n "$SHM_RING" ] || sw_args+=(--no-shm-ring)
+	# opt-in: cnuas-vnic ports offer shared-memory rings (docs/shm-ring.md)
+	[ -z "$SHM_RING" ] || sw_args+=(--shm-ring)
 	if [ "$ll" = ib ]; then
 		"$VSWITCHD" --help 2>&1 | grep -q -- '--link-layer' || die "cnuas-vswitchd has no --link-layer option"
 		# the IB port numbers and SM port a switch restart keeps (ib_sm_port)
@@ -397,7 +393,7 @@ lab_up() {
 		site_args=("$VSWITCHD" --socket "$LAB_DIR/site$s.sock" --ctl "$LAB_DIR/site$s.ctl" --foreground
 			--tap "$(site_tap "$s")")
 		[ "$psec" = 0 ] || site_args+=(--port-security)
-		[ -n "$SHM_RING" ] || site_args+=(--no-shm-ring)
+		[ -z "$SHM_RING" ] || site_args+=(--shm-ring)
 		if [ "$vnetdev" = stream ]; then
 			site_args+=(--stream "$(site_stream "$s")")
 		else

@@ -32,7 +32,7 @@ enum cnuas_shm_msg_type {
 
 /* Why a switch refused (CNUAS_SHM_REFUSE's arg). */
 enum cnuas_shm_refusal {
-	CNUAS_SHM_R_DISABLED = 1,	/* switch runs with --no-shm-ring */
+	CNUAS_SHM_R_DISABLED = 1,	/* switch runs without --shm-ring */
 	CNUAS_SHM_R_FDS = 2,		/* not a sealed memfd and three eventfds */
 	CNUAS_SHM_R_LAYOUT = 3,		/* the area header does not fit */
 	CNUAS_SHM_R_MAP = 4,		/* mmap failed */

@@ -7,8 +7,7 @@
  * cnuas-hostpath --qemu BIN --switch SOCK --dir DIR [--pairs 1,4]
  *                [--sizes 64,1024,4096,9216] [--seconds S] [--run N]
  *                [--switch-pid PID]   (to count the switch's CPU time)
- *                [--shm-ring]         (devices offer shared-memory rings;
- *                                      else shm-ring=off: the sockets)
+ *                [--shm-ring]         (devices offer shared-memory rings)
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -390,7 +389,7 @@ int main(int argc, char **argv)
 	parse(argc, argv, &o);
 	mem = memcpy_gbs();
 	printf("host path: cnuas-vnic -> cnuas-vswitchd -> cnuas-vnic, QEMU -accel qtest, no guest, %s\n",
-	       o.shm_ring ? "shared-memory rings (shm-ring)" : "SEQPACKET sockets");
+	       o.shm_ring ? "shared-memory rings (x-shm-ring)" : "SEQPACKET sockets");
 	printf("host memcpy (one core, 64 MiB blocks): %.2f GB/s; rings of %u, doorbell per %u frames\n",
 	       mem, HP_RING, BATCH);
 	printf("%5s %7s %9s %9s %8s %8s %9s  %-10s %s\n", "pairs", "frame", "Mfps", "Mfps/pr",

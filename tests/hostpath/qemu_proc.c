@@ -79,7 +79,7 @@ static void exec_qemu(const struct qemu_args *a, const char *ram_path,
 		 "cnuas-vnic,id=nic0,addr=0x4,socket_path=%s,"
 		 "mac=%02x:%02x:%02x:%02x:%02x:%02x%s",
 		 a->switch_sock, m[0], m[1], m[2], m[3], m[4], m[5],
-		 a->shm_ring ? ",shm-ring=on" : ",shm-ring=off");
+		 a->shm_ring ? ",x-shm-ring=on" : "");
 	execl(a->qemu, a->qemu, "-machine", mach, "-m", size, "-object", mem,
 	      "-accel", "qtest", "-qtest", qt, "-qtest-log", "/dev/null", "-display", "none", "-nodefaults",
 	      "-name", "hostpath,debug-threads=on",

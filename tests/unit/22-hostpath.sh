@@ -26,8 +26,8 @@ case $? in
     exit 1 ;;
 esac
 
-# The sockets (shm-ring=off, --no-shm-ring), then the shared-memory rings
-# (the default): both devices of the pair must really run on rings.
+# The sockets, then the shared-memory rings (x-shm-ring, --shm-ring): both
+# devices of the pair must really run on rings.
 for ring in 0 1; do
     BENCH_HOST_RING=$ring BENCH_HOST_PAIRS=1 BENCH_HOST_SIZES=64,9216 BENCH_HOST_SECONDS=0.5 \
         "$REPO/scripts/bench-host" >"$LOG" 2>&1

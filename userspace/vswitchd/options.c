@@ -55,9 +55,8 @@ static void usage(FILE *f)
 		"                      --link-layer ib none or sl (the LRH's service level)\n"
 		"  --qos-max-prio N    the highest priority a port may claim, 0..7 (default 7);\n"
 		"                      higher ones are lowered to N and counted (prio_capped)\n"
-		"  --no-shm-ring       keep cnuas-vnic ports on their sockets: refuse the\n"
-		"                      shared-memory rings a device offers (default: take\n"
-		"                      them; --shm-ring is that default)\n"
+		"  --shm-ring          let cnuas-vnic ports move frames through shared-memory\n"
+		"                      rings (experimental; default: the socket only)\n"
 		"  --foreground        do not detach\n"
 		"  --syslog            log to syslog instead of stderr\n"
 		"  --verbose           log debug messages\n"
@@ -185,9 +184,6 @@ static int parse_one(struct vs_options *o, int opt, char *arg)
 	case 'H':
 		cfg->shm_ring = true;
 		break;
-	case 'N':
-		cfg->shm_ring = false;
-		break;
 	case 'P':
 		o->port_security = true;
 		break;
@@ -252,7 +248,6 @@ int parse_options(struct vs_options *o, int argc, char **argv)
 		{ "max-ports", required_argument, NULL, 'm' },
 		{ "port-security", no_argument, NULL, 'P' },
 		{ "shm-ring", no_argument, NULL, 'H' },
-		{ "no-shm-ring", no_argument, NULL, 'N' },
 		{ "port-macs", required_argument, NULL, 'M' },
 		{ "qos-trust", required_argument, NULL, 'Q' },
 		{ "qos-max-prio", required_argument, NULL, 'X' },
@@ -269,8 +264,6 @@ int parse_options(struct vs_options *o, int argc, char **argv)
 	o->cfg.aging_s = 300;
 	o->cfg.queue_frames = 256;
 	o->cfg.max_ports = 256;
-	/* a cnuas-vnic that offers rings gets them (docs/shm-ring.md) */
-	o->cfg.shm_ring = true;
 	/* a guest's frames claim no priority unless the administrator says so */
 	o->trust.mode = QOS_TRUST_NONE;
 	o->trust.max_prio = VS_NUM_TC - 1;

@@ -44,7 +44,7 @@ struct port *port_add(struct vswitch *sw, int fd, enum port_kind kind)
 	p->id = ++sw->next_port_id;
 	p->kind = kind;
 	p->fd = fd;
-	p->io = port_io_for(kind);
+	p->io = port_io_for(kind, sw->cfg.shm_ring);
 	p->blocked_on = -1;
 	p->fault = sw->fault_all;
 	p->psec = sw->psec_all;

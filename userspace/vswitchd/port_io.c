@@ -50,7 +50,7 @@ static const struct port_io stream_io = {
 	.tx_pollout = true,
 };
 
-const struct port_io *port_io_for(enum port_kind kind)
+const struct port_io *port_io_for(enum port_kind kind, bool shm_ring)
 {
 	switch (kind) {
 	case PORT_DGRAM:
@@ -62,6 +62,6 @@ const struct port_io *port_io_for(enum port_kind kind)
 	case PORT_SEQPACKET:
 		break;
 	}
-	/* a cnuas-vnic may offer rings in its first message */
-	return &shm_hello_io;
+	/* --shm-ring: a cnuas-vnic may offer rings in its first message */
+	return shm_ring ? &shm_hello_io : &seqpacket_io;
 }

@@ -39,17 +39,17 @@ struct port_io {
 	void (*close)(struct vswitch *sw, struct port *p);
 };
 
-/* What a new port of kind moves frames with. */
-const struct port_io *port_io_for(enum port_kind kind);
+/* What a new port of kind moves frames with; shm_ring: --shm-ring. */
+const struct port_io *port_io_for(enum port_kind kind, bool shm_ring);
 
 /* The socket's own calls: recvmmsg into sw's receive batch, sendmmsg. */
 int sock_recv(struct vswitch *sw, struct port *p, unsigned int n);
 int sock_send(struct port *p, struct mmsghdr *m, unsigned int n);
 
 /*
- * A connected SOCK_SEQPACKET socket; also a port whose first message was
- * a frame or whose HELLO was refused (--no-shm-ring, bad descriptors),
- * and one while its HELLO is answered (what went before the ACCEPT).
+ * A connected SOCK_SEQPACKET socket; under --shm-ring also a port whose
+ * first message was a frame or whose HELLO was not accepted, and one
+ * while its HELLO is answered (what went before the ACCEPT, on the socket).
  */
 extern const struct port_io seqpacket_io;
 /* shm_port.c: a SEQPACKET port whose first message may be a HELLO. */

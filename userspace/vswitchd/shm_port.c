@@ -1,9 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later OR MIT
 /*
- * A SEQPACKET port that negotiates shared-memory rings (docs/shm-ring.md;
- * refused under --no-shm-ring): the first message with its descriptors,
- * ACCEPT or REFUSE, the wake eventfd in epoll, and receive/send through
- * the rings.
+ * A SEQPACKET port that negotiated shared-memory rings (--shm-ring,
+ * docs/shm-ring.md): the first message with its descriptors, ACCEPT or
+ * REFUSE, the wake eventfd in epoll, and receive/send through the rings.
  * Each step of that is a port_io table (port_io.h): hello (the first
  * message), accepted (egress on the rings), ring (both ways); the port
  * switches table at the ACCEPT and the device's RING_ON, and the data
@@ -80,10 +79,6 @@ static int hello(struct vswitch *sw, struct port *p, const uint8_t *d, int *fds,
 	int r;
 
 	memcpy(&m, d, sizeof(m));
-	if (!sw->cfg.shm_ring) {
-		close_fds(fds, nfds);
-		return CNUAS_SHM_R_DISABLED;
-	}
 	if (nfds != CNUAS_SHM_NFDS) {
 		close_fds(fds, nfds);
 		return CNUAS_SHM_R_FDS;

@@ -244,7 +244,7 @@ struct vs_config {
 	unsigned max_ports;
 	unsigned ib_ports;	/* IB mode: NodeInfo.NumPorts */
 	uint64_t ib_guid;	/* IB mode: NodeGUID, 0 = from the socket path */
-	bool shm_ring;		/* a HELLO's rings are taken (else refused: --no-shm-ring) */
+	bool shm_ring;		/* SEQPACKET ports may negotiate shared-memory rings */
 	int verbose;
 };
 

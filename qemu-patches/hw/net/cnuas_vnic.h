@@ -108,8 +108,7 @@ struct CnuasVnicState {
     char *link_layer_str;
     char *speed_str;
     uint8_t width;
-    bool shm_ring;              /* shm-ring: offer the switch the rings */
-    bool shm_ring_x;            /* x-shm-ring, its old name: both must be on */
+    bool shm_ring;              /* x-shm-ring: offer the switch the rings */
 
     /* Derived at realize */
     uint32_t link_layer;

@@ -365,9 +365,7 @@ static Property cnuas_vnic_properties[] = {
     DEFINE_PROP_STRING("link_layer", CnuasVnicState, link_layer_str),
     DEFINE_PROP_STRING("x-speed", CnuasVnicState, speed_str),
     DEFINE_PROP_UINT8("x-width", CnuasVnicState, width, 16),
-    DEFINE_PROP_BOOL("shm-ring", CnuasVnicState, shm_ring, true),
-    /* its name while it was experimental: off under either name wins */
-    DEFINE_PROP_BOOL("x-shm-ring", CnuasVnicState, shm_ring_x, true),
+    DEFINE_PROP_BOOL("x-shm-ring", CnuasVnicState, shm_ring, false),
     DEFINE_PROP_END_OF_LIST(),
 };
 

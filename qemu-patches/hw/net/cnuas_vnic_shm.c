@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * cnuas-vnic: shared-memory rings with cnuas-vswitchd (property
- * shm-ring, on by default). Per connection the device offers a memfd
+ * x-shm-ring, experimental). Per connection the device offers a memfd
  * with one ring per direction and three eventfds in its first message;
  * a switch that answers ACCEPT then sends frames through the RX ring, and
  * after the device's RING_ON takes them from the TX ring. The layout and
@@ -88,8 +88,7 @@ void cnuas_vnic_shm_offer(CnuasVnicState *s)
     Error *err = NULL;
     int fds[CNUAS_SHM_NFDS];
 
-    if (!s->shm_ring || !s->shm_ring_x || s->link.fd < 0 ||
-        r->state != CNUAS_VNIC_SHM_OFF) {
+    if (!s->shm_ring || s->link.fd < 0 || r->state != CNUAS_VNIC_SHM_OFF) {
         return;
     }
     r->len = cnuas_shm_area_bytes(h.nslots, h.slot_size);
