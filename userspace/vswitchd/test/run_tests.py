@@ -2282,17 +2282,26 @@ def test_qos_trust_guest_cannot_starve():
     PCP trusted but capped at 3, the untagged sender still gets through."""
     # one FIFO class shares by arrival (uneven, never nothing); two equal
     # weighted classes share evenly
-    share, hi, capped = _strict_share(None)
+    check_trust_cap(_strict_share, "pcp")
+
+
+def check_trust_cap(strict_share, mode):
+    """The flood at priority 7 into a strict class 7, by strict_share(trust)
+    -> (a's share, class 7 frames, prio_capped): a gets through with trust
+    none or MODE capped at 3 (counted), and is starved with MODE uncapped.
+    Shared by the Ethernet (pcp) and IB (sl) tests."""
+    share, hi, capped = strict_share(None)
     assert hi == 0 and capped == 0, (hi, capped)
     assert share >= 0.05, "trust none: a got %.2f of b's port" % share
-    share_cap, hi, capped = _strict_share(["pcp", "max-prio=3"])
+    share_cap, hi, capped = strict_share([mode, "max-prio=3"])
     assert hi == 0 and capped >= 3000, (hi, capped)
-    assert share_cap >= 0.3, "pcp capped at 3: a got %.2f of b's port" % share_cap
-    share_pcp, hi, _ = _strict_share(["pcp"])
+    assert share_cap >= 0.3, "%s capped at 3: a got %.2f of b's port" % (mode, share_cap)
+    share_full, hi, _ = strict_share([mode])
     assert hi >= 3000, hi
-    print("  a's share of b's port: trust none %.2f, pcp max-prio=3 %.2f, pcp %.2f"
-          % (share, share_cap, share_pcp))
-    assert share_pcp < 0.02, "trusted PCP 7 in a strict class should starve a: %.2f" % share_pcp
+    print("  a's share of b's port: trust none %.2f, %s max-prio=3 %.2f, %s %.2f"
+          % (share, mode, share_cap, mode, share_full))
+    assert share_full < 0.02, \
+        "trusted %s 7 in a strict class should starve a: %.2f" % (mode, share_full)
 
 
 def _fill_until(sw, port_id, tc, n, timeout=10):
@@ -2478,6 +2487,7 @@ TESTS = [(n[5:], f) for n, f in sorted(globals().items()) if n.startswith("test_
 import ib_tests  # noqa: E402
 
 ib_tests.Switch, ib_tests.recv_or_none, ib_tests.expect_none = Switch, recv_or_none, expect_none
+ib_tests.check_trust_cap = check_trust_cap
 TESTS += [(n[5:], f) for n, f in sorted(vars(ib_tests).items()) if n.startswith("test_ib_")]
 import ib_state_tests  # noqa: E402  (what a restart keeps: test/ib_state_tests.py)
 TESTS += [(n[5:], f) for n, f in sorted(vars(ib_state_tests).items()) if n.startswith("test_ib_")]
