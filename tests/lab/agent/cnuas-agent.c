@@ -205,15 +205,17 @@ static int port_send_ack(int fd, const uint8_t *nonce)
 
 	buf_append(&out, CNUAS_AGENT_ACK_MAGIC, CNUAS_AGENT_MAGIC_LEN);
 	buf_append(&out, nonce, CNUAS_AGENT_NONCE_LEN);
+	/*
+	 * No host yet is no reason to give up: virtio_console hands over a
+	 * new host's first bytes from the data queue's interrupt but learns
+	 * of its connection from the control queue, in a work item that may
+	 * run later. Until then the port polls POLLHUP and a write would
+	 * block; the host waits for this ACK, so wait for it (5 s at most).
+	 */
 	while (out.len && tries-- > 0) {
-		int ev = port_wait(fd, POLLOUT, 100);
-
-		if (ev & POLLOUT) {
-			if (buf_write_fd(&out, fd) < 0)
-				break;
-		} else if (ev & POLLHUP) {
+		if ((port_wait(fd, POLLOUT, 100) & POLLOUT) &&
+		    buf_write_fd(&out, fd) < 0)
 			break;
-		}
 	}
 	free(out.p);
 	return out.len ? -1 : 0;
