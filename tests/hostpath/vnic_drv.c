@@ -54,6 +54,11 @@ static int sleep_us(long us)
 	return nanosleep(&ts, NULL);
 }
 
+static uint32_t rx_window(const struct vnic *v)
+{
+	return v->rx_window ? v->rx_window : HP_RING;
+}
+
 int vnic_up(struct vnic *v)
 {
 	struct qemu_proc *q = &v->qp;
@@ -88,9 +93,9 @@ int vnic_up(struct vnic *v)
 	    wr(v, CNUAS_VNIC_REG_RXQ + CNUAS_VNIC_Q_BASE_LO, HP_RX_RING) ||
 	    wr(v, CNUAS_VNIC_REG_RXQ + CNUAS_VNIC_Q_SIZE, HP_RING) ||
 	    wr(v, CNUAS_VNIC_REG_CTRL, CNUAS_VNIC_CTRL_ENABLE) ||
-	    wr(v, CNUAS_VNIC_REG_RXQ + CNUAS_VNIC_Q_PROD, HP_RING))
+	    wr(v, CNUAS_VNIC_REG_RXQ + CNUAS_VNIC_Q_PROD, rx_window(v)))
 		return -1;
-	v->rx_prod = HP_RING;
+	v->rx_prod = rx_window(v);
 	for (tries = 0; tries < 400; tries++) {
 		if (qemu_cmd(q, &st, "readl 0x%x", REG(CNUAS_VNIC_REG_STATUS)))
 			return -1;
@@ -173,17 +178,20 @@ bool vnic_rx_refill(struct vnic *v, uint32_t batch)
 		d = &rx[v->rx_seen & (HP_RING - 1)];
 		if (d->flags == CNUAS_VNIC_DESC_F_DONE && d->len == v->frame_len)
 			v->rx_frames++;
+		else if (d->flags == CNUAS_VNIC_DESC_F_DONE && v->alt_len && d->len == v->alt_len)
+			v->rx_alt++;
 		else
 			v->rx_bad++;
 	}
-	if (cons + HP_RING - v->rx_prod < batch || v->qp.pending > 1)
+	if (cons + rx_window(v) - v->rx_prod < (batch < rx_window(v) ? batch : rx_window(v) / 2) ||
+	    v->qp.pending > 1)
 		return false;
-	for (i = v->rx_prod; i != cons + HP_RING; i++) {
+	for (i = v->rx_prod; i != cons + rx_window(v); i++) {
 		d = &rx[i & (HP_RING - 1)];
 		d->len = HP_BUF;
 		d->flags = 0;
 	}
-	v->rx_prod = cons + HP_RING;
+	v->rx_prod = cons + rx_window(v);
 	qemu_post(&v->qp, "writel 0x%x 0x%x",
 		  REG(CNUAS_VNIC_REG_RXQ + CNUAS_VNIC_Q_PROD), v->rx_prod);
 	return true;
