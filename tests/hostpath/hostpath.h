@@ -78,6 +78,7 @@ int qemu_qmp(struct qemu_proc *q, char *out, size_t outlen, const char *fmt, ...
 #define HP_BUF		CNUAS_VNIC_MAX_FRAME
 #define HP_RAM		(HP_RX_BUFS + HP_RING * HP_BUF + (8u << 20))
 #define HP_BAR0		0xe0000000u
+#define HP_BAR2		0xe0010000u	/* the RX poll page (F_RX_POLL) */
 
 /* One device as the harness drives it. */
 struct vnic {
@@ -92,6 +93,7 @@ struct vnic {
 	uint32_t alt_len;	/* frames of this length counted apart, or 0 */
 	uint64_t rx_alt;	/* ... in here, not as rx_bad */
 	uint32_t rx_window;	/* RX buffers kept posted; 0: the whole ring */
+	bool rx_poll;		/* F_RX_POLL: the poll page at HP_BAR2 */
 };
 
 int vnic_up(struct vnic *v);
@@ -105,6 +107,8 @@ bool vnic_tx_fill(struct vnic *v, uint32_t batch);
 /* Check what arrived and repost; true if it rang. */
 bool vnic_rx_refill(struct vnic *v, uint32_t batch);
 uint32_t vnic_stat(struct vnic *v, unsigned int off);
+/* One read of the RX poll page, as a busy-polling guest: frames it moved. */
+uint32_t vnic_poll(struct vnic *v);
 
 /*
  * Parts of the path whose CPU time is counted: the sender's main thread

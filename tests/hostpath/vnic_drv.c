@@ -42,6 +42,14 @@ uint32_t vnic_stat(struct vnic *v, unsigned int off)
 	return (uint32_t)val;
 }
 
+uint32_t vnic_poll(struct vnic *v)
+{
+	uint64_t val = 0;
+
+	qemu_cmd(&v->qp, &val, "readl 0x%x", HP_BAR2 + CNUAS_VNIC_POLL_RX);
+	return (uint32_t)val;
+}
+
 static int wr(struct vnic *v, unsigned int off, uint32_t val)
 {
 	return qemu_cmd(&v->qp, NULL, "writel 0x%x 0x%x", REG(off), val);
@@ -71,7 +79,10 @@ int vnic_up(struct vnic *v)
 	    qemu_cmd(q, &id, "inl 0xcfc") ||
 	    id != (CNUAS_VNIC_DEVICE_ID << 16 | CNUAS_VNIC_VENDOR_ID))
 		return -1;
-	/* BAR0, then memory decoding and bus mastering (DMA). */
+	/* BAR0 (and BAR2), then memory decoding and bus mastering (DMA). */
+	if (v->rx_poll && (qemu_cmd(q, NULL, "outl 0xcf8 0x%x", CFG(0x18)) ||
+			   qemu_cmd(q, NULL, "outl 0xcfc 0x%x", HP_BAR2)))
+		return -1;
 	if (qemu_cmd(q, NULL, "outl 0xcf8 0x%x", CFG(0x10)) ||
 	    qemu_cmd(q, NULL, "outl 0xcfc 0x%x", HP_BAR0) ||
 	    qemu_cmd(q, NULL, "outl 0xcf8 0x%x", CFG(0x04)) ||
@@ -86,7 +97,8 @@ int vnic_up(struct vnic *v)
 		rx[i].len = HP_BUF;
 		rx[i].flags = 0;
 	}
-	if (wr(v, CNUAS_VNIC_REG_DRV_FEATURES, CNUAS_VNIC_F_STATUS_BLOCK) ||
+	if (wr(v, CNUAS_VNIC_REG_DRV_FEATURES, CNUAS_VNIC_F_STATUS_BLOCK |
+	       (v->rx_poll ? CNUAS_VNIC_F_RX_POLL : 0)) ||
 	    wr(v, CNUAS_VNIC_REG_SB_LO, HP_SB) ||
 	    wr(v, CNUAS_VNIC_REG_TXQ + CNUAS_VNIC_Q_BASE_LO, HP_TX_RING) ||
 	    wr(v, CNUAS_VNIC_REG_TXQ + CNUAS_VNIC_Q_SIZE, HP_RING) ||
