@@ -32,6 +32,9 @@
  *                         busy-polled and then spins on an RDMA WRITE)
  *     [--park-us N]      (x-rx-park-us of every device: how long its RX
  *                         thread leaves frames to poll reads)
+ *     [--dgram-peer]     (at the end, a ping-pong between M' and a QEMU
+ *                         -netdev dgram port's peer, played by this
+ *                         program, as a virtio-net (Soft-RoCE) guest's)
  *     [--stopped]   (step 4 without a migration: M' is a new device,
  *                    brought up while stopped, then cont; no M)
  *     [--late-up]   (the same with a running VM whose driver brings the
@@ -41,11 +44,14 @@
  * Prints "migrate ..." lines; exit 0 when every check held.
  */
 #include <getopt.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -60,7 +66,7 @@ struct opts {
 	const char *qemu, *sock, *ctl, *vsctl, *log, *dir;
 	double seconds;
 	uint32_t size;
-	bool shm_ring, stopped, late_up, rx_poll;
+	bool shm_ring, stopped, late_up, rx_poll, dgram_peer;
 	unsigned int migrations, rx_window, park_us;
 };
 
@@ -395,7 +401,8 @@ static void usage(void)
 {
 	fprintf(stderr, "usage: cnuas-hostpath-migrate --qemu BIN --switch SOCK --ctl CTL "
 		"--vsctl VSCTL --switch-log LOG --dir DIR [--shm-ring] [--seconds S] [--size N] "
-		"[--migrations N] [--rx-window N] [--rx-poll] [--park-us N] [--stopped | --late-up]\n");
+		"[--migrations N] [--rx-window N] [--rx-poll] [--park-us N] [--dgram-peer]\n"
+		"       [--stopped | --late-up]\n");
 	exit(2);
 }
 
@@ -408,7 +415,7 @@ static void parse(int argc, char **argv, struct opts *o)
 		{ "seconds", 1, NULL, 't' }, { "size", 1, NULL, 'z' },
 		{ "shm-ring", 0, NULL, 'R' }, { "stopped", 0, NULL, 'S' },
 		{ "late-up", 0, NULL, 'L' }, { "rx-poll", 0, NULL, 'P' },
-		{ "park-us", 1, NULL, 'k' },
+		{ "park-us", 1, NULL, 'k' }, { "dgram-peer", 0, NULL, 'D' },
 		{ "migrations", 1, NULL, 'n' }, { "rx-window", 1, NULL, 'w' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -432,6 +439,7 @@ static void parse(int argc, char **argv, struct opts *o)
 		case 'L': o->late_up = o->stopped = true; break;
 		case 'P': o->rx_poll = true; break;
 		case 'k': o->park_us = (unsigned int)atoi(optarg); break;
+		case 'D': o->dgram_peer = true; break;
 		case 'n': o->migrations = (unsigned int)atoi(optarg); break;
 		case 'w': o->rx_window = (unsigned int)atoi(optarg); break;
 		default: usage();
@@ -442,6 +450,109 @@ static void parse(int argc, char **argv, struct opts *o)
 	    o->size == ALT_LEN || o->rx_window > HP_RING || o->rx_window == 1 || !o->migrations || o->migrations > 100 ||
 	    (o->stopped && o->migrations > 1))
 		usage();
+}
+
+/* A -netdev dgram port's peer: a socket of ours the switch sends to. */
+struct dgram_peer {
+	int fd;
+	struct sockaddr_un sw;	/* the switch's end */
+	uint8_t mac[6];
+};
+
+static int dgram_up(struct dgram_peer *d, const struct opts *o)
+{
+	struct sockaddr_un me = { .sun_family = AF_UNIX };
+	uint8_t f[60] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
+
+	d->fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	d->sw.sun_family = AF_UNIX;
+	snprintf(me.sun_path, sizeof(me.sun_path), "%s/dgram-peer.sock", o->dir);
+	snprintf(d->sw.sun_path, sizeof(d->sw.sun_path), "%s/dgram-switch.sock", o->dir);
+	memcpy(d->mac, (uint8_t[6]){ 0x02, 0xc7, 0x00, 0xe0, 0x00, 9 }, 6);
+	if (d->fd < 0 || bind(d->fd, (struct sockaddr *)&me, sizeof(me)) ||
+	    run(NULL, 0, "%s --ctl %s add-dgram %s %s >/dev/null", o->vsctl, o->ctl,
+		d->sw.sun_path, me.sun_path))
+		return -1;
+	/* a broadcast: the switch learns the MAC and that the peer is there */
+	memcpy(f + 6, d->mac, 6);
+	f[12] = 0x88;
+	f[13] = 0xb5;
+	return sendto(d->fd, f, sizeof(f), 0, (struct sockaddr *)&d->sw, sizeof(d->sw)) ==
+	       (ssize_t)sizeof(f) ? 0 : -1;
+}
+
+/* A frame of len bytes from d's MAC to v's; 0 or -1. */
+static int dgram_send(struct dgram_peer *d, const struct vnic *v, uint32_t len)
+{
+	static uint8_t f[CNUAS_VNIC_MAX_FRAME];
+
+	memcpy(f, v->mac, 6);
+	memcpy(f + 6, d->mac, 6);
+	f[12] = 0x88;
+	f[13] = 0xb5;
+	return sendto(d->fd, f, len, 0, (struct sockaddr *)&d->sw, sizeof(d->sw)) ==
+	       (ssize_t)len ? 0 : -1;
+}
+
+/* Wait for a frame of len bytes to d's MAC (others are skipped); false after limit s. */
+static bool dgram_wait(struct dgram_peer *d, uint32_t len, double limit)
+{
+	static uint8_t f[CNUAS_VNIC_MAX_FRAME];
+	double end = now() + limit;
+	struct pollfd p = { .fd = d->fd, .events = POLLIN };
+	ssize_t n;
+
+	while (now() < end) {
+		if (poll(&p, 1, 10) != 1)
+			continue;
+		n = recv(d->fd, f, sizeof(f), MSG_DONTWAIT);
+		if (n == (ssize_t)len && !memcmp(f, d->mac, 6))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Ping-pong between the dgram peer and m, a frame at a time: m's TX
+ * frames go to the peer meanwhile. As pingpong(): a frame that waits a
+ * second is a stall.
+ */
+static bool dgram_pingpong(const struct opts *o, struct dgram_peer *d, struct vnic *a,
+			   struct vnic *m, unsigned int trips)
+{
+	unsigned int i, lost = 0;
+	double t, wait = 0, worst = 0, t0 = now();
+
+	if (!tx_settle(a, m, m, 5))
+		return false;
+	vnic_set_frames(m, d->mac, o->size);
+	for (i = 0; i < trips && lost < 3; i++) {
+		uint64_t want = m->rx_frames + 1;
+		bool ok;
+
+		t = now();
+		ok = !dgram_send(d, m, o->size) && wait_rx(m, a, want, 2);
+		if (!ok)
+			m->rx_frames = want;
+		lost += !ok;
+		t = now() - t;
+		wait += t;
+		worst = t > worst ? t : worst;
+		t = now();
+		ok = !send_n(m, 1) && dgram_wait(d, o->size, 2);
+		lost += !ok;
+		t = now() - t;
+		wait += t;
+		worst = t > worst ? t : worst;
+	}
+	printf("migrate dgram pingpong: %u trips in %.2f s, a frame waits %.0f us on average, "
+	       "%.1f ms at worst; %u frames not there after 2 s\n", i, now() - t0,
+	       wait / (2 * i) * 1e6, worst * 1e3, lost);
+	check(worst < 1.0 && !lost, "ping-pong with a -netdev dgram peer without a stall");
+	if (!tx_settle(a, m, m, 5))
+		return false;
+	vnic_set_frames(m, a->mac, o->size);
+	return true;
 }
 
 /* Steps 2 and 3 to 4 of the stopped or late variant: M' replaces M, no migration. */
@@ -584,6 +695,7 @@ static int one_round(const struct opts *o, struct vnic *a, struct vnic *m, unsig
 int main(int argc, char **argv)
 {
 	static struct vnic a, m;
+	struct dgram_peer dp = { .fd = -1 };
 	struct opts o = { 0 };
 	double before[2];
 	unsigned int k;
@@ -612,8 +724,14 @@ int main(int argc, char **argv)
 	a.rx_bad = m.rx_bad = 0;
 	if (!measure("before", &a, &m, o.seconds, before) || !pingpong("before", &a, &m, 500))
 		return 1;
+	if (o.dgram_peer && dgram_up(&dp, &o)) {
+		printf("migrate: the dgram peer did not come up\n");
+		return 1;
+	}
 	for (k = 0; k < o.migrations && !rc; k++)
 		rc = one_round(&o, &a, &m, k, before);
+	if (!rc && o.dgram_peer && !dgram_pingpong(&o, &dp, &a, &m, 500))
+		rc = -1;
 	device_stats("A", &a);
 	device_stats("M'", &m);
 	printf("migrate: %s, %d checks failed\n", rc ? "broke off" : "done", fails);

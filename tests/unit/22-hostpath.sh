@@ -10,7 +10,8 @@
 # started with -incoming (twice, on rings; once on sockets), and a
 # device whose driver comes up only after frames were sent to it (a
 # hot-plugged device; with the RX poll page read before each ping-pong
-# frame): the new connection takes rings while its ring
+# frame, and then a ping-pong with a -netdev dgram peer as a Soft-RoCE
+# guest's, as in VM test 93): the new connection takes rings while its ring
 # fills, and then frames must move both ways with none lost and a
 # frame-at-a-time ping-pong must never wait for a kick that got lost.
 # timeout: 2400
@@ -51,7 +52,7 @@ for ring in 0 1; do
     echo "rings: $ring"
     grep '^bench host pairs=' "$LOG"
 done
-for args in "--shm-ring --migrations 2" "--shm-ring --late-up --rx-poll" "--migrations 1"; do
+for args in "--shm-ring --migrations 2" "--shm-ring --late-up --rx-poll --dgram-peer" "--migrations 1"; do
     # shellcheck disable=SC2086 # the words are the options
     "$REPO/tests/hostpath/run-migrate" $args --seconds 0.3 >"$LOG" 2>&1
     rc=$?
