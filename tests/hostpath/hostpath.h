@@ -25,6 +25,9 @@
 struct qemu_proc {
 	pid_t pid;
 	int fd;			/* qtest socket */
+	int qmp;		/* QMP socket, or -1 (qemu_args.qmp) */
+	char qin[8192];		/* QMP bytes not yet taken as lines */
+	size_t qinlen;
 	unsigned int pending;	/* replies owed for unanswered commands */
 	char in[4096];
 	size_t inlen;
@@ -41,6 +44,9 @@ struct qemu_args {
 	uint8_t mac[6];
 	size_t ram_size;
 	bool shm_ring;		/* x-shm-ring=on: offer the switch shared-memory rings */
+	bool qmp;		/* a QMP connection (qemu_qmp) */
+	bool stopped;		/* -S: the VM does not run until QMP's cont */
+	const char *incoming;	/* -incoming URI: a migration target */
 };
 
 int qemu_start(struct qemu_proc *q, const struct qemu_args *a);
@@ -53,6 +59,12 @@ int qemu_post(struct qemu_proc *q, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 /* Consume the replies that have arrived; -1 when QEMU went away. */
 int qemu_drain(struct qemu_proc *q);
+/*
+ * A QMP command (one line of JSON); its reply line into out (events are
+ * skipped). 0 on a "return", -1 on an "error" or a broken connection.
+ */
+int qemu_qmp(struct qemu_proc *q, char *out, size_t outlen, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
 
 /* Guest physical layout (below 4 GiB on q35 RAM is linear from 0). */
 #define HP_SB		0x01000000u
@@ -66,6 +78,7 @@ int qemu_drain(struct qemu_proc *q);
 #define HP_BUF		CNUAS_VNIC_MAX_FRAME
 #define HP_RAM		(HP_RX_BUFS + HP_RING * HP_BUF + (8u << 20))
 #define HP_BAR0		0xe0000000u
+#define HP_BAR2		0xe0010000u	/* the RX poll page (F_RX_POLL) */
 
 /* One device as the harness drives it. */
 struct vnic {
@@ -77,6 +90,10 @@ struct vnic {
 	uint64_t rx_frames;	/* data frames of the right size */
 	uint64_t rx_bad;	/* anything else */
 	uint32_t frame_len;	/* data frames expected / sent */
+	uint32_t alt_len;	/* frames of this length counted apart, or 0 */
+	uint64_t rx_alt;	/* ... in here, not as rx_bad */
+	uint32_t rx_window;	/* RX buffers kept posted; 0: the whole ring */
+	bool rx_poll;		/* F_RX_POLL: the poll page at HP_BAR2 */
 };
 
 int vnic_up(struct vnic *v);
@@ -90,6 +107,8 @@ bool vnic_tx_fill(struct vnic *v, uint32_t batch);
 /* Check what arrived and repost; true if it rang. */
 bool vnic_rx_refill(struct vnic *v, uint32_t batch);
 uint32_t vnic_stat(struct vnic *v, unsigned int off);
+/* One read of the RX poll page, as a busy-polling guest: frames it moved. */
+uint32_t vnic_poll(struct vnic *v);
 
 /*
  * Parts of the path whose CPU time is counted: the sender's main thread

@@ -58,11 +58,13 @@ static int map_ram(struct qemu_proc *q, const struct qemu_args *a)
 }
 
 static void exec_qemu(const struct qemu_args *a, const char *ram_path,
-		      const char *sock, const char *log)
+		      const char *sock, const char *qmp, const char *log)
 {
-	char mem[512], dev[512], qt[300], mach[64], size[32];
+	char mem[512], dev[512], qt[300], mach[64], size[32], mon[300];
 	const uint8_t *m = a->mac;
+	const char *argv[32];
 	int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	unsigned int n = 0;
 
 	if (fd >= 0) {
 		dup2(fd, 1);
@@ -75,48 +77,103 @@ static void exec_qemu(const struct qemu_args *a, const char *ram_path,
 		 "memory-backend-file,id=ram,size=%s,mem-path=%s,share=on", size, ram_path);
 	snprintf(mach, sizeof(mach), "q35,memory-backend=ram");
 	snprintf(qt, sizeof(qt), "unix:%s", sock);
+	snprintf(mon, sizeof(mon), "socket,id=qmp,path=%s", qmp);
 	snprintf(dev, sizeof(dev),
 		 "cnuas-vnic,id=nic0,addr=0x4,socket_path=%s,"
 		 "mac=%02x:%02x:%02x:%02x:%02x:%02x%s",
 		 a->switch_sock, m[0], m[1], m[2], m[3], m[4], m[5],
 		 a->shm_ring ? ",x-shm-ring=on" : "");
-	execl(a->qemu, a->qemu, "-machine", mach, "-m", size, "-object", mem,
-	      "-accel", "qtest", "-qtest", qt, "-qtest-log", "/dev/null", "-display", "none", "-nodefaults",
-	      "-name", "hostpath,debug-threads=on",
-	      "-device", dev, (char *)NULL);
+	argv[n++] = a->qemu;
+	argv[n++] = "-machine";
+	argv[n++] = mach;
+	argv[n++] = "-m";
+	argv[n++] = size;
+	argv[n++] = "-object";
+	argv[n++] = mem;
+	argv[n++] = "-accel";
+	argv[n++] = "qtest";
+	argv[n++] = "-qtest";
+	argv[n++] = qt;
+	argv[n++] = "-qtest-log";
+	argv[n++] = "/dev/null";
+	argv[n++] = "-display";
+	argv[n++] = "none";
+	argv[n++] = "-nodefaults";
+	argv[n++] = "-name";
+	argv[n++] = "hostpath,debug-threads=on";
+	argv[n++] = "-device";
+	argv[n++] = dev;
+	if (a->qmp) {
+		/* QEMU connects to the harness, as for qtest: no wait for a path */
+		argv[n++] = "-chardev";
+		argv[n++] = mon;
+		argv[n++] = "-mon";
+		argv[n++] = "chardev=qmp,mode=control";
+	}
+	if (a->stopped)
+		argv[n++] = "-S";
+	if (a->incoming) {
+		argv[n++] = "-incoming";
+		argv[n++] = a->incoming;
+	}
+	argv[n] = NULL;
+	execv(a->qemu, (char *const *)argv);
 	perror(a->qemu);
 	_exit(127);
 }
 
+/* Take one connection on a listening socket, waiting up to 20 s. */
+static int take_conn(int lfd)
+{
+	struct pollfd p = { .fd = lfd, .events = POLLIN };
+
+	if (poll(&p, 1, 20000) != 1)
+		return -1;
+	return accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+}
+
 int qemu_start(struct qemu_proc *q, const struct qemu_args *a)
 {
-	char sock[256], log[256];
-	struct pollfd p;
-	int lfd;
+	char sock[256], qmp[256], log[256], line[512];
+	int lfd, qlfd = -1;
 
 	memset(q, 0, sizeof(*q));
 	q->fd = -1;
+	q->qmp = -1;
 	snprintf(sock, sizeof(sock), "%s/qtest-%s.sock", a->dir, a->name);
+	snprintf(qmp, sizeof(qmp), "%s/qmp-%s.sock", a->dir, a->name);
 	snprintf(log, sizeof(log), "%s/qemu-%s.log", a->dir, a->name);
 	if (map_ram(q, a))
 		return -1;
 	lfd = listen_at(sock);
 	if (lfd < 0)
 		return -1;
+	if (a->qmp) {
+		qlfd = listen_at(qmp);
+		if (qlfd < 0) {
+			close(lfd);
+			return -1;
+		}
+	}
 	q->pid = fork();
 	if (q->pid < 0) {
 		close(lfd);
+		if (qlfd >= 0)
+			close(qlfd);
 		return -1;
 	}
 	if (!q->pid)
-		exec_qemu(a, q->ram_path, sock, log);
-	p.fd = lfd;
-	p.events = POLLIN;
-	if (poll(&p, 1, 20000) == 1)
-		q->fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+		exec_qemu(a, q->ram_path, sock, qmp, log);
+	/* QEMU opens its chardevs (the monitor) before the qtest socket */
+	if (qlfd >= 0) {
+		q->qmp = take_conn(qlfd);
+		close(qlfd);
+		unlink(qmp);
+	}
+	q->fd = take_conn(lfd);
 	close(lfd);
 	unlink(sock);
-	if (q->fd < 0) {
+	if (q->fd < 0 || (a->qmp && q->qmp < 0)) {
 		fprintf(stderr, "hostpath: QEMU %s did not connect, see %s\n", a->name, log);
 		return -1;
 	}
@@ -125,6 +182,8 @@ int qemu_start(struct qemu_proc *q, const struct qemu_args *a)
 	 * machine, and so its RAM, exists. Then nothing needs the name.
 	 */
 	if (qemu_cmd(q, NULL, "outl 0xcf8 0x80000000"))
+		return -1;
+	if (a->qmp && qemu_qmp(q, line, sizeof(line), "{\"execute\": \"qmp_capabilities\"}"))
 		return -1;
 	unlink(q->ram_path);
 	q->ram_path[0] = '\0';
@@ -136,6 +195,9 @@ void qemu_stop(struct qemu_proc *q)
 	if (q->fd >= 0)
 		close(q->fd);
 	q->fd = -1;
+	if (q->qmp >= 0)
+		close(q->qmp);
+	q->qmp = -1;
 	if (q->pid > 0) {
 		kill(q->pid, SIGTERM);
 		waitpid(q->pid, NULL, 0);
@@ -268,5 +330,67 @@ int qemu_cmd(struct qemu_proc *q, uint64_t *val, const char *fmt, ...)
 		}
 		if (fill(q, true) < 0)
 			return -1;
+	}
+}
+
+/* One QMP line into out; 1 got one, -1 the connection broke or timed out. */
+static int qmp_line(struct qemu_proc *q, char *out, size_t outlen)
+{
+	struct pollfd p = { .fd = q->qmp, .events = POLLIN };
+	char *nl;
+	ssize_t r;
+	size_t n;
+
+	for (;;) {
+		nl = memchr(q->qin, '\n', q->qinlen);
+		if (nl) {
+			n = (size_t)(nl - q->qin) + 1;
+			if (outlen) {
+				size_t k = n - 1 < outlen - 1 ? n - 1 : outlen - 1;
+
+				memcpy(out, q->qin, k);
+				out[k] = '\0';
+			}
+			memmove(q->qin, q->qin + n, q->qinlen - n);
+			q->qinlen -= n;
+			return 1;
+		}
+		if (q->qinlen == sizeof(q->qin))
+			q->qinlen = 0;	/* a line longer than we keep: dropped */
+		if (poll(&p, 1, 30000) != 1)
+			return -1;
+		r = recv(q->qmp, q->qin + q->qinlen, sizeof(q->qin) - q->qinlen, 0);
+		if (r <= 0)
+			return -1;
+		q->qinlen += (size_t)r;
+	}
+}
+
+int qemu_qmp(struct qemu_proc *q, char *out, size_t outlen, const char *fmt, ...)
+{
+	char buf[1024];
+	va_list ap;
+	int n;
+
+	if (q->qmp < 0)
+		return -1;
+	va_start(ap, fmt);
+	n = vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= sizeof(buf) - 1)
+		return -1;
+	buf[n++] = '\n';
+	if (send(q->qmp, buf, (size_t)n, MSG_NOSIGNAL) != n)
+		return -1;
+	for (;;) {
+		if (qmp_line(q, out, outlen) < 0)
+			return -1;
+		/* the greeting and events are not the reply */
+		if (strstr(out, "\"return\""))
+			return 0;
+		if (strstr(out, "\"error\"")) {
+			fprintf(stderr, "hostpath: qmp: %s\n", out);
+			return -1;
+		}
 	}
 }

@@ -42,6 +42,14 @@ uint32_t vnic_stat(struct vnic *v, unsigned int off)
 	return (uint32_t)val;
 }
 
+uint32_t vnic_poll(struct vnic *v)
+{
+	uint64_t val = 0;
+
+	qemu_cmd(&v->qp, &val, "readl 0x%x", HP_BAR2 + CNUAS_VNIC_POLL_RX);
+	return (uint32_t)val;
+}
+
 static int wr(struct vnic *v, unsigned int off, uint32_t val)
 {
 	return qemu_cmd(&v->qp, NULL, "writel 0x%x 0x%x", REG(off), val);
@@ -52,6 +60,11 @@ static int sleep_us(long us)
 	struct timespec ts = { us / 1000000, us % 1000000 * 1000 };
 
 	return nanosleep(&ts, NULL);
+}
+
+static uint32_t rx_window(const struct vnic *v)
+{
+	return v->rx_window ? v->rx_window : HP_RING;
 }
 
 int vnic_up(struct vnic *v)
@@ -66,7 +79,10 @@ int vnic_up(struct vnic *v)
 	    qemu_cmd(q, &id, "inl 0xcfc") ||
 	    id != (CNUAS_VNIC_DEVICE_ID << 16 | CNUAS_VNIC_VENDOR_ID))
 		return -1;
-	/* BAR0, then memory decoding and bus mastering (DMA). */
+	/* BAR0 (and BAR2), then memory decoding and bus mastering (DMA). */
+	if (v->rx_poll && (qemu_cmd(q, NULL, "outl 0xcf8 0x%x", CFG(0x18)) ||
+			   qemu_cmd(q, NULL, "outl 0xcfc 0x%x", HP_BAR2)))
+		return -1;
 	if (qemu_cmd(q, NULL, "outl 0xcf8 0x%x", CFG(0x10)) ||
 	    qemu_cmd(q, NULL, "outl 0xcfc 0x%x", HP_BAR0) ||
 	    qemu_cmd(q, NULL, "outl 0xcf8 0x%x", CFG(0x04)) ||
@@ -81,16 +97,17 @@ int vnic_up(struct vnic *v)
 		rx[i].len = HP_BUF;
 		rx[i].flags = 0;
 	}
-	if (wr(v, CNUAS_VNIC_REG_DRV_FEATURES, CNUAS_VNIC_F_STATUS_BLOCK) ||
+	if (wr(v, CNUAS_VNIC_REG_DRV_FEATURES, CNUAS_VNIC_F_STATUS_BLOCK |
+	       (v->rx_poll ? CNUAS_VNIC_F_RX_POLL : 0)) ||
 	    wr(v, CNUAS_VNIC_REG_SB_LO, HP_SB) ||
 	    wr(v, CNUAS_VNIC_REG_TXQ + CNUAS_VNIC_Q_BASE_LO, HP_TX_RING) ||
 	    wr(v, CNUAS_VNIC_REG_TXQ + CNUAS_VNIC_Q_SIZE, HP_RING) ||
 	    wr(v, CNUAS_VNIC_REG_RXQ + CNUAS_VNIC_Q_BASE_LO, HP_RX_RING) ||
 	    wr(v, CNUAS_VNIC_REG_RXQ + CNUAS_VNIC_Q_SIZE, HP_RING) ||
 	    wr(v, CNUAS_VNIC_REG_CTRL, CNUAS_VNIC_CTRL_ENABLE) ||
-	    wr(v, CNUAS_VNIC_REG_RXQ + CNUAS_VNIC_Q_PROD, HP_RING))
+	    wr(v, CNUAS_VNIC_REG_RXQ + CNUAS_VNIC_Q_PROD, rx_window(v)))
 		return -1;
-	v->rx_prod = HP_RING;
+	v->rx_prod = rx_window(v);
 	for (tries = 0; tries < 400; tries++) {
 		if (qemu_cmd(q, &st, "readl 0x%x", REG(CNUAS_VNIC_REG_STATUS)))
 			return -1;
@@ -173,17 +190,20 @@ bool vnic_rx_refill(struct vnic *v, uint32_t batch)
 		d = &rx[v->rx_seen & (HP_RING - 1)];
 		if (d->flags == CNUAS_VNIC_DESC_F_DONE && d->len == v->frame_len)
 			v->rx_frames++;
+		else if (d->flags == CNUAS_VNIC_DESC_F_DONE && v->alt_len && d->len == v->alt_len)
+			v->rx_alt++;
 		else
 			v->rx_bad++;
 	}
-	if (cons + HP_RING - v->rx_prod < batch || v->qp.pending > 1)
+	if (cons + rx_window(v) - v->rx_prod < (batch < rx_window(v) ? batch : rx_window(v) / 2) ||
+	    v->qp.pending > 1)
 		return false;
-	for (i = v->rx_prod; i != cons + HP_RING; i++) {
+	for (i = v->rx_prod; i != cons + rx_window(v); i++) {
 		d = &rx[i & (HP_RING - 1)];
 		d->len = HP_BUF;
 		d->flags = 0;
 	}
-	v->rx_prod = cons + HP_RING;
+	v->rx_prod = cons + rx_window(v);
 	qemu_post(&v->qp, "writel 0x%x 0x%x",
 		  REG(CNUAS_VNIC_REG_RXQ + CNUAS_VNIC_Q_PROD), v->rx_prod);
 	return true;

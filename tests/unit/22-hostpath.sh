@@ -5,6 +5,15 @@
 # 64 B and 9 KiB frames, half a second a row, must move frames through
 # the real switch between two real cnuas-vnic devices with none lost.
 # Its figures are not judged here (make bench-host does that).
+# Then a device that gets a new connection while it cannot move frames
+# (tests/hostpath/run-migrate, migrate.c): live migration into a QEMU
+# started with -incoming (twice, on rings; once on sockets), and a
+# device whose driver comes up only after frames were sent to it (a
+# hot-plugged device; with the RX poll page read before each ping-pong
+# frame, and then a ping-pong with a -netdev dgram peer as a Soft-RoCE
+# guest's, as in VM test 93): the new connection takes rings while its ring
+# fills, and then frames must move both ways with none lost and a
+# frame-at-a-time ping-pong must never wait for a kick that got lost.
 # timeout: 2400
 # Exit: 0 pass, 77 skip (QEMU cannot be built here), anything else fail.
 
@@ -43,4 +52,17 @@ for ring in 0 1; do
     echo "rings: $ring"
     grep '^bench host pairs=' "$LOG"
 done
-echo "PASS: the host path moves frames losslessly through the switch, on sockets and on rings"
+for args in "--shm-ring --migrations 2" "--shm-ring --late-up --rx-poll --dgram-peer" "--migrations 1"; do
+    # shellcheck disable=SC2086 # the words are the options
+    "$REPO/tests/hostpath/run-migrate" $args --seconds 0.3 >"$LOG" 2>&1
+    rc=$?
+    if [ "$rc" != 0 ] || ! grep -q '^migrate: done, 0 checks failed$' "$LOG"; then
+        cat "$LOG"
+        echo "FAIL: tests/hostpath/run-migrate $args exited with $rc"
+        exit 1
+    fi
+    echo "run-migrate $args:"
+    grep -E '^migrate (result|.*pingpong)' "$LOG"
+done
+echo "PASS: the host path moves frames losslessly through the switch, on sockets and on rings," \
+    "also after a migration and on a connection made before the device ran"

@@ -51,7 +51,9 @@ if [ "$LINK_LAYER" = ib ]; then
 else
 	need_eth
 fi
-# Any failure shows what a guest kernel reported (a crash after a migration).
+# Any failure shows what a guest kernel reported (a crash after a migration),
+# and each switch port's frames, pauses and, on shared-memory rings, its
+# rings (frames waiting, who asked for a kick: docs/debugging.md).
 fail() {
 	local f
 	for f in "$LAB_DIR"/node*.console.log; do
@@ -59,6 +61,9 @@ fail() {
 		echo "---- $f"
 		grep -m1 -A14 -E 'Oops|BUG:|Kernel panic' "$f"
 	done
+	echo "---- the switch's ports"
+	"$LAB" switch -- counters 2>/dev/null |
+		grep -E '^port |^  (rx_frames|tx_frames|bp_paused|bp_caused|drop_port_closed|ring)' || true
 	echo "FAIL: $*"
 	exit 1
 }

@@ -4,6 +4,7 @@
 #include "ctl_proto.h"
 #include "fdb.h"
 #include "fwd_mode.h"
+#include "port_io.h"
 #include "strbuf.h"
 #include "switch.h"
 
@@ -449,6 +450,7 @@ static void counters_one(struct req *r, const struct port *p, bool first)
 	if (r->json) {
 		sb_printf(b, "%s{\"id\": %u, \"counters\": ", first ? "" : ", ", p->id);
 		json_counters(b, &p->c);
+		shm_port_counters(p, b, true);
 		sb_printf(b, "}");
 		return;
 	}
@@ -456,6 +458,7 @@ static void counters_one(struct req *r, const struct port *p, bool first)
 #define VS_X(n) sb_printf(b, "  %-20s %llu\n", #n, (unsigned long long)p->c.n);
 	VS_COUNTERS(VS_X)
 #undef VS_X
+	shm_port_counters(p, b, false);
 }
 
 static int cmd_counters(struct vswitch *sw, struct req *r)

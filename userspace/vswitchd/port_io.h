@@ -54,5 +54,8 @@ int sock_send(struct port *p, struct mmsghdr *m, unsigned int n);
 extern const struct port_io seqpacket_io;
 /* shm_port.c: a SEQPACKET port whose first message may be a HELLO. */
 extern const struct port_io shm_hello_io;
+struct strbuf;
+/* shm_port.c: a ring port's rings in cnuas-vsctl counters (nothing for other ports). */
+void shm_port_counters(const struct port *p, struct strbuf *b, bool json);
 
 #endif

@@ -10,6 +10,7 @@
  */
 #include "port_io.h"
 #include "shm_ring.h"
+#include "strbuf.h"
 #include "switch.h"
 
 #include <errno.h>
@@ -288,3 +289,44 @@ static const struct port_io shm_ring_io = {
 	.arm = ring_arm,
 	.close = shm_close,
 };
+
+/*
+ * A ring port's rings for cnuas-vsctl counters: which step, the frames
+ * waiting each way, who asked the other for a kick, and the kicks so far.
+ * A stall shows here: frames waiting on a side that asked for no kick.
+ */
+void shm_port_counters(const struct port *p, struct strbuf *b, bool json)
+{
+	const struct shm_port *s = p->shm;
+	const char *step = p->io == &shm_ring_io ? "on" : "accepted";
+	uint64_t from_dev;
+	struct shm_view v;
+
+	if (!s)
+		return;
+	shm_view(s, &v);
+	from_dev = s->kicks_in > s->self_wakes ? s->kicks_in - s->self_wakes : 0;
+	if (json) {
+		sb_printf(b, ", \"ring\": {\"step\": \"%s\", \"tx_waiting\": %u, \"rx_waiting\": %u, "
+			  "\"switch_wants_tx\": %s, \"switch_wants_room\": %s, "
+			  "\"device_wants_rx\": %s, \"device_wants_room\": %s, \"kicks_rx\": %llu, "
+			  "\"kicks_tx\": %llu, \"kicks_from_device\": %llu, \"self_wakes\": %llu}",
+			  step, v.tx_waiting, v.rx_waiting, v.sw_wants_tx ? "true" : "false",
+			  v.sw_wants_room ? "true" : "false", v.dev_wants_rx ? "true" : "false",
+			  v.dev_wants_room ? "true" : "false", (unsigned long long)s->kicks_rx,
+			  (unsigned long long)s->kicks_tx, (unsigned long long)from_dev,
+			  (unsigned long long)s->self_wakes);
+		return;
+	}
+	sb_printf(b, "  %-20s %s: TX %u waiting, RX %u waiting; kick asked by the switch:%s%s%s, "
+		  "by the device:%s%s%s\n", "ring", step, v.tx_waiting, v.rx_waiting,
+		  v.sw_wants_tx ? " TX frames" : "", v.sw_wants_room ? " RX room" : "",
+		  v.sw_wants_tx || v.sw_wants_room ? "" : " none",
+		  v.dev_wants_rx ? " RX frames" : "", v.dev_wants_room ? " TX room" : "",
+		  v.dev_wants_rx || v.dev_wants_room ? "" : " none");
+	sb_printf(b, "  %-20s %llu\n  %-20s %llu\n  %-20s %llu\n  %-20s %llu\n",
+		  "ring_kicks_rx", (unsigned long long)s->kicks_rx,
+		  "ring_kicks_tx", (unsigned long long)s->kicks_tx,
+		  "ring_kicks_from_dev", (unsigned long long)from_dev,
+		  "ring_self_wakes", (unsigned long long)s->self_wakes);
+}

@@ -141,7 +141,10 @@ static void kick(struct shm_port *s, int fd)
 {
 	uint64_t one = 1;
 
-	s->kicks++;
+	if (fd == s->rx_kick_fd)
+		s->kicks_rx++;
+	else
+		s->kicks_tx++;
 	/* EAGAIN: the counter is full, the device will wake anyway */
 	if (fd >= 0 && write(fd, &one, sizeof(one)) < 0)
 		return;
@@ -243,8 +246,10 @@ bool shm_arm(struct shm_port *s, bool rx_want, bool tx_want)
 		ready = true;
 	if (tx_want && s->rx.idx - __atomic_load_n(&s->rx.ctl->cons, __ATOMIC_ACQUIRE) != s->nslots)
 		ready = true;
-	if (ready)
+	if (ready) {
 		shm_woken(s);
+		s->self_wakes++;
+	}
 	return ready;
 }
 
@@ -254,6 +259,16 @@ void shm_woken(struct shm_port *s)
 
 	__atomic_store_n(&s->tx.ctl->cons_sleep, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&s->rx.ctl->prod_wait, 0, __ATOMIC_RELAXED);
-	if (s->wake_fd >= 0 && read(s->wake_fd, &v, sizeof(v)) < 0)
-		return;
+	if (s->wake_fd >= 0 && read(s->wake_fd, &v, sizeof(v)) == sizeof(v))
+		s->kicks_in += v;
+}
+
+void shm_view(const struct shm_port *s, struct shm_view *v)
+{
+	v->tx_waiting = __atomic_load_n(&s->tx.ctl->prod, __ATOMIC_RELAXED) - s->tx.idx;
+	v->rx_waiting = s->rx.idx - __atomic_load_n(&s->rx.ctl->cons, __ATOMIC_RELAXED);
+	v->sw_wants_tx = __atomic_load_n(&s->tx.ctl->cons_sleep, __ATOMIC_RELAXED);
+	v->sw_wants_room = __atomic_load_n(&s->rx.ctl->prod_wait, __ATOMIC_RELAXED);
+	v->dev_wants_rx = __atomic_load_n(&s->rx.ctl->cons_sleep, __ATOMIC_RELAXED);
+	v->dev_wants_room = __atomic_load_n(&s->tx.ctl->prod_wait, __ATOMIC_RELAXED);
 }

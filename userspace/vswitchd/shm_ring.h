@@ -34,8 +34,27 @@ struct shm_port {
 	int wake_fd;		/* switch-wake eventfd: we sleep on it, -1 none */
 	int rx_kick_fd;		/* the device's RX wake: frames in its RX ring, -1 none */
 	int tx_kick_fd;		/* the device's TX wake: room in its TX ring, -1 none */
-	uint64_t kicks;		/* kicks sent (for tests) */
+	/* for a person (cnuas-vsctl counters) and the tests */
+	uint64_t kicks_rx;	/* kicks to the device's RX wake: frames for it */
+	uint64_t kicks_tx;	/* kicks to its TX wake: room for its frames */
+	uint64_t kicks_in;	/* kicks read from our wake_fd: the device's and our own */
+	uint64_t self_wakes;	/* shm_arm found the work already there (and kicked us) */
 };
+
+/*
+ * The rings as they are now, for a person: the device's fields are read
+ * once each and not trusted (a frame count may be anything).
+ */
+struct shm_view {
+	uint32_t tx_waiting;	/* frames in the device's TX ring we have not taken */
+	uint32_t rx_waiting;	/* frames in its RX ring it has not taken */
+	bool sw_wants_tx;	/* we asked for a kick when it sends (TX cons_sleep) */
+	bool sw_wants_room;	/* ... when it frees RX slots (RX prod_wait) */
+	bool dev_wants_rx;	/* it asked for a kick when we send (RX cons_sleep) */
+	bool dev_wants_room;	/* ... when we free TX slots (TX prod_wait) */
+};
+
+void shm_view(const struct shm_port *s, struct shm_view *v);
 
 /* The descriptors of a HELLO: a sealed memfd, three eventfds. 0 or a refusal. */
 int shm_check_fds(const int fds[CNUAS_SHM_NFDS], uint64_t area_len);

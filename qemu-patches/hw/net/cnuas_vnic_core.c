@@ -1091,6 +1091,19 @@ static bool cnuas_vnic_poller_could_read(CnuasVnicState *s,
     return halted;
 }
 
+/*
+ * Frames waiting where the RX thread watches: data on the socket, or,
+ * on the shared-memory rings, a kick on the RX eventfd (the switch kicks
+ * only while the RX side is armed, and every RX run clears it first).
+ * poll() and not recv(MSG_PEEK), which fails on an eventfd.
+ */
+static bool cnuas_vnic_rx_waiting(int fd)
+{
+    struct pollfd pfd = { .fd = fd, .events = POLLIN };
+
+    return poll(&pfd, 1, 0) > 0 && (pfd.revents & POLLIN);
+}
+
 /* Microseconds the RX thread may leave the socket to poll reads, or 0. */
 static uint32_t cnuas_vnic_rx_park(CnuasVnicState *s, int fd,
                                    CnuasVnicPark *p)
@@ -1101,7 +1114,6 @@ static uint32_t cnuas_vnic_rx_park(CnuasVnicState *s, int fd,
                         CNUAS_VNIC_POLL_PARK_MAX_US);
     bool was_parked = p->parked;
     uint64_t ran, waited;
-    char c;
 
     p->parked = false;
     if (fd < 0) {
@@ -1116,7 +1128,7 @@ static uint32_t cnuas_vnic_rx_park(CnuasVnicState *s, int fd,
         cnuas_vnic_poller_sample(s, p, &ran, &waited); /* for the next */
         return park - idle;
     }
-    if (was_parked && recv(fd, &c, 1, MSG_PEEK | MSG_DONTWAIT) > 0 &&
+    if (was_parked && cnuas_vnic_rx_waiting(fd) &&
         cnuas_vnic_poller_could_read(s, p, park)) {
         if (!p->misses ||
             now - p->window_us >= CNUAS_VNIC_POLL_MISS_WINDOW_US) {

@@ -146,6 +146,17 @@ def test_shm_ring_frames_both_ways():
         assert ca["rx_frames"] == n + 1 and ca["tx_frames"] == n + 1, ca
         assert sum(v for k, v in ca.items() if k.startswith("drop_")) == 0, ca
         assert "shared-memory rings" in sw.logtext()
+        # counters show the rings: on, nothing waiting, the switch asks
+        # for a kick on the device's next frame, and kicks went out
+        ring = sw.vsctl("counters", str(ids[0]), json_out=True)["ports"][0]["ring"]
+        assert ring["step"] == "on" and ring["tx_waiting"] == 0 and ring["rx_waiting"] == 0, ring
+        assert ring["switch_wants_tx"] and not ring["switch_wants_room"], ring
+        assert not ring["device_wants_rx"] and not ring["device_wants_room"], ring
+        assert ring["kicks_from_device"] >= 1, ring
+        assert "ring" not in sw.vsctl("counters", str(ids[1]), json_out=True)["ports"][0]
+        text = sw.vsctl("counters", str(ids[0])).stdout
+        assert "ring                 on: TX 0 waiting, RX 0 waiting; kick asked by the switch: " \
+            "TX frames, by the device: none" in text, text
         # idle rings: the switch sleeps (no wake-up loop on its eventfd)
         t0 = _cpu_s(sw.proc.pid)
         time.sleep(1.0)
