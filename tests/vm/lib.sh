@@ -219,9 +219,14 @@ ipoib_reconfigure() {
 
 # A guest kernel's problem on its console: an Oops, BUG (soft lockups
 # too), WARNING (lockdep's reports too), panic, GPF, lockdep, a hard
-# lockup, a hung task or an RCU stall. The switch's log: the same, or a
-# sanitizer's report (its own "warning:" lines are about its peers).
-CONSOLE_BAD_RE='Oops|BUG:|WARNING:|Kernel panic|general protection fault|possible (circular|recursive) locking|inconsistent lock state|lockdep|soft lockup|hard LOCKUP|blocked for more than [0-9]+ seconds|hung_task|rcu.*detected stalls|self-detected stall'
+# lockup, a hung task or an RCU stall. The kernel's own GPF reads
+# "general protection fault, ..." or "...fault: 0000 [#1]"; a user
+# program's is "traps: NAME[PID] general protection fault ip:...", like
+# its "segfault at" lines its test's to judge (perftest 4.5's -R retry,
+# a named upstream bug that 84 works around, dies that way now and then).
+# The switch's log: the same, or a sanitizer's report (its own
+# "warning:" lines are about its peers).
+CONSOLE_BAD_RE='Oops|BUG:|WARNING:|Kernel panic|general protection fault[,:]|possible (circular|recursive) locking|inconsistent lock state|lockdep|soft lockup|hard LOCKUP|blocked for more than [0-9]+ seconds|hung_task|rcu.*detected stalls|self-detected stall'
 SWITCH_BAD_RE="$CONSOLE_BAD_RE|AddressSanitizer|LeakSanitizer|runtime error:"
 # lab_log_problems DIR: those lines of the consoles and switch logs
 # (switch.log, a --sites lab's siteN.log) of the lab in DIR, by file.
