@@ -26,9 +26,9 @@ if ! scripts/fetch-rdma-core >"$probe/fetch" 2>&1; then
 		"rdma-core's source cannot be had: $(tail -n 1 "$probe/fetch")"
 fi
 
-make -s -C tests/fuzz all
+make -s -j"$(nproc)" -C tests/fuzz all
 # the responder's scenarios on the same fixture: answers, not just no crash
-make -s -C tests/fuzz cases
+make -s -j"$(nproc)" -C tests/fuzz cases
 targets=$(make -s -C tests/fuzz targets)
 echo "targets: $targets"
 out=$PWD/build/fuzz
