@@ -5,6 +5,9 @@
 # dpkg installs the package, its postinst builds and installs with that
 # suite's DKMS and gcc, and each module of dkms.conf must be there with a
 # vermagic naming that kernel. 22-dkms-build-sid.sh runs this for sid.
+# gcc runs through ccache (scripts/kernel-headers run --ccache): sources
+# and headers unchanged since the last run, the objects come from the
+# cache; the log's ccache line counts hits and misses.
 # Skips only when the suite cannot be fetched; a compile error fails.
 # timeout: 1500
 set -euo pipefail
@@ -38,6 +41,7 @@ kver=$(ls /lib/modules | sort -V | tail -n1)
 echo "kernel $kver, $(dkms --version)," \
 	"$(sed -n "s/^CONFIG_CC_VERSION_TEXT=//p" "/lib/modules/$kver/build/.config")"
 fail=0
+ccache -z >/dev/null
 # As a user installs it: the postinst adds, builds and installs (AUTOINSTALL).
 if ! dpkg -i "/mnt/debs/cnuas-dkms_${debver}_all.deb"; then
 	echo "FAIL: dpkg -i cnuas-dkms (postinst) failed"
@@ -52,6 +56,7 @@ if ! ls /var/lib/dkms/cnuas/"$version"/"$kver"/*/module/*.ko* >/dev/null 2>&1 &&
 		echo "(no make.log)"
 	exit 1
 fi
+echo "ccache: $(ccache --print-stats | grep -E "^(direct_cache_hit|preprocessed_cache_hit|cache_miss)[[:space:]]" | tr -s "\t\n" "= ")"
 # Compiler warnings are worth seeing on a new kernel, though not fatal.
 warnings=$(find /var/lib/dkms/cnuas -name make.log -exec grep -h "warning:" {} + 2>/dev/null)
 [ -z "$warnings" ] && echo "ok   no compiler warnings" ||
@@ -79,5 +84,5 @@ done
 exit $fail
 '
 # shellcheck disable=SC2086 # one word per module
-scripts/kernel-headers run "$suite" --bind "$debs:/mnt/debs" -- \
+scripts/kernel-headers run "$suite" --bind "$debs:/mnt/debs" --ccache -- \
 	bash -c "$inner" inner "$version" "$debver" $modules
