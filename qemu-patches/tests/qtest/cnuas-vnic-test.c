@@ -1745,6 +1745,16 @@ static void test_shm_ring(void)
             put_desc(v, v->txring, idx++, v->txbuf + i * BUF_SIZE, sizes[i],
                      0);
         }
+        if (!round) {
+            /*
+             * The RX thread takes the switch's ACCEPT in its own time, and
+             * until it does frames rightly go on the socket: frames from
+             * the RX ring show it took it, so the first TX work after that
+             * must send RING_ON before any frame.
+             */
+            g_assert(wait_reg(v, CNUAS_VNIC_REG_RXQ + CNUAS_VNIC_Q_CONS, ~0u,
+                              v->rxprod));
+        }
         wr(v, CNUAS_VNIC_REG_TXQ + CNUAS_VNIC_Q_PROD, idx);
         if (!round) {
             /* the first TX work: RING_ON, its last socket message */
