@@ -37,10 +37,13 @@
 # RAM; frames in the switch's queue to the old port are lost and RC
 # retransmission repairs that. The pause: the longest time the peer's
 # switch port got nothing from node 1 (host clock, the switch's
-# counters), against the downtime QEMU reports. MIG_XFER_SECONDS,
-# MIG_BW_SECONDS, MIG_RXE_SECONDS set the lengths of the runs (10 s: a
-# migration starts about 3 s in and takes 0.6 to 1.7 s here), MIG_PINGS
-# the pings of an rping (1500, about RPING_S_MEASURED s).
+# counters), against the downtime QEMU reports. A verified transfer
+# (cnuas-xfer) must be in flight: frames reach the peer's port after the
+# migration ended, and only then is the sender stopped (MIG_XFER_CAP: at
+# most 240 s). MIG_BW_SECONDS sets the length of ib_write_bw's runs (10
+# s: a migration starts about 3 s in and takes 1 to 7 s here, so on a
+# loaded host such a run may end before the migration does, which is
+# noted), MIG_PINGS the pings of an rping (1500).
 # In the IB lab (its cell 82[ib], CNUAS_VERBS_OVER_IB=1) steps 1, 4, 5
 # and 6 (10 migrations) in that lab, by LID and over IPoIB:
 # the new QEMU's port is linked once the device state arrives, and the
@@ -82,8 +85,10 @@ else
 	echo "# own lab of 2 cnuas guests${gpu:+ with cnuasgpus} and a Soft-RoCE guest up in ${SIDE_BOOT} s"
 fi
 N0=0 N1=1
-MIB=${MIG_XFER_MIB:-8192}	# at most; the sender stops after XSECS
-XSECS=${MIG_XFER_SECONDS:-10}
+MIB=${MIG_XFER_MIB:-8192}	# at most; the sender runs until stopped
+# cnuas-xfer's sender runs until the test stops it (SIGUSR1) once the
+# migration is over and frames flowed again, at most XCAP seconds.
+XCAP=${MIG_XFER_CAP:-240}
 SECS=${MIG_BW_SECONDS:-10}
 PINGS=${MIG_PINGS:-1500}
 OUT=$LAB_DIR/pair-out/82-migrate
@@ -170,9 +175,12 @@ until_or() {
 
 # migrate_now TAG [NODE PEER [nopause]]: migrate NODE (default node 1),
 # print the downtime and the traffic pause seen by PEER (default node 0;
-# not with nopause: traffic that does not cross the switch).
+# not with nopause: traffic that does not cross the switch). RESUMED: 1
+# if PEER's port got frames after the migration, within RESUME_WAIT
+# tenths of a second (default 30).
 migrate_now() {
 	local tag=$1 mv=${2:-$N1} peer=${3:-$N0} p= out t0 t1
+	RESUMED=0
 	[ "${4:-}" = nopause ] || p=$(port_of "$peer")
 	SAMPLER=
 	if [ "${4:-}" = nopause ]; then
@@ -190,7 +198,11 @@ migrate_now() {
 	t0=$(($(date +%s%N) / 1000000))
 	out=$("$LAB" migrate "$mv" 2>&1) || { [ -z "$SAMPLER" ] || kill "$SAMPLER"; echo "$out"; fail "$tag: scripts/lab migrate $mv failed"; }
 	t1=$(($(date +%s%N) / 1000000))
-	if [ -n "$SAMPLER" ]; then until_or 30 resumed "$OUT/$tag.samples" "$t1"; else sleep 3; fi
+	if [ -n "$SAMPLER" ]; then
+		! until_or "${RESUME_WAIT:-30}" resumed "$OUT/$tag.samples" "$t1" || RESUMED=1
+	else
+		sleep 3
+	fi
 	if [ -n "$SAMPLER" ]; then
 		kill "$SAMPLER" 2>/dev/null
 		wait "$SAMPLER" 2>/dev/null
@@ -235,17 +247,17 @@ listen_wait() {
 	lsh -t 30 "$1" "i=0; until $2 || [ \$i -ge 100 ]; do sleep 0.1; i=\$((i+1)); done; $2"
 }
 xfer_to_moving() {
-	local tag=$1 tx=$2 port=$3 secs=$4 txpid txrc rx rxrc
-	job $N1 "mig-$tag" cnuas-xfer -d "$DB" -p "$port" -s "$MIB" -c 64 -w 8 -T $((secs + 150)) ||
+	local tag=$1 tx=$2 port=$3 txpid txrc rx rxrc
+	job $N1 "mig-$tag" cnuas-xfer -d "$DB" -p "$port" -s "$MIB" -c 64 -w 8 -T $((XCAP + 150)) ||
 		fail "$tag: cannot start the cnuas-xfer receiver"
 	listen_wait $N1 "$(listening "$port")" || note "$tag: the cnuas-xfer receiver does not listen after 10 s"
-	lsh -t $((secs + 200)) "$tx" "stdbuf -oL cnuas-xfer -d $(rdma_dev "$tx") -p $port -s $MIB -c 64 -w 8 -D $secs -T $((secs + 150)) $(ip_of $N1)" >"$OUT/$tag.tx" 2>&1 &
+	lsh -t $((XCAP + 200)) "$tx" "stdbuf -oL cnuas-xfer -d $(rdma_dev "$tx") -p $port -s $MIB -c 64 -w 8 -D $XCAP -T $((XCAP + 150)) $(ip_of $N1)" >"$OUT/$tag.tx" 2>&1 &
 	txpid=$!
 	wait_for 60 grep -qs 'sender: local qpn' "$OUT/$tag.tx" || { cat "$OUT/$tag.tx"; fail "$tag: cnuas-xfer did not connect"; }
-	sleep 3
+	sleep 1	# mid-transfer; it runs until stopped after the migration
 	kill -0 $txpid 2>/dev/null || { cat "$OUT/$tag.tx"; fail "$tag: cnuas-xfer ended before the migration"; }
-	migrate_now "$tag" $N1 "$tx"
-	kill -0 $txpid 2>/dev/null || note "$tag: cnuas-xfer ended before the migration did (a slow host; raise its seconds): its pause is not measured, its data still checked"
+	RESUME_WAIT=150 migrate_now "$tag" $N1 "$tx"
+	xfer_stop "$tag" "$tx" "kill -0 $txpid"
 	wait $txpid
 	txrc=$?
 	rx=$(job_wait $N1 "mig-$tag" 120)
@@ -255,8 +267,21 @@ xfer_to_moving() {
 	[ $txrc = 0 ] && [ $rxrc = 0 ] || fail "$tag: cnuas-xfer across the migration failed (sender rc $txrc, receiver rc $rxrc)"
 }
 
+# xfer_stop TAG SENDER ALIVE-CMD: in flight means in flight: the sender
+# (on node SENDER) still runs (ALIVE-CMD: the side that stayed still
+# runs), and frames reached the peer's port after the migration ended;
+# then the sender is stopped (SIGUSR1: it ends as after -D, the receiver
+# checks every byte that came).
+xfer_stop() {
+	[ "$RESUMED" = 1 ] ||
+		fail "$1: no frame reached node$2's switch port within 15 s of the migration's end while cnuas-xfer ran"
+	$3 2>/dev/null || fail "$1: cnuas-xfer ended before it was stopped, $XCAP s at most"
+	lsh -t 30 "$2" "pkill -USR1 -x cnuas-xfer" || fail "$1: cannot stop cnuas-xfer on node$2"
+	echo "$1: frames flowed after the migration; the sender stopped then"
+}
+
 # 1. cnuas-xfer from node 0: the receiver (node 1) moves.
-want xfer && xfer_to_moving xfer $N0 18611 "$XSECS"
+want xfer && xfer_to_moving xfer $N0 18611
 
 # bw_to_moving TAG CLIENT PORT: ib_write_bw from CLIENT (its own RDMA
 # device) while the server (node 1) moves in the middle of the run.
@@ -322,15 +347,15 @@ want tcp && {
 # 4. The other side: the sender of a cnuas-xfer (node 0) moves, its
 # receiver (node 1) stays.
 want xfer-sender && {
-	lsh -t $((XSECS + 200)) $N1 "stdbuf -oL cnuas-xfer -d $DB -p 18613 -s $MIB -c 64 -w 8 -T $((XSECS + 150))" >"$OUT/xs.rx" 2>&1 &
+	lsh -t $((XCAP + 200)) $N1 "stdbuf -oL cnuas-xfer -d $DB -p 18613 -s $MIB -c 64 -w 8 -T $((XCAP + 150))" >"$OUT/xs.rx" 2>&1 &
 	rxpid=$!
 	wait_for 30 lsh -t 10 $N1 "$(listening 18613)" || fail "cnuas-xfer receiver not listening"
-	job $N0 mig-xs cnuas-xfer -d "$DA" -p 18613 -s "$MIB" -c 64 -w 8 -D "$XSECS" -T $((XSECS + 150)) "$(ip_of $N1)" ||
+	job $N0 mig-xs cnuas-xfer -d "$DA" -p 18613 -s "$MIB" -c 64 -w 8 -D "$XCAP" -T $((XCAP + 150)) "$(ip_of $N1)" ||
 		fail "cannot start the cnuas-xfer sender"
 	wait_for 60 grep -q 'receiver: local qpn' "$OUT/xs.rx" || { cat "$OUT/xs.rx"; fail "cnuas-xfer did not connect"; }
-	sleep 3
-	migrate_now xfer-sender $N0 $N1
-	kill -0 $rxpid 2>/dev/null || note "cnuas-xfer ended before the migration did (a slow host; raise MIG_XFER_SECONDS): its pause is not measured, its data still checked"
+	sleep 1
+	RESUME_WAIT=150 migrate_now xfer-sender $N0 $N1
+	xfer_stop xfer-sender $N0 "kill -0 $rxpid"
 	wait $rxpid
 	rxrc=$?
 	tx=$(job_wait $N0 mig-xs 120)
@@ -424,7 +449,7 @@ want gpu && [ -n "$gpu" ] && {
 want rxe && {
 	X=$(first_rxe_node)
 	rdma_ready "$X"
-	xfer_to_moving xfer-rxe "$X" 18616 "${MIG_RXE_SECONDS:-10}"
+	xfer_to_moving xfer-rxe "$X" 18616
 }
 want bw-rxe && { rdma_ready "$(first_rxe_node)"; bw_to_moving write_bw-rxe "$(first_rxe_node)" 18619; }
 want rping-rxe && { rdma_ready "$(first_rxe_node)"; rping_to_moving rping-rxe "$(first_rxe_node)" 18620; }

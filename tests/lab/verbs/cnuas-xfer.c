@@ -12,13 +12,16 @@
  * receiver has a ring of slots, regenerates each chunk and compares it,
  * then reposts the slot and returns a credit SEND; the sender never has
  * more than one ring of chunks outstanding. Exit 0 only when every chunk
- * arrived intact, in order, and every completion succeeded.
+ * arrived intact, in order, and every completion succeeded. SIGUSR1 ends
+ * the sender's run as -D does (a test stops it once something happened,
+ * rather than guessing a length); the receiver ignores it.
  */
 #include "common.h"
 
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -59,8 +62,17 @@ static void usage(FILE *f)
 		   "  -w N       receive slots = chunks in flight (default 8)\n"
 		   "  -S SEED    PRNG seed (default 1)\n"
 		   "  -D SEC     sender: stop after SEC seconds even if not all sent\n"
+		   "             (or on SIGUSR1, which the receiver ignores)\n"
 		   "  -T SEC     give up (exit 1) after SEC seconds (default 1200)\n");
 	vt_usage_common(f);
+}
+
+static volatile sig_atomic_t stop_asked;
+
+static void ask_stop(int sig)
+{
+	(void)sig;
+	stop_asked = 1;
 }
 
 static const char *kind_name(uint32_t k)
@@ -240,7 +252,8 @@ static int run_sender(struct xfer *x, int fd, const struct vt_peer *peer)
 	while (!end_done) {
 		/* post what the window allows */
 		while (!end_posted && next - done < x->nslot && next - credit < x->nslot) {
-			bool stop = next == nchunks || (x->seconds > 0 && vt_now() - t0 > x->seconds);
+			bool stop = next == nchunks || stop_asked ||
+				    (x->seconds > 0 && vt_now() - t0 > x->seconds);
 			uint32_t s = (uint32_t)(next % x->nslot);
 			struct hdr *h = &x->hdrs[s];
 			uint8_t *d = x->data + (size_t)s * x->chunk;
@@ -345,6 +358,11 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	x.deadline = vt_now() + x.limit;
+	/* before the first line that says we run: a test may signal after it */
+	struct sigaction sa = { .sa_handler = x.o.server ? ask_stop : SIG_IGN, .sa_flags = SA_RESTART };
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGUSR1, &sa, NULL);
 	vt_open(&x.c, &x.o);
 	size_t data_len = (size_t)x.nslot * x.chunk;
 	size_t mem_len = data_len + x.nslot * sizeof(struct hdr) + (x.nslot + 2) * 8;
