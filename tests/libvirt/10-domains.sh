@@ -240,7 +240,7 @@ install -D -m 0755 "$qemu" "$T/qemu/bin/qemu-system-x86_64"
 install -m 0644 "$image/vmlinuz" "$image/initrd.img" "$T/"
 # domain_xml TAG NAME N: the docs' XML with the lab's boot, disk and agent.
 domain_xml() {
-	python3 - docs/libvirt.md "$1" "$2" "$T" "$3" "$MTU" <<'PY'
+	/usr/bin/python3 - docs/libvirt.md "$1" "$2" "$T" "$3" "$MTU" <<'PY'
 import re, sys, xml.etree.ElementTree as ET
 md, tag, name, t, n, mtu = sys.argv[1:]
 n = int(n)
@@ -329,7 +329,7 @@ grep -qF "warning: cnuas-vnic 'cnuas0': cannot connect to '$SOCK' (retrying ever
 note "the domain's log: $(grep "cannot connect" "$qlog")"
 start_switch
 port_names() {
-	vsctl --json show | python3 -c '
+	vsctl --json show | /usr/bin/python3 -c '
 import json, sys
 print(" ".join(sorted(p["vm"] or "-" for p in json.load(sys.stdin)["ports"])))'
 }
@@ -353,7 +353,7 @@ start_dom "${DOMS[1]}"
 gx() { # gx SECONDS DOMAIN CMD...
 	local t=$1 d=$2
 	shift 2
-	timeout -k 5 "$t" python3 scripts/lab.d/labctl.py exec "$T/$d" -- "$@"
+	timeout -k 5 "$t" /usr/bin/python3 scripts/lab.d/labctl.py exec "$T/$d" -- "$@"
 }
 gsh() { gx "$1" "$2" sh -c "$3"; }
 wait_agent() {

@@ -85,7 +85,7 @@ chmod 0755 "$T/parser-no-load"
 # disk a placeholder file.
 uuid=$(cat /proc/sys/kernel/random/uuid)
 : >"$T/vm1.qcow2"
-python3 - docs/libvirt.md "$uuid" "$T/vm1.qcow2" >"$T/vm1.xml" <<'PY' || fail "no domain XML from docs/libvirt.md"
+/usr/bin/python3 - docs/libvirt.md "$uuid" "$T/vm1.qcow2" >"$T/vm1.xml" <<'PY' || fail "no domain XML from docs/libvirt.md"
 import re, sys, xml.etree.ElementTree as ET
 md, uuid, disk = sys.argv[1:]
 m = re.search(r"<!-- libvirt-test: vnic -->\s*```xml\n(.*?)```", open(md).read(), re.S)

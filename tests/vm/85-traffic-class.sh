@@ -28,7 +28,7 @@ fi
 # The switch trusts no port's marking by default (--qos-trust none): this
 # test is the administrator who lets every port's DSCP choose its class,
 # and puts the switch's trust back afterwards.
-trust0=$("$LAB" switch -- --json show-qos | python3 -c '
+trust0=$("$LAB" switch -- --json show-qos | /usr/bin/python3 -c '
 import json, sys
 t = json.load(sys.stdin)["trust_all"]
 print(t["mode"], "max-prio=%d" % t["max_prio"])') || fail "show-qos has no trust_all"
@@ -41,7 +41,7 @@ rdma_prep "$A" "$B"
 port_of() {
 	local m
 	m=$(lsh -t 30 "$1" "cat /sys/class/net/$(rdma_netdev "$1")/address") || return 1
-	"$LAB" switch -- --json fdb | python3 -c '
+	"$LAB" switch -- --json fdb | /usr/bin/python3 -c '
 import json, sys
 m = sys.argv[1]
 print([e["port"] for e in json.load(sys.stdin)["fdb"] if e["mac"] == m][0])' "$m"
@@ -50,7 +50,7 @@ print([e["port"] for e in json.load(sys.stdin)["fdb"] if e["mac"] == m][0])' "$m
 snap() { "$LAB" switch -- --json show-qos >"$1" || fail "show-qos failed"; }
 # delta BEFORE AFTER PORT KEY: per-class growth of KEY on PORT, "c0 c1 ... c7".
 delta() {
-	python3 - "$@" <<'EOF'
+	/usr/bin/python3 - "$@" <<'EOF'
 import json, sys
 b, a, port, key = json.load(open(sys.argv[1])), json.load(open(sys.argv[2])), int(sys.argv[3]), sys.argv[4]
 pb = [p for p in b["ports"] if p["id"] == port][0]["classes"]
@@ -161,7 +161,7 @@ compete() {
 	read -ra D <<<"$(delta "$S/$name.0" "$S/$name.1" "$PR" tx_bytes)"
 	read -ra BP <<<"$(delta "$S/$name.base" "$S/$name.1" "$PR" bp_caused)"
 	read -ra DROP <<<"$(delta "$S/$name.base" "$S/$name.1" "$PR" drop_tc_full)"
-	SHARE=$(python3 -c 'import sys; a, b = int(sys.argv[1]), int(sys.argv[2]); print("%.2f" % (b / max(a + b, 1)))' "${D[1]}" "${D[3]}")
+	SHARE=$(/usr/bin/python3 -c 'import sys; a, b = int(sys.argv[1]), int(sys.argv[2]); print("%.2f" % (b / max(a + b, 1)))' "${D[1]}" "${D[3]}")
 	note "$name ($*): bytes to node$R per class in $((DUR / 2)) s ${D[*]}; class 3's share $SHARE; ib_write_bw MB/s class 1 $(bw_of "$PR_DIR/$name.c1.client"), class 3 $(bw_of "$PR_DIR/$name.c3.client"); senders paused per class ${BP[*]}; dropped per class ${DROP[*]}"
 	[ "${D[3]}" -gt 0 ] || fail "$name: class 3 carried nothing: ${D[*]}"
 }
@@ -174,7 +174,7 @@ moving() {
 }
 # in_range NAME VALUE LOW HIGH
 in_range() {
-	python3 -c 'import sys; v, lo, hi = map(float, sys.argv[1:]); sys.exit(not lo <= v <= hi)' "$2" "$3" "$4" ||
+	/usr/bin/python3 -c 'import sys; v, lo, hi = map(float, sys.argv[1:]); sys.exit(not lo <= v <= hi)' "$2" "$3" "$4" ||
 		fail "$1: class 3's share $2, want $3..$4"
 	echo "PASS $1: class 3's share of node$R's port $2 (bytes per class ${D[*]})"
 }
@@ -186,7 +186,7 @@ in_range strict-priority "$SHARE" 0.85 1
 [ "${DROP[1]}${DROP[3]}" = 00 ] || fail "strict: lossless classes dropped: ${DROP[*]}"
 compete weighted weights=1:1,3:4
 in_range weighted-1:4 "$SHARE" 0.6 0.95
-python3 -c 'import sys; sys.exit(not float(sys.argv[2]) >= float(sys.argv[1]) + 0.1)' "$share_eq" "$SHARE" ||
+/usr/bin/python3 -c 'import sys; sys.exit(not float(sys.argv[2]) >= float(sys.argv[1]) + 0.1)' "$share_eq" "$SHARE" ||
 	fail "weights 1:4 gave class 3 $SHARE, equal weights $share_eq"
 # class 1 lossy: it drops instead of pausing node A; class 3 loses nothing
 compete lossy weights=1:1,3:4 lossless=3

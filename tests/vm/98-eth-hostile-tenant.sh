@@ -48,7 +48,7 @@ snap() {
 # q NAME EXPR: a Python expression over sh (the ports by id, each its
 # --json show object) and fdb (MAC -> port id) of snapshot NAME.
 q() {
-	python3 - "$S/$1" "$2" <<'EOF'
+	/usr/bin/python3 - "$S/$1" "$2" <<'EOF'
 import json, sys
 b, expr = sys.argv[1], sys.argv[2]
 sh = {p["id"]: p for p in json.load(open(b + ".show"))["ports"]}
