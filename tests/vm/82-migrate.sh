@@ -309,9 +309,10 @@ xfer_stop() {
 # perf_stop NODE GONE-CMD: end ib_write_bw's client on NODE as its -D
 # timer does. perftest runs -D on SIGALRM (catch_alarm() in
 # perftest_resources.c, 4.5 and later: warm-up, measured window, margin,
-# end), so one sent in the window ends the run with its report a margin
-# (2 s) later; one sent in the 2 s warm-up only opens the window, hence
-# up to three. Succeeds once GONE-CMD does, saying how long it took.
+# end; the margin is -f, else a quarter of -D, hence -f 2), so one sent
+# in the window ends the run with its report 2 s later; one sent in the
+# 2 s warm-up only opens the window, hence up to three. Succeeds once
+# GONE-CMD does, saying how long it took.
 perf_stop() {
 	local i k t0=$SECONDS
 	for k in 1 2 3; do
@@ -347,10 +348,10 @@ want xfer && xfer_to_moving xfer $N0 18611
 bw_to_moving() {
 	local tag=$1 c=$2 port=$3 cdev cgid cpid crc srv src
 	cdev=$(rdma_dev "$c") cgid=$(gid_index "$c" 4)
-	job $N1 "mig-$tag" timeout $((XCAP + 120)) ib_write_bw -d "$DB" -x "$GB" -D "$XCAP" -F -p "$port" --report_gbits ||
+	job $N1 "mig-$tag" timeout $((XCAP + 120)) ib_write_bw -d "$DB" -x "$GB" -D "$XCAP" -f 2 -F -p "$port" --report_gbits ||
 		fail "$tag: cannot start the ib_write_bw server"
 	listen_wait $N1 "$(listening "$port")" || note "$tag: the ib_write_bw server does not listen after 10 s"
-	lsh -t $((XCAP + 180)) "$c" "timeout $((XCAP + 120)) stdbuf -oL ib_write_bw -d $cdev -x $cgid -D $XCAP -F -p $port --report_gbits $(ip_of $N1)" >"$OUT/$tag.client" 2>&1 &
+	lsh -t $((XCAP + 180)) "$c" "timeout $((XCAP + 120)) stdbuf -oL ib_write_bw -d $cdev -x $cgid -D $XCAP -f 2 -F -p $port --report_gbits $(ip_of $N1)" >"$OUT/$tag.client" 2>&1 &
 	cpid=$!
 	wait_for 60 grep -q 'remote address' "$OUT/$tag.client" || { cat "$OUT/$tag.client"; fail "$tag: ib_write_bw did not connect"; }
 	sleep 1
@@ -625,10 +626,10 @@ fi
 
 # 11. ib_write_bw: the client (node 0) moves, the server stays.
 want bw-client && {
-	lsh -t $((XCAP + 180)) $N1 "timeout $((XCAP + 120)) stdbuf -oL ib_write_bw -d $DB -x $GB -D $XCAP -F -p 18617 --report_gbits" >"$OUT/bwc.server" 2>&1 &
+	lsh -t $((XCAP + 180)) $N1 "timeout $((XCAP + 120)) stdbuf -oL ib_write_bw -d $DB -x $GB -D $XCAP -f 2 -F -p 18617 --report_gbits" >"$OUT/bwc.server" 2>&1 &
 	spid=$!
 	wait_for 30 lsh -t 10 $N1 "$(listening 18617)" || fail "bw-client: the ib_write_bw server is not listening"
-	job $N0 mig-bwc timeout $((XCAP + 120)) ib_write_bw -d "$DA" -x "$GA" -D "$XCAP" -F -p 18617 --report_gbits "$(ip_of $N1)" ||
+	job $N0 mig-bwc timeout $((XCAP + 120)) ib_write_bw -d "$DA" -x "$GA" -D "$XCAP" -f 2 -F -p 18617 --report_gbits "$(ip_of $N1)" ||
 		fail "bw-client: cannot start the ib_write_bw client"
 	wait_for 60 grep -q 'remote address' "$OUT/bwc.server" || { cat "$OUT/bwc.server"; fail "bw-client: ib_write_bw did not connect"; }
 	sleep 1
