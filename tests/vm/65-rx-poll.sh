@@ -27,7 +27,9 @@ port=18650
 # pingpong NAME ENV: ib_send_lat between A (server) and B (client); the
 # client also saves the uverbs mappings of the tool to /tmp/rx-poll.maps.
 pingpong() {
-	local env=$2 gid=1 args="-d cnuas_0 -s 2 -n 3000"
+	# -F: a failed clock calibration (see 47) does not fail a run that
+	# completed; the counters below are what is checked.
+	local env=$2 gid=1 args="-d cnuas_0 -F -s 2 -n 3000"
 	if ! pair_run "$1" 120 "$A" "$B" "$(listening $port)" \
 		"env $env ib_send_lat $args -x $gid -p $port" \
 		"sh -c 'env $env ib_send_lat $args -x $gid -p $port $(ip_of "$A") & p=\$!

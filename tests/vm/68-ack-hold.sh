@@ -38,19 +38,29 @@ port=18680
 # node, after the run; one more means a peer stalled mid-run, and two in
 # a row send the QP's ACKs alone for 100 ms of round trips.
 pingpong() {
-	local tool=$1 args="-d cnuas_0 -s 2 -n 3000 -x 1" n d extra min tavg
+	local tool=$1 args="-d cnuas_0 -s 2 -n 3000 -x 1" n d extra min tavg try
 	local -A c0 e0 dd
 	hold "$2"
-	for n in "$A" "$B"; do
-		c0[$n]=$(hwc "$n" ack_with_request)
-		e0[$n]=$(hwc "$n" ack_hold_expired)
+	# The bound below needs t_avg, so no -F: perftest's calibration of its
+	# clock (get_cpu_mhz(): TSC against gettimeofday, r^2 < 0.9 on a loaded
+	# TCG host; in Debian 12's 4.5 and upstream alike) can end a run that
+	# completed with exit 1 and no report. Such a run is tried again, at
+	# most twice, and says RETRY (as 69); any other failure stands.
+	for try in 1 2 3; do
+		for n in "$A" "$B"; do
+			c0[$n]=$(hwc "$n" ack_with_request)
+			e0[$n]=$(hwc "$n" ack_hold_expired)
+		done
+		pair_run "$tool-hold$2" 120 "$A" "$B" "$(listening $port)" \
+			"$tool $args -p $port" "$tool $args -p $port $(ip_of "$A")" &&
+			grep -q 't_typical' "$PR_CLI" && break
+		port=$((port + 1))
+		if [ "$try" = 3 ] || ! grep -q 'Correlation coefficient' "$PR_CLI" "$PR_SRV"; then
+			pair_show 10
+			fail "$tool with ack_hold=$2 failed"
+		fi
+		echo "# $tool ack_hold=$2: RETRY $try: perftest could not calibrate its clock (r^2 < 0.9)"
 	done
-	if ! pair_run "$tool-hold$2" 120 "$A" "$B" "$(listening $port)" \
-		"$tool $args -p $port" "$tool $args -p $port $(ip_of "$A")" ||
-		! grep -q 't_typical' "$PR_CLI"; then
-		pair_show 10
-		fail "$tool with ack_hold=$2 failed"
-	fi
 	port=$((port + 1))
 	tavg=$(grep -A1 t_typical "$PR_CLI" | tail -1 | awk '{ print $6 }')
 	extra=-1
