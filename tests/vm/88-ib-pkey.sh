@@ -102,8 +102,9 @@ for tool in "ib_write_bw -d cnuas_0 -F -s 65536 -n 500" "ib_send_bw -d cnuas_0 -
 	name=${tool%% *}
 	perf "$name" "$s" "$c" 90 "$tool"
 	[ "$(lsh 1 "cat /tmp/$name.rc")" = 0 ] || {
-		lsh 1 "tail -n 5 /tmp/$name.cli"
-		lsh 0 "tail -n 5 /tmp/$name.srv"
+		# whole outputs: stderr's lines come before stdout's buffered ones
+		lsh 1 "echo \"client exit \$(cat /tmp/$name.rc):\"; cat /tmp/$name.cli"
+		lsh 0 "echo 'server:'; cat /tmp/$name.srv"
 		fail "$tool between a full member (index $s) and a limited one (index $c) failed"
 	}
 	echo "PASS full and limited member of 0x0002: $tool: $(lsh 1 "grep -m1 -E '^ *[0-9]+ +[0-9]+ ' /tmp/$name.cli")"
