@@ -10,6 +10,7 @@
 #include "vswitch_fixture.h"
 
 #include "ctl_proto.h"
+#include "port_kind.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -103,7 +104,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *in, size_t n)
 	for (unsigned i = 0; i < sw->nactive; i++) {
 		struct port *p = &sw->ports[sw->active[i]];
 
-		if (p->kind == PORT_DGRAM) {
+		if (p->kind == &dgram_kind) {
 			snprintf(p->peer_addr.sun_path, sizeof(p->peer_addr.sun_path), "%s/none", dir);
 			p->peer_len = sizeof(p->peer_addr);
 		}

@@ -5,6 +5,7 @@
 #include "capture.h"
 #include "fdb.h"
 #include "fwd_mode.h"
+#include "port_kind.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -148,7 +149,7 @@ int vsf_init(struct vsf *v, unsigned nports, unsigned queue_frames, const char *
 
 		if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, sv) < 0)
 			abort();
-		v->port[i] = port_add(sw, sv[0], PORT_SEQPACKET);
+		v->port[i] = port_add(sw, sv[0], &seqpacket_kind);
 		if (!v->port[i])
 			abort();
 		snprintf(v->port[i]->peer, sizeof(v->port[i]->peer), "fuzz %u", i);

@@ -5,6 +5,7 @@
 #include "fdb.h"
 #include "fwd_mode.h"
 #include "port_io.h"
+#include "port_kind.h"
 #include "strbuf.h"
 #include "switch.h"
 
@@ -107,16 +108,6 @@ static int fail(struct req *r, const char *fmt, ...)
 	vsnprintf(r->err, sizeof(r->err), fmt, ap);
 	va_end(ap);
 	return -1;
-}
-
-static const char *kind_name(const struct port *p)
-{
-	static const char *const name[] = {
-		[PORT_SEQPACKET] = "seqpacket", [PORT_DGRAM] = "dgram", [PORT_TAP] = "tap",
-		[PORT_STREAM] = "stream",
-	};
-
-	return name[p->kind];
 }
 
 static uint64_t total_drops(const struct counters *c)
@@ -334,7 +325,7 @@ static int cmd_show(struct vswitch *sw, struct req *r)
 		p = next_port_by_id(sw, p ? p->id : 0);
 		if (r->json) {
 			sb_printf(b, "%s{\"id\": %u, \"kind\": \"%s\", \"peer\": ", n ? ", " : "", p->id,
-				  kind_name(p));
+				  p->kind->name);
 			sb_json_str(b, p->peer);
 			sb_printf(b, ", \"vm\": ");
 			if (p->vm[0])
@@ -367,7 +358,7 @@ static int cmd_show(struct vswitch *sw, struct req *r)
 				 (unsigned long long)p->c.fault_drop, (unsigned long long)p->c.fault_reorder,
 				 (unsigned long long)p->c.fault_corrupt, (unsigned long long)p->c.fault_delay);
 			sb_printf(b, "%-5u %-16s %-9s %-8s %12llu %12llu %12llu %12llu %8llu %6u %-5s %-20s  %s\n",
-				  p->id, p->vm[0] ? p->vm : "-", kind_name(p), port_state(p), (unsigned long long)p->c.rx_frames,
+				  p->id, p->vm[0] ? p->vm : "-", p->kind->name, port_state(p), (unsigned long long)p->c.rx_frames,
 				  (unsigned long long)p->c.rx_bytes, (unsigned long long)p->c.tx_frames,
 				  (unsigned long long)p->c.tx_bytes,
 				  (unsigned long long)total_drops(&p->c), p->qlen,
@@ -454,7 +445,7 @@ static void counters_one(struct req *r, const struct port *p, bool first)
 		sb_printf(b, "}");
 		return;
 	}
-	sb_printf(b, "port %u (%s %s, %s)\n", p->id, kind_name(p), p->peer, port_state(p));
+	sb_printf(b, "port %u (%s %s, %s)\n", p->id, p->kind->name, p->peer, port_state(p));
 #define VS_X(n) sb_printf(b, "  %-20s %llu\n", #n, (unsigned long long)p->c.n);
 	VS_COUNTERS(VS_X)
 #undef VS_X
@@ -706,7 +697,7 @@ static int cmd_set_port_security(struct vswitch *sw, struct req *r)
 	} else {
 		sw->psec_all = ps;
 		for (unsigned i = 0; i < sw->nactive; i++)
-			if (sw->ports[sw->active[i]].kind != PORT_TAP)
+			if (!sw->ports[sw->active[i]].kind->uplink)
 				apply_psec(sw, &sw->ports[sw->active[i]], &ps);
 		vs_log(VS_LOG_INFO, "port security of all ports but TAP uplinks: pin %s, macs %u",
 		       ps.pin ? "on" : "off", ps.limit);
@@ -857,7 +848,7 @@ static int cmd_show_qos(struct vswitch *sw, struct req *r)
 			json_classes(b, p);
 			sb_printf(b, "}");
 		} else {
-			sb_printf(b, "port %u (%s %s): ", p->id, kind_name(p), p->peer);
+			sb_printf(b, "port %u (%s %s): ", p->id, p->kind->name, p->peer);
 			qos_text(b, &p->qos);
 			sb_printf(b, "\n  trust ");
 			qos_trust_text(b, &p->trust);
@@ -1032,9 +1023,9 @@ static int cmd_del_port(struct vswitch *sw, struct req *r)
 		return -1;
 	if (argc == 3 && parse_ms(r, r->argv[2], &ms) < 0)
 		return -1;
-	if (p->kind != PORT_SEQPACKET && p->kind != PORT_STREAM)
+	if (!p->kind->guest_conn)
 		return fail(r, "port %u is a %s port: only guest ports can be removed", p->id,
-			    kind_name(p));
+			    p->kind->name);
 	vs_log(VS_LOG_INFO, "port %u (%s) %s over the control socket", p->id, p->peer,
 	       handover ? "handed over" : "removed");
 	if (handover && sw->ops->port_handover)

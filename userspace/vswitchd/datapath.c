@@ -32,11 +32,11 @@
 #include "fdb.h"
 #include "fwd_mode.h"
 #include "port_io.h"
+#include "port_kind.h"
 #include "shm_ring.h"
 #include "switch.h"
 
 #include <errno.h>
-#include <poll.h>
 #include <string.h>
 #include <sys/epoll.h>
 
@@ -116,46 +116,31 @@ static void tx_done(struct vswitch *sw, struct port *d, unsigned tc, const void 
 		cap_port(sw, d, data, len);
 }
 
+/* Frames wait for d: if nothing will say when there is room (dgram), try on a timer. */
+static void retry_later(struct vswitch *sw, struct port *d)
+{
+	if (!d->io->tx_timer || d->retry_due)
+		return;
+	d->retry_due = sw->now + VS_DGRAM_RETRY_NS;
+	sw->timers = true;
+}
+
 enum send_verdict { SEND_RETRY, SEND_WAIT, SEND_DROP_ALL };
 
-/* What to do after sendmmsg to d failed with err. */
-static enum send_verdict send_error(struct vswitch *sw, struct port *d, int err)
+/*
+ * What to do after a send to d failed with err; SEND_DROP_ALL: what could
+ * not go is dropped and counted in *lost (the port's kind says which).
+ */
+static enum send_verdict send_error(struct vswitch *sw, struct port *d, int err, uint64_t **lost)
 {
 	if (err == EINTR)
 		return SEND_RETRY;
 	if (err == EAGAIN || err == EWOULDBLOCK || err == ENOBUFS) {
-		if (d->kind == PORT_DGRAM) {
-			d->retry_due = sw->now + VS_DGRAM_RETRY_NS;
-			sw->timers = true;
-		}
+		retry_later(sw, d);
 		return SEND_WAIT;
 	}
-	if (d->kind == PORT_TAP) {
-		/* the interface refuses frames (down, MTU): drop, keep trying */
-		return SEND_DROP_ALL;
-	}
-	if (d->kind == PORT_DGRAM) {
-		/* QEMU not (yet/any more) there: nobody to deliver to */
-		if (d->peer_present)
-			vs_log(VS_LOG_INFO, "port %u: dgram peer %s unreachable: %s", d->id,
-			       d->peer_addr.sun_path, strerror(err));
-		d->peer_present = false;
-		return SEND_DROP_ALL;
-	}
-	if (!d->tx_dead)
-		vs_log(VS_LOG_INFO, "port %u: send failed: %s", d->id, strerror(err));
-	d->tx_dead = true;
+	*lost = d->kind->send_failed(d, err);
 	return SEND_DROP_ALL;
-}
-
-static void drop_count(struct port *d, uint32_t n)
-{
-	if (d->kind == PORT_DGRAM)
-		d->c.drop_peer_absent += n;
-	else if (d->kind == PORT_TAP)
-		d->c.drop_link_down += n;
-	else
-		d->c.drop_port_closed += n;
 }
 
 /* Send the frames collected for d in this pass; queue what does not fit. */
@@ -173,17 +158,16 @@ static void flush_port(struct vswitch *sw, struct port *d)
 				if (d->pend_pkt[i])
 					pkt_put(d->pend_pkt[i]);
 			}
-			if (d->kind == PORT_DGRAM)
-				d->peer_present = true;
 			done += (uint32_t)r;
 			continue;
 		}
-		enum send_verdict v = send_error(sw, d, r < 0 ? errno : EAGAIN);
+		uint64_t *lost;
+		enum send_verdict v = send_error(sw, d, r < 0 ? errno : EAGAIN, &lost);
 
 		if (v == SEND_RETRY)
 			continue;
 		if (v == SEND_DROP_ALL) {
-			drop_count(d, n - done);
+			*lost += n - done;
 			for (uint32_t i = done; i < n; i++)
 				if (d->pend_pkt[i])
 					pkt_put(d->pend_pkt[i]);
@@ -199,18 +183,16 @@ static void flush_port(struct vswitch *sw, struct port *d)
 	d->npend = 0;
 	memset(d->pend_n, 0, sizeof(d->pend_n));
 	if (done < n || d->stx_len) {
-		if (done < n && d->kind == PORT_DGRAM && !d->retry_due) {
-			d->retry_due = sw->now + VS_DGRAM_RETRY_NS;
-			sw->timers = true;
-		}
+		if (done < n)
+			retry_later(sw, d);
 		port_update_events(sw, d);
 	}
 	maybe_wake(sw, d);
 }
 
-static void drop_all_queued(struct port *d)
+static void drop_all_queued(struct port *d, uint64_t *lost)
 {
-	drop_count(d, d->qlen);
+	*lost += d->qlen;
 	for (unsigned tc = 0; tc < VS_NUM_TC; tc++) {
 		struct tc_queue *t = &d->tq[tc];
 
@@ -239,10 +221,11 @@ static void tx_drain(struct vswitch *sw, struct port *d)
 	/* a stream port finishes the frame it sent part of first */
 	if (d->stx_len && stream_flush_rest(d) < 0) {
 		int err = errno;
+		uint64_t *lost;
 
-		if (send_error(sw, d, err) == SEND_DROP_ALL) {
+		if (send_error(sw, d, err, &lost) == SEND_DROP_ALL) {
 			d->stx_len = d->stx_off = 0;
-			drop_all_queued(d);
+			drop_all_queued(d, lost);
 		}
 		port_update_events(sw, d);
 		maybe_wake(sw, d);
@@ -264,24 +247,19 @@ static void tx_drain(struct vswitch *sw, struct port *d)
 			memset(&msg[i].msg_hdr, 0, sizeof(msg[i].msg_hdr));
 			msg[i].msg_hdr.msg_iov = &iov[i];
 			msg[i].msg_hdr.msg_iovlen = 1;
-			if (d->kind == PORT_DGRAM) {
-				msg[i].msg_hdr.msg_name = &d->peer_addr;
-				msg[i].msg_hdr.msg_namelen = d->peer_len;
-			}
 		}
 		int r = d->io->send(d, msg, n);
 
 		if (r <= 0) {
-			enum send_verdict v = send_error(sw, d, r < 0 ? errno : EAGAIN);
+			uint64_t *lost;
+			enum send_verdict v = send_error(sw, d, r < 0 ? errno : EAGAIN, &lost);
 
 			if (v == SEND_RETRY)
 				continue;
 			if (v == SEND_DROP_ALL)
-				drop_all_queued(d);
+				drop_all_queued(d, lost);
 			break;
 		}
-		if (d->kind == PORT_DGRAM)
-			d->peer_present = true;
 		if ((uint32_t)r == n) {
 			d->dwrr = s;
 		} else {
@@ -302,10 +280,8 @@ static void tx_drain(struct vswitch *sw, struct port *d)
 		if ((uint32_t)r < n)
 			break;
 	}
-	if (d->qlen && d->kind == PORT_DGRAM && !d->retry_due) {
-		d->retry_due = sw->now + VS_DGRAM_RETRY_NS;
-		sw->timers = true;
-	}
+	if (d->qlen)
+		retry_later(sw, d);
 	port_update_events(sw, d);
 	maybe_wake(sw, d);
 }
@@ -318,10 +294,7 @@ static void emit(struct vswitch *sw, struct port *d, unsigned tc, uint8_t *data,
 		flush_port(sw, d);
 	if (d->qlen) {
 		port_queue_push(d, tc, pkt_keep(k));
-		if (d->kind == PORT_DGRAM && !d->retry_due) {
-			d->retry_due = sw->now + VS_DGRAM_RETRY_NS;
-			sw->timers = true;
-		}
+		retry_later(sw, d);
 		port_update_events(sw, d);
 		return;
 	}
@@ -338,13 +311,8 @@ static void emit(struct vswitch *sw, struct port *d, unsigned tc, uint8_t *data,
 	h->msg_control = NULL;
 	h->msg_controllen = 0;
 	h->msg_flags = 0;
-	if (d->kind == PORT_DGRAM) {
-		h->msg_name = &d->peer_addr;
-		h->msg_namelen = d->peer_len;
-	} else {
-		h->msg_name = NULL;
-		h->msg_namelen = 0;
-	}
+	h->msg_name = NULL;	/* a dgram port's send names its peer */
+	h->msg_namelen = 0;
 	if (!d->dirty) {
 		d->dirty = true;
 		sw->dirty[sw->ndirty++] = d->idx;
@@ -522,27 +490,12 @@ static void ingress(struct vswitch *sw, struct port *p, struct pkt *rx)
 	}
 }
 
-/* After a zero-length read: did the peer close (EOF) or send an empty message? */
-static bool peer_closed(int fd)
-{
-	struct pollfd pfd = { .fd = fd, .events = POLLRDHUP };
-
-	return poll(&pfd, 1, 0) > 0 && (pfd.revents & (POLLRDHUP | POLLHUP));
-}
-
 /* Read up to VS_RX_ROUNDS batches (all, when draining a closed port). */
 static void port_rx(struct vswitch *sw, struct port *p)
 {
 	for (unsigned round = 0; port_can_read(p) && !p->eof_seen; round++) {
 		if (round >= VS_RX_ROUNDS && !p->closing)
 			break;
-		/* only dgram ports need the sender's address */
-		for (unsigned i = 0; i < VS_BATCH; i++) {
-			struct msghdr *h = &sw->rx_msg[i].msg_hdr;
-
-			h->msg_name = p->kind == PORT_DGRAM ? &sw->rx_addr[i] : NULL;
-			h->msg_namelen = p->kind == PORT_DGRAM ? sizeof(sw->rx_addr[i]) : 0;
-		}
 		int n = p->io->recv(sw, p, VS_BATCH);
 
 		if (n < 0) {
@@ -551,7 +504,7 @@ static void port_rx(struct vswitch *sw, struct port *p)
 			if (errno == EAGAIN || errno == EWOULDBLOCK)
 				break;
 			vs_log(VS_LOG_INFO, "port %u: receive failed: %s", p->id, strerror(errno));
-			if (p->kind != PORT_DGRAM)
+			if (!p->kind->connectionless)
 				p->eof_seen = true;
 			break;
 		}
@@ -559,8 +512,7 @@ static void port_rx(struct vswitch *sw, struct port *p)
 			struct msghdr *h = &sw->rx_msg[i].msg_hdr;
 			uint32_t len = sw->rx_msg[i].msg_len;
 
-			/* a ring slot's bad length is never 0 here (shm_port.c): not the EOF */
-			if (len == 0 && p->kind == PORT_SEQPACKET && peer_closed(p->fd)) {
+			if (len == 0 && p->io->rx_eof && p->io->rx_eof(p)) {
 				p->eof_seen = true;
 				break;
 			}
@@ -568,12 +520,9 @@ static void port_rx(struct vswitch *sw, struct port *p)
 				p->c.drop_bad_size++;
 				continue;
 			}
-			if (p->kind == PORT_DGRAM) {
-				if (!dgram_from_peer(p, &sw->rx_addr[i], h->msg_namelen)) {
-					p->c.drop_foreign++;
-					continue;
-				}
-				p->peer_present = true;
+			if (p->io->rx_from_peer && !p->io->rx_from_peer(sw, p, (unsigned)i)) {
+				p->c.drop_foreign++;
+				continue;
 			}
 			p->c.rx_frames++;
 			p->c.rx_bytes += len;
@@ -652,7 +601,7 @@ void dp_port_event(struct vswitch *sw, struct port *p, uint32_t events)
 	if (p->closing)
 		return;
 	/* a TAP whose interface was deleted reports EPOLLERR */
-	if (p->kind != PORT_DGRAM && (events & (EPOLLHUP | EPOLLRDHUP | EPOLLERR)) && !p->closing) {
+	if (!p->kind->connectionless && (events & (EPOLLHUP | EPOLLRDHUP | EPOLLERR))) {
 		/* read what is left first, if we may; the rest after unpausing */
 		if (port_can_read(p))
 			port_rx(sw, p);

@@ -14,6 +14,8 @@
  * other direction, a paused dgram port stops being read and QEMU's
  * sendto() sees EAGAIN once our receive queue is full.
  */
+#include "port_io.h"
+#include "port_kind.h"
 #include "switch.h"
 
 #include <stddef.h>
@@ -40,7 +42,7 @@ struct port *dgram_add(struct vswitch *sw, const char *local, const char *remote
 	for (unsigned i = 0; i < sw->nactive; i++) {
 		struct port *o = &sw->ports[sw->active[i]];
 
-		if (o->kind == PORT_DGRAM && !strcmp(o->local_path, local)) {
+		if (o->kind == &dgram_kind && !strcmp(o->local_path, local)) {
 			snprintf(err, errlen, "%s is already dgram port %u", local, o->id);
 			return NULL;
 		}
@@ -48,7 +50,7 @@ struct port *dgram_add(struct vswitch *sw, const char *local, const char *remote
 	fd = unix_listen(local, SOCK_DGRAM, 0660, err, errlen);
 	if (fd < 0)
 		return NULL;
-	p = port_add(sw, fd, PORT_DGRAM);
+	p = port_add(sw, fd, &dgram_kind);
 	if (!p) {
 		snprintf(err, errlen, "too many ports (max %u)", sw->cfg.max_ports);
 		close(fd);
@@ -64,7 +66,7 @@ struct port *dgram_add(struct vswitch *sw, const char *local, const char *remote
 	return p;
 }
 
-bool dgram_from_peer(const struct port *p, const struct sockaddr_un *a, socklen_t alen)
+static bool dgram_from_peer(const struct port *p, const struct sockaddr_un *a, socklen_t alen)
 {
 	size_t off = offsetof(struct sockaddr_un, sun_path);
 
@@ -74,3 +76,61 @@ bool dgram_from_peer(const struct port *p, const struct sockaddr_un *a, socklen_
 
 	return n == strlen(p->peer_addr.sun_path) && !memcmp(a->sun_path, p->peer_addr.sun_path, n);
 }
+
+/* each frame with its sender's address, to take only the peer's */
+static int dgram_recv(struct vswitch *sw, struct port *p, unsigned int n)
+{
+	for (unsigned int i = 0; i < n; i++) {
+		sw->rx_msg[i].msg_hdr.msg_name = &sw->rx_addr[i];
+		sw->rx_msg[i].msg_hdr.msg_namelen = sizeof(sw->rx_addr[i]);
+	}
+	return recvmmsg(p->fd, sw->rx_msg, n, MSG_DONTWAIT, NULL);
+}
+
+static bool dgram_rx_from_peer(struct vswitch *sw, struct port *p, unsigned int i)
+{
+	if (!dgram_from_peer(p, &sw->rx_addr[i], sw->rx_msg[i].msg_hdr.msg_namelen))
+		return false;
+	p->peer_present = true;
+	return true;
+}
+
+/* each frame to the peer's address; one that went says the peer is there */
+static int dgram_send(struct port *p, struct mmsghdr *m, unsigned int n)
+{
+	int r;
+
+	for (unsigned int i = 0; i < n; i++) {
+		m[i].msg_hdr.msg_name = &p->peer_addr;
+		m[i].msg_hdr.msg_namelen = p->peer_len;
+	}
+	r = sendmmsg(p->fd, m, n, MSG_DONTWAIT | MSG_NOSIGNAL);
+	if (r > 0)
+		p->peer_present = true;
+	return r;
+}
+
+/* an unconnected datagram socket cannot say when its peer drains: a timer */
+const struct port_io dgram_io = {
+	.recv = dgram_recv,
+	.send = dgram_send,
+	.rx_from_peer = dgram_rx_from_peer,
+	.tx_timer = true,
+};
+
+/* QEMU not (yet, or any more) there: nobody to deliver to */
+static uint64_t *dgram_send_failed(struct port *d, int err)
+{
+	if (d->peer_present)
+		vs_log(VS_LOG_INFO, "port %u: dgram peer %s unreachable: %s", d->id,
+		       d->peer_addr.sun_path, strerror(err));
+	d->peer_present = false;
+	return &d->c.drop_peer_absent;
+}
+
+const struct port_kind dgram_kind = {
+	.name = "dgram",
+	.io = &dgram_io,
+	.connectionless = true,
+	.send_failed = dgram_send_failed,
+};

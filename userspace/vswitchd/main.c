@@ -8,6 +8,7 @@
 #include "fwd_mode.h"
 #include "ib.h"
 #include "options.h"
+#include "port_kind.h"
 #include "switch.h"
 
 #include <errno.h>
@@ -67,7 +68,7 @@ static void accept_ports(struct vswitch *sw)
 				vs_log(VS_LOG_WARN, "accept: %s", strerror(errno));
 			return;
 		}
-		struct port *p = port_add(sw, fd, PORT_SEQPACKET);
+		struct port *p = port_add(sw, fd, &seqpacket_kind);
 
 		if (!p) {
 			vs_log(VS_LOG_WARN, "refusing connection: %u ports already", sw->cfg.max_ports);

@@ -4,6 +4,7 @@
 #include "fdb.h"
 #include "fwd_mode.h"
 #include "port_io.h"
+#include "port_kind.h"
 #include "switch.h"
 
 #include <stdio.h>
@@ -12,7 +13,7 @@
 #include <sys/epoll.h>
 #include <unistd.h>
 
-struct port *port_add(struct vswitch *sw, int fd, enum port_kind kind)
+struct port *port_add(struct vswitch *sw, int fd, const struct port_kind *kind)
 {
 	struct port *p = NULL;
 	uint32_t qsize = 1;
@@ -44,7 +45,7 @@ struct port *port_add(struct vswitch *sw, int fd, enum port_kind kind)
 	p->id = ++sw->next_port_id;
 	p->kind = kind;
 	p->fd = fd;
-	p->io = port_io_for(kind, sw->cfg.shm_ring);
+	p->io = sw->cfg.shm_ring && kind->shm_io ? kind->shm_io : kind->io;
 	p->blocked_on = -1;
 	p->fault = sw->fault_all;
 	p->psec = sw->psec_all;
@@ -95,7 +96,7 @@ const char *port_state(const struct port *p)
 {
 	if (p->closing)
 		return "closing";
-	if (p->kind == PORT_DGRAM && !p->peer_present)
+	if (p->kind->connectionless && !p->peer_present)
 		return "waiting";
 	if (p->blocked_on >= 0)
 		return "paused";
@@ -124,7 +125,7 @@ void port_update_events(struct vswitch *sw, struct port *p)
 	}
 	if (p->in_epoll && want == p->ev_mask)
 		return;
-	ev.events = want | (p->kind == PORT_SEQPACKET || p->kind == PORT_STREAM ? EPOLLRDHUP : 0);
+	ev.events = want | p->kind->epoll_extra;
 	ev.data.u64 = ev_tag(EV_PORT, (uint32_t)p->idx);
 	if (epoll_ctl(sw->epfd, p->in_epoll ? EPOLL_CTL_MOD : EPOLL_CTL_ADD, p->fd, &ev) < 0)
 		vs_log(VS_LOG_ERR, "port %u: epoll_ctl failed", p->id);
@@ -188,7 +189,7 @@ void port_destroy(struct vswitch *sw, struct port *p)
 	close(p->fd);
 	if (p->io->close)
 		p->io->close(sw, p);
-	if (p->kind == PORT_DGRAM && p->local_path[0])
+	if (p->local_path[0])	/* a dgram port's bound socket */
 		unlink(p->local_path);
 	if (sw->ops->port_detach)
 		sw->ops->port_detach(sw, p);

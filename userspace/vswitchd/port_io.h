@@ -2,10 +2,10 @@
 /*
  * How a port moves frames: its socket's recvmmsg/sendmmsg, a TAP's
  * read/write, a stream's length-prefixed bytes, or shared-memory rings
- * (shm_port.c). Each port points at one table (port.io), picked when the
- * port is added and switched only where its transport changes (a HELLO
- * accepted, RING_ON); the data path and the epoll interest ask it instead
- * of testing what the port is.
+ * (shm_port.c). Each port points at one table (port.io), its kind's when
+ * the port is added (port_kind.h) and switched only where its transport
+ * changes (a HELLO accepted, RING_ON); the data path and the epoll
+ * interest ask it instead of testing what the port is.
  */
 #ifndef CNUAS_PORT_IO_H
 #define CNUAS_PORT_IO_H
@@ -24,8 +24,17 @@ struct port_io {
 	int (*recv)(struct vswitch *sw, struct port *p, unsigned int n);
 	/* Up to n frames of m to p: how many went, or < 0 with errno (EAGAIN: full). */
 	int (*send)(struct port *p, struct mmsghdr *m, unsigned int n);
-	/* room on p's socket for waiting egress shows as EPOLLOUT (dgram: a retry timer) */
+	/*
+	 * Frame i of what recv gave came from the port's peer (dgram: the
+	 * sender's address); else it is dropped as drop_foreign. NULL: all do.
+	 */
+	bool (*rx_from_peer)(struct vswitch *sw, struct port *p, unsigned int i);
+	/* After an empty message: did the peer close? NULL: an empty message is never the EOF. */
+	bool (*rx_eof)(struct port *p);
+	/* room on p's socket for waiting egress shows as EPOLLOUT */
 	bool tx_pollout;
+	/* nothing says when there is room (an unconnected socket): try again on a timer */
+	bool tx_timer;
 	/*
 	 * Ingress is not on the socket (rings): the port's wake says when
 	 * frames came, and EPOLLIN on the socket, watched even while p is
@@ -39,12 +48,11 @@ struct port_io {
 	void (*close)(struct vswitch *sw, struct port *p);
 };
 
-/* What a new port of kind moves frames with; shm_ring: --shm-ring. */
-const struct port_io *port_io_for(enum port_kind kind, bool shm_ring);
-
 /* The socket's own calls: recvmmsg into sw's receive batch, sendmmsg. */
 int sock_recv(struct vswitch *sw, struct port *p, unsigned int n);
 int sock_send(struct port *p, struct mmsghdr *m, unsigned int n);
+/* After an empty message on a SEQPACKET socket: the peer's EOF, or an empty frame? */
+bool sock_peer_closed(struct port *p);
 
 /*
  * A connected SOCK_SEQPACKET socket; under --shm-ring also a port whose
@@ -52,6 +60,9 @@ int sock_send(struct port *p, struct mmsghdr *m, unsigned int n);
  * while its HELLO is answered (what went before the ACCEPT, on the socket).
  */
 extern const struct port_io seqpacket_io;
+extern const struct port_io tap_io, stream_io;
+/* dgram.c: an unconnected datagram socket, each frame to and from the peer's address */
+extern const struct port_io dgram_io;
 /* shm_port.c: a SEQPACKET port whose first message may be a HELLO. */
 extern const struct port_io shm_hello_io;
 struct strbuf;

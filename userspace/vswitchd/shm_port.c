@@ -133,6 +133,8 @@ static int hello_recv(struct vswitch *sw, struct port *p, unsigned int n)
 	int why;
 
 	(void)n;	/* one message: a HELLO comes alone, with its descriptors */
+	h->msg_name = NULL;
+	h->msg_namelen = 0;
 	h->msg_control = ctl.buf;
 	h->msg_controllen = sizeof(ctl.buf);
 	h->msg_flags = 0;
@@ -270,6 +272,7 @@ static void shm_close(struct vswitch *sw, struct port *p)
 const struct port_io shm_hello_io = {
 	.recv = hello_recv,
 	.send = sock_send,
+	.rx_eof = sock_peer_closed,
 	.tx_pollout = true,
 };
 
@@ -277,6 +280,7 @@ const struct port_io shm_hello_io = {
 static const struct port_io shm_accepted_io = {
 	.recv = accepted_recv,
 	.send = ring_send,
+	.rx_eof = sock_peer_closed,
 	.arm = accepted_arm,
 	.close = shm_close,
 };

@@ -23,6 +23,7 @@
  * port (tx_rest) and must go before anything else, so the port waits for
  * EPOLLOUT and back-pressure works as for seqpacket ports.
  */
+#include "port_kind.h"
 #include "switch.h"
 
 #include <arpa/inet.h>
@@ -84,7 +85,7 @@ void stream_accept(struct vswitch *sw, unsigned li)
 				       strerror(errno));
 			return;
 		}
-		struct port *p = port_add(sw, fd, PORT_STREAM);
+		struct port *p = port_add(sw, fd, &stream_kind);
 
 		if (!p) {
 			vs_log(VS_LOG_WARN, "refusing stream connection: %u ports already",

@@ -146,8 +146,8 @@ void fault_start(struct fault *f, uint32_t port_id);
 uint32_t fault_rand(struct fault *f);
 void fault_corrupt_frame(struct fault *f, uint8_t *data, uint32_t len);
 
-enum port_kind { PORT_SEQPACKET, PORT_DGRAM, PORT_TAP, PORT_STREAM };
 struct port_io;
+struct port_kind;
 /* Where a port's assigned MACs come from: none (first-come), QEMU, vsctl. */
 enum port_macs_from { MACS_NONE, MACS_GIVEN, MACS_STATIC };
 
@@ -159,7 +159,7 @@ struct port {
 	bool runq_queued;	/* on vswitch.runq: has held frames to retry */
 	uint32_t id;		/* user-visible, never reused */
 	int idx;		/* slot in vswitch.ports */
-	enum port_kind kind;
+	const struct port_kind *kind;	/* what its peer is (port_kind.h) */
 	int fd;
 	uint32_t ev_mask;	/* events currently registered with epoll */
 	bool in_epoll;
@@ -314,7 +314,7 @@ void vs_log_init(bool use_syslog, int verbose);
 void vs_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* port.c */
-struct port *port_add(struct vswitch *sw, int fd, enum port_kind kind);
+struct port *port_add(struct vswitch *sw, int fd, const struct port_kind *kind);
 void port_destroy(struct vswitch *sw, struct port *p);
 struct port *port_by_id(struct vswitch *sw, uint32_t id);
 /* p->peer and p->vm for the process pid that connected through listener
@@ -376,7 +376,6 @@ int tap_send(int fd, struct mmsghdr *m, unsigned int n);
 /* dgram.c */
 struct port *dgram_add(struct vswitch *sw, const char *local, const char *remote,
 		       char *err, size_t errlen);
-bool dgram_from_peer(const struct port *p, const struct sockaddr_un *a, socklen_t alen);
 
 /* stream.c */
 int stream_listen_add(struct vswitch *sw, const char *path, char *err, size_t errlen);

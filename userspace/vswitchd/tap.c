@@ -14,6 +14,7 @@
  * interface, unless it was made persistent beforehand (ip tuntap add), which
  * the switch then attaches to.
  */
+#include "port_kind.h"
 #include "switch.h"
 
 #include <errno.h>
@@ -92,7 +93,7 @@ struct port *tap_add(struct vswitch *sw, const char *name, char *err, size_t err
 		close(fd);
 		return NULL;
 	}
-	p = port_add(sw, fd, PORT_TAP);
+	p = port_add(sw, fd, &tap_kind);
 	if (!p) {
 		snprintf(err, errlen, "too many ports (max %u)", sw->cfg.max_ports);
 		close(fd);
