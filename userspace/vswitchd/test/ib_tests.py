@@ -914,9 +914,11 @@ def test_ib_mkey_lease_and_trap_256():
         assert got == (3, 2, 0x15, 0, 0x9999), got
         # another violation while it is in flight: counted, no second trap
         sm.get(0x11, expect=False)
-        assert set(_traps(_frames_for(sm.s, 0.5))) <= {h["tid"]}
-        # not repressed: the same trap again within about two seconds
-        again = _traps(_frames_for(sm.s, 2.2))
+        first = _traps(_frames_for(sm.s, 0.5))
+        assert set(first) <= {h["tid"]}, first
+        # not repressed: the same trap again within about two seconds (on
+        # a loaded host the first resend may already have come above)
+        again = first + _traps(_frames_for(sm.s, 2.2))
         assert again and set(again) == {h["tid"]}, again
         # a TrapRepress without the key does not end it (and is refused)
         sm.send(_repress(m, 0))
