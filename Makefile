@@ -57,8 +57,9 @@ check-guest:
 check-libvirt:
 	tests/run libvirt
 
-# The vm group N times (default 3): each test's failed runs and RETRY
-# lines (tests/soak; CNUAS_ONLY picks tests). `make soak N=10`.
+# The vm group N times (default 3): each test's failed runs, RETRY lines
+# and known upstream kernel warnings (tests/soak; CNUAS_ONLY picks
+# tests). `make soak N=10`.
 N ?= 3
 soak:
 	tests/soak $(N) vm

@@ -228,26 +228,73 @@ ipoib_reconfigure() {
 # "warning:" lines are about its peers).
 CONSOLE_BAD_RE='Oops|BUG:|WARNING:|Kernel panic|general protection fault[,:]|possible (circular|recursive) locking|inconsistent lock state|lockdep|soft lockup|hard LOCKUP|blocked for more than [0-9]+ seconds|hung_task|rcu.*detected stalls|self-detected stall'
 SWITCH_BAD_RE="$CONSOLE_BAD_RE|AddressSanitizer|LeakSanitizer|runtime error:"
+# Upstream kernel warnings that are not ours, each named and matched by
+# the line before its WARNING (its own text) and the WARNING's place, one
+# a line: NAME<TAB>ERE of the line before<TAB>ERE of the WARNING line
+# (both without the timestamp). Such a WARNING is no problem of the
+# console; logs_clean says it saw it ("KNOWN upstream kernel warning
+# NAME", which tests/soak counts).
+# - iscsi-unbind-pm-flush: scsi_transport_iscsi unbinds a session on its
+#   per-session workqueue, made WQ_MEM_RECLAIM; removing the session's
+#   SCSI target flushes that device's runtime-PM work on pm_wq, which is
+#   not WQ_MEM_RECLAIM, and the workqueue code warns if that work is
+#   pending (check_flush_dependency). An iSER logout (test 93) on Debian
+#   12's 6.1 hits it now and then; pm_wq has no WQ_MEM_RECLAIM in any
+#   later kernel read (kernel/power/main.c): no fixed version to name.
+CONSOLE_KNOWN='iscsi-unbind-pm-flush	^workqueue: WQ_MEM_RECLAIM iscsi_ctrl_[0-9]+:[0-9]+:__iscsi_unbind_session \[scsi_transport_iscsi\] is flushing !WQ_MEM_RECLAIM pm:pm_runtime_work$	^WARNING: .* at kernel/workqueue\.c:[0-9]+ check_flush_dependency'
+export CONSOLE_BAD_RE CONSOLE_KNOWN
+# console_bad FILE...: FILE:N:LINE for each console line of a kernel
+# problem; with KNOWN=1 instead "KNOWN NAME FILE:N" for each known one.
+console_bad() {
+	[ $# -gt 0 ] || return 0
+	KNOWN=${KNOWN:-0} awk '
+		BEGIN {
+			bad = ENVIRON["CONSOLE_BAD_RE"]
+			n = split(ENVIRON["CONSOLE_KNOWN"], k, "\n")
+			for (i = 1; i <= n; i++) {
+				split(k[i], f, "\t")
+				name[i] = f[1]; before[i] = f[2]; warn[i] = f[3]
+			}
+		}
+		FNR == 1 { prev = "" }
+		{
+			sub(/\r$/, "")
+			line = $0
+			sub(/^\[ *[0-9.]+\] /, "", line)
+			if ($0 ~ bad) {
+				hit = ""
+				for (i = 1; i <= n; i++)
+					if (prev ~ before[i] && line ~ warn[i])
+						hit = name[i]
+				if (hit == "" && ENVIRON["KNOWN"] != 1)
+					print FILENAME ":" FNR ":" $0
+				else if (hit != "" && ENVIRON["KNOWN"] == 1)
+					print "KNOWN " hit " " FILENAME ":" FNR
+			}
+			prev = line
+		}' "$@"
+}
 # lab_log_problems DIR: those lines of the consoles and switch logs
 # (switch.log, a --sites lab's siteN.log) of the lab in DIR, by file.
 lab_log_problems() {
-	grep -HnE "$CONSOLE_BAD_RE" "$1"/node*.console.log 2>/dev/null
+	console_bad "$1"/node*.console.log 2>/dev/null
 	grep -HnE "$SWITCH_BAD_RE" "$1"/switch.log "$1"/site[0-9]*.log 2>/dev/null
 	return 0
 }
 # logs_clean DIR WHAT: fail when lab_log_problems finds anything; else
-# say how many logs were read.
+# say how many logs were read, and each known upstream warning seen.
 logs_clean() {
 	local bad n
 	n=$(ls "$1"/node*.console.log 2>/dev/null | wc -l)
 	[ "$n" -gt 0 ] || fail "no console logs under $1 ($2)"
 	bad=$(lab_log_problems "$1")
 	[ -z "$bad" ] || { echo "$bad" | head -n 20; fail "kernel or switch problems in the logs of $2"; }
+	KNOWN=1 console_bad "$1"/node*.console.log | sed 's/^KNOWN /KNOWN upstream kernel warning /'
 	echo "logs clean: $n consoles and the switch of $2"
 }
 # Count of console lines that show a kernel problem.
 console_problems() {
-	grep -E "$CONSOLE_BAD_RE" "$LAB_DIR"/node*.console.log 2>/dev/null | wc -l
+	console_bad "$LAB_DIR"/node*.console.log 2>/dev/null | wc -l
 }
 
 # tcp_transfer FROM TO MIB PORT: send MIB MiB of random data over TCP with
