@@ -123,6 +123,8 @@ struct CnuasVnicState {
     uint32_t int_delay;
     uint32_t msix_pending;      /* causes raised while masked (MSI-X) */
     uint32_t delayed;           /* causes waiting for the INT_DELAY timer */
+    /* no RX/TX interrupt before this (QEMU_CLOCK_VIRTUAL ns): INT_DELAY */
+    int64_t int_quiet_ns;
     uint64_t sb;
     CnuasVnicQueue txq;
     CnuasVnicQueue rxq;

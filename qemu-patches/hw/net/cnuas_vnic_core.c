@@ -123,20 +123,27 @@ static bool cnuas_vnic_delay_active(CnuasVnicState *s)
     return s->int_delay && (s->drv_features & CNUAS_VNIC_F_INT_DELAY);
 }
 
-/* Raise causes, coalescing RX/TX with INT_DELAY when the driver asked. */
+/*
+ * Raise causes. With INT_DELAY in use it is the least time between two
+ * RX/TX interrupts: a cause after a quiet spell is signalled at once (a
+ * lone frame is never held), one that comes sooner waits for the end of
+ * the spell and goes with whatever else came meanwhile.
+ */
 static void cnuas_vnic_raise(CnuasVnicState *s, uint32_t causes)
 {
-    if (cnuas_vnic_delay_active(s)) {
-        uint32_t slow = causes & (CNUAS_VNIC_INT_RX | CNUAS_VNIC_INT_TX);
+    uint32_t slow = causes & (CNUAS_VNIC_INT_RX | CNUAS_VNIC_INT_TX);
 
-        if (slow) {
+    if (slow && cnuas_vnic_delay_active(s)) {
+        int64_t now = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
+
+        if (timer_pending(s->int_timer) || now < s->int_quiet_ns) {
             s->delayed |= slow;
             causes &= ~slow;
             if (!timer_pending(s->int_timer)) {
-                timer_mod(s->int_timer,
-                          qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) +
-                          (int64_t)s->int_delay * SCALE_US);
+                timer_mod(s->int_timer, s->int_quiet_ns);
             }
+        } else {
+            s->int_quiet_ns = now + (int64_t)s->int_delay * SCALE_US;
         }
     }
     cnuas_vnic_fire(s, causes);
@@ -149,6 +156,8 @@ static void cnuas_vnic_int_timer(void *opaque)
     bool guard = cnuas_vnic_guard_enter(s);
 
     s->delayed = 0;
+    s->int_quiet_ns = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) +
+                      (int64_t)s->int_delay * SCALE_US;
     cnuas_vnic_fire(s, causes);
     cnuas_vnic_guard_exit(s, guard);
 }
@@ -1254,6 +1263,7 @@ static void cnuas_vnic_disable(CnuasVnicState *s)
     }
     timer_del(s->int_timer);
     s->delayed = 0;
+    s->int_quiet_ns = 0;
     cnuas_vnic_update_handlers(s);
 }
 
@@ -1596,6 +1606,7 @@ void cnuas_vnic_core_reset(CnuasVnicState *s)
     s->int_delay = 0;
     s->msix_pending = 0;
     s->delayed = 0;
+    s->int_quiet_ns = 0;
     s->sb = 0;
     s->sb_ok = false;
     memset(&s->txq, 0, sizeof(s->txq));
