@@ -10,7 +10,8 @@
 # show a kernel WARNING or a sanitizer report; and tests that declare
 # their link layers, whose cells run in one lab per link layer (the IB
 # lab's `# first-in-lab` test first), with CNUAS_ONLY picking cells;
-# and tests/soak's count of failures and retries over runs.
+# and tests/soak's count of failures, retries and known upstream
+# warnings over runs.
 # Each run's summary and status are checked.
 # Exit: 0 pass, anything else fail.
 # timeout: 120
@@ -215,16 +216,21 @@ t unit/10-pass 'exit 0'
 has "opt-out switches set: CNUAS_FOO=0"
 
 # 6. tests/soak: a test that fails in the second of two runs, a cell
-# that retries in both, one that passes: each failure and RETRY counted.
-rm -f "$T"/tests/unit/*.sh "$T"/tests/vm/[0-9]*.sh "$T/count"
+# that retries in both, one that lets a known upstream kernel warning
+# pass in the first, one that passes: each failure, RETRY and KNOWN
+# line counted.
+rm -f "$T"/tests/unit/*.sh "$T"/tests/vm/[0-9]*.sh "$T/count" "$T/count4"
 t vm/10-pass 'exit 0'
 t vm/20-flaky 'echo x >>'"$T/count"'; [ "$(wc -l <'"$T/count"')" = 1 ]'
 t vm/30-retry '# link-layers: ib
 echo "# case: RETRY 1 for upstream bug X"; exit 0'
+t vm/40-known 'echo x >>'"$T/count4"'; [ "$(wc -l <'"$T/count4"')" = 1 ] &&
+echo "KNOWN upstream kernel warning some-bug /tmp/node1.console.log:9"; exit 0'
 (cd "$T" && env -u CNUAS_LAB_GROUP -u CNUAS_LAB_DIR tests/soak 2 vm) >"$T/out" 2>/dev/null &&
 	fail "soak: exit 0 with a failure in run 2"
-has "vm/20-flaky                              failed 1/2  retries 0  (runs: 2)"
-has "vm/30-retry[ib]                          failed 0/2  retries 2  (runs: 1 2)"
+has "vm/20-flaky                              failed 1/2  retries 0  known 0  (runs: 2)"
+has "vm/30-retry[ib]                          failed 0/2  retries 2  known 0  (runs: 1 2)"
+has "vm/40-known                              failed 0/2  retries 0  known 1  (runs: 1)"
 grep -q "vm/10-pass" "$T/out" && fail "soak: lists a test that passed without retries"
 [ -f "$T/build/soak/run2-logs/vm_20-flaky.log" ] || fail "soak: no logs of run 2"
 
