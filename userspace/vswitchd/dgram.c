@@ -104,7 +104,7 @@ static int dgram_send(struct port *p, struct mmsghdr *m, unsigned int n)
 		m[i].msg_hdr.msg_name = &p->peer_addr;
 		m[i].msg_hdr.msg_namelen = p->peer_len;
 	}
-	r = sendmmsg(p->fd, m, n, MSG_DONTWAIT | MSG_NOSIGNAL);
+	r = sock_send(p, m, n);
 	if (r > 0)
 		p->peer_present = true;
 	return r;
