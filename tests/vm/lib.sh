@@ -571,6 +571,20 @@ rping_exit_race() {
 	return 1
 }
 
+# rping_killed_midread SERVER-OUT: our SIGINT ended the client while the
+# server read its buffer, and the dying process's side answered that READ
+# with a remote access error (status 10, IBV_WC_REM_ACCESS_ERR: what the
+# IBA has a responder send for an rkey no longer valid, as the kernel
+# takes the dead process's verbs objects down), then the disconnect came.
+# Seen once with the Soft-RoCE client of rping-rxe (2026-12-07), every
+# ping before it checked. Only that exact ending counts: any other
+# server error fails.
+rping_killed_midread() {
+	tail -n 4 "$1" | tr '\n' '|' |
+		grep -qx 'cq completion failed status 10|wait for RDMA_READ_COMPLETE state [0-9]*|rping server failed: -1|server DISCONNECT EVENT\.\.\.|' ||
+		return 1
+	echo "# the stopped client's process died during the server's READ of its buffer (remote access error, then the disconnect); judged by the pings"
+}
 # pair_check DESC: fail with both outputs unless the last pair_run passed.
 pair_check() {
 	[ "$PR_SRV_RC" = 0 ] && [ "$PR_CLI_RC" = 0 ] && return 0
