@@ -46,6 +46,7 @@ static const struct rdma_stat_desc cnuas_ib_stat_descs[CNUAS_STAT_NUM] = {
 	[CNUAS_STAT_MCAST_RCVD]		= { .name = "mcast_rcvd" },
 	[CNUAS_STAT_ACK_WITH_REQ]	= { .name = "ack_with_request" },
 	[CNUAS_STAT_ACK_HOLD_EXPIRED]	= { .name = "ack_hold_expired" },
+	[CNUAS_STAT_ACK_RELEASE_LOST]	= { .name = "ack_release_lost" },
 	[CNUAS_STAT_MW_BIND]		= { .name = "mw_bind" },
 	[CNUAS_STAT_UC_MSG_DROPPED]	= { .name = "uc_msg_dropped" },
 	[CNUAS_STAT_TRAPS_SENT]		= { .name = "sma_traps_sent" },

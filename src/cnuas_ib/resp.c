@@ -1320,17 +1320,25 @@ int cnuas_ib_resp_ack_run(struct cnuas_ib_qp *qp, bool req_sent)
  * holds or coalesces goes now. The packets it owes for were taken and
  * may have completed, and the peer would otherwise retry them into a QP
  * that no longer answers (a client that exits on its last completion
- * used to leave its peer with RETRY_EXC_ERR). Under the QP's lock; the
- * caller rings the doorbell (cnuas_net_aux_flush()) after unlocking.
+ * used to leave its peer with RETRY_EXC_ERR). @dying: the QP is being
+ * destroyed; a frame of its own that waits for TX ring room is dropped
+ * for the ACK, as nobody waits for its requests any more. Under the QP's
+ * lock; the caller rings the doorbell (cnuas_net_aux_flush()) after
+ * unlocking. True: the ACK itself waits for ring room (t->pending).
  */
-void cnuas_ib_resp_ack_release(struct cnuas_ib_qp *qp)
+bool cnuas_ib_resp_ack_release(struct cnuas_ib_qp *qp, bool dying)
 {
 	struct cnuas_ib_tqp *t = &qp->t;
 
 	if ((t->state != IB_QPS_RTS && t->state != IB_QPS_SQD) ||
 	    cnuas_resp_busy(t) || !test_bit(CNUAS_TQP_SEND_ACK, &t->flags))
-		return;
+		return false;
+	if (dying && t->pending) {
+		kfree_skb(t->pending);
+		t->pending = NULL;
+	}
 	cnuas_resp_ack_out(qp, false);
+	return t->pending || test_bit(CNUAS_TQP_SEND_ACK, &t->flags);
 }
 
 /* ERR: the receive WQEs of the QP (not of its SRQ) complete flushed. */

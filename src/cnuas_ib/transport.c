@@ -4,6 +4,7 @@
  * QP's requester, READ responses and flushes, its timers, parking on a
  * full TX ring, and the hooks qp.c / post.c call.
  */
+#include <linux/delay.h>
 #include <linux/jiffies.h>
 #include <linux/skbuff.h>
 #include <linux/slab.h>
@@ -396,7 +397,7 @@ void cnuas_ib_transport_qp_modify_locked(struct cnuas_ib_qp *qp, int mask)
 	struct cnuas_ib_tqp *t = &qp->t;
 
 	if (new == IB_QPS_ERR || new == IB_QPS_RESET)
-		cnuas_ib_resp_ack_release(qp);
+		cnuas_ib_resp_ack_release(qp, false);
 	if (mask & IB_QP_PATH_MTU)
 		t->mtu = clamp_t(u32, a->mtu, 256, 4096);
 	if (mask & IB_QP_DEST_QPN)
@@ -473,17 +474,52 @@ void cnuas_ib_transport_qp_modify(struct cnuas_ib_qp *qp, int mask,
 	cnuas_net_aux_flush(qp->cdev->adev);	/* a released ACK */
 }
 
+/*
+ * The ACK a dying QP owes goes out even behind a full TX ring: it waits
+ * for room a while (the device drains the ring on its own). A client
+ * that destroys its QPs on its last receive while its own sends fill the
+ * ring (ibv_srq_pingpong -q 4 -s 1M) left that ACK behind its queued
+ * request and its peer retrying into nothing (RETRY_EXC_ERR).
+ */
+static void cnuas_tqp_ack_before_death(struct cnuas_ib_qp *qp)
+{
+	unsigned long end = jiffies + msecs_to_jiffies(CNUAS_IB_ACK_RELEASE_MS);
+	struct cnuas_ib_tqp *t = &qp->t;
+	struct sk_buff *skb;
+	bool waits;
+
+	spin_lock_bh(&t->lock);
+	waits = cnuas_ib_resp_ack_release(qp, true);
+	set_bit(CNUAS_TQP_DYING, &t->flags);
+	spin_unlock_bh(&t->lock);
+	cnuas_net_aux_flush(qp->cdev->adev);
+	while (waits && time_before(jiffies, end)) {
+		usleep_range(50, 100);
+		spin_lock_bh(&t->lock);
+		skb = t->pending;
+		t->pending = NULL;
+		if (skb)
+			cnuas_ib_tqp_xmit(qp, skb, true);
+		else if (test_bit(CNUAS_TQP_SEND_ACK, &t->flags))
+			cnuas_ib_resp_ack_release(qp, true);
+		waits = t->pending || test_bit(CNUAS_TQP_SEND_ACK, &t->flags);
+		spin_unlock_bh(&t->lock);
+		cnuas_net_aux_flush(qp->cdev->adev);
+	}
+	if (waits)
+		cnuas_stat_dbg_qp(qp, CNUAS_STAT_ACK_RELEASE_LOST,
+				  "ACK for PSN %u found no TX ring room in %d ms\n",
+				  cnuas_psn_add(t->epsn, -1),
+				  CNUAS_IB_ACK_RELEASE_MS);
+}
+
 void cnuas_ib_transport_qp_destroy(struct cnuas_ib_qp *qp)
 {
 	struct cnuas_ib_tdev *td = &qp->cdev->tdev;
 	struct cnuas_ib_tqp *t = &qp->t;
 	unsigned long fl;
 
-	spin_lock_bh(&t->lock);
-	cnuas_ib_resp_ack_release(qp);
-	set_bit(CNUAS_TQP_DYING, &t->flags);
-	spin_unlock_bh(&t->lock);
-	cnuas_net_aux_flush(qp->cdev->adev);
+	cnuas_tqp_ack_before_death(qp);
 	timer_delete_sync(&t->retry_timer);
 	timer_delete_sync(&t->rnr_timer);
 	timer_delete_sync(&t->ack_timer);

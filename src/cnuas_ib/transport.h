@@ -71,6 +71,8 @@ struct rdma_hw_stats;
 #define CNUAS_IB_TX_BUDGET	256	/* frames per work item run */
 #define CNUAS_IB_MIN_TIMEOUT_MS	250	/* floor of the ACK timeout */
 #define CNUAS_IB_MIN_RTO_MS	20	/* floor of the resend timer */
+/* How long a dying QP's owed ACK may wait for TX ring room. */
+#define CNUAS_IB_ACK_RELEASE_MS	200
 
 /* Hardware counters (counters.c holds the names, in this order). */
 enum cnuas_ib_stat {
@@ -108,6 +110,7 @@ enum cnuas_ib_stat {
 	CNUAS_STAT_MCAST_RCVD,		/* multicast packets for a group */
 	CNUAS_STAT_ACK_WITH_REQ,	/* ACK sent behind the QP's requests */
 	CNUAS_STAT_ACK_HOLD_EXPIRED,	/* a held ACK waited in vain */
+	CNUAS_STAT_ACK_RELEASE_LOST,	/* a dying QP's ACK found no room */
 	CNUAS_STAT_MW_BIND,		/* memory windows bound */
 	CNUAS_STAT_UC_MSG_DROPPED,	/* UC messages lost in part or whole */
 	CNUAS_STAT_TRAPS_SENT,		/* SMA traps to the SM (trap.c) */
@@ -472,6 +475,6 @@ int cnuas_ib_resp_run(struct cnuas_ib_qp *qp, int budget);
 void cnuas_ib_resp_flush(struct cnuas_ib_qp *qp);
 bool cnuas_ib_resp_send_ack(struct cnuas_ib_qp *qp, bool more);
 int cnuas_ib_resp_ack_run(struct cnuas_ib_qp *qp, bool req_sent);
-void cnuas_ib_resp_ack_release(struct cnuas_ib_qp *qp);
+bool cnuas_ib_resp_ack_release(struct cnuas_ib_qp *qp, bool dying);
 
 #endif /* CNUAS_IB_TRANSPORT_H */

@@ -5,7 +5,9 @@
 # (rnr_retry 2), a destroyed peer QP ends it in RETRY_EXC_ERR (timeout 10,
 # retry_cnt 2), and a receiver that destroys its QP right after taking a
 # SEND still ACKs it (the sender's SEND succeeds, and on cnuas without a
-# retransmission: completer_retry_err stays); fresh QPs work
+# retransmission: completer_retry_err stays), also when its own RDMA
+# WRITEs fill its TX ring as it goes (busyack: the ACK is not lost
+# behind them, its hw counter ack_release_lost stays); fresh QPs work
 # afterwards, the guests and the switch too. Over native IB (by hand in an IB lab,
 # CNUAS_VERBS_OVER_IB=1) the same, the QPs addressed by LID.
 # link-layers: eth
@@ -23,12 +25,15 @@ for n in $N0 $N1; do
 	rdma_dev_up "$n" "$DEV"
 done
 wait_ping "$N0" "$(ip_of "$N1")" 30 || fail "node0 cannot reach node1"
-# retries NODE: the device's retransmission counter, if it has one.
-retries() {
-	lsh -t 30 "$1" "cat /sys/class/infiniband/$DEV/ports/1/hw_counters/completer_retry_err 2>/dev/null"
+# hwc NODE NAME: a hw counter of the device, if it has it.
+hwc() {
+	lsh -t 30 "$1" "cat /sys/class/infiniband/$DEV/ports/1/hw_counters/$2 2>/dev/null"
 }
-for mode in rnr vanish lastack; do
+# retries NODE: the device's retransmission counter.
+retries() { hwc "$1" completer_retry_err; }
+for mode in rnr vanish lastack busyack; do
 	r0=$(retries "$N0")
+	l0=$(hwc "$N1" ack_release_lost)
 	srv=$(mktemp)
 	lsh -t 200 "$N1" "cnuas-rnr -d $DEV -M $mode -T 120" >"$srv" 2>&1 &
 	spid=$!
@@ -46,6 +51,10 @@ for mode in rnr vanish lastack; do
 	if [ "$mode" = lastack ] && [ -n "$r0" ]; then
 		r1=$(retries "$N0")
 		[ "$r1" = "$r0" ] || fail "lastack: the sender retransmitted $((r1 - r0)) time(s): the receiver's ACK did not leave with its QP"
+	fi
+	if [ "$mode" = busyack ] && [ -n "$l0" ]; then
+		l1=$(hwc "$N1" ack_release_lost)
+		[ "$l1" = "$l0" ] || fail "busyack: the receiver lost $((l1 - l0)) owed ACK(s) as its QP went"
 	fi
 done
 wait_ping "$N0" "$(ip_of "$N1")" 30 || fail "node0 cannot reach node1 afterwards"

@@ -14,6 +14,12 @@
  *         receive completes; the client's SEND must still complete with
  *         IBV_WC_SUCCESS: the ACK the server owed (and may have held for
  *         a reply) leaves before its QP goes.
+ * busyack: as lastack, but the server keeps RDMA WRITEs of -s bytes into
+ *         the client's memory in flight until the SEND arrives: its TX
+ *         ring is full when its QP goes, the owed ACK waits behind its
+ *         own queued frame (ibv_srq_pingpong -q 4 -s 1M's client, which
+ *         exits with its own sends still in flight). As oneway, -R 7 -t 14
+ *         -r 7: the WRITEs must not fail on a busy host.
  * oneway: the server only receives: -n SENDs, each taken and its buffer
  *         posted again; the client sends them one at a time, each after
  *         the last one completed. Nothing answers them, so an ACK the
@@ -35,6 +41,8 @@
 
 static double limit = 120;
 static unsigned int oneway_msgs = 1000;
+static size_t busy_len = 8 << 20;
+#define BUSY_WRITES	4	/* WRITEs the busyack server keeps in flight */
 
 struct side {
 	struct ibv_cq *cq;
@@ -42,6 +50,10 @@ struct side {
 	struct ibv_mr *mr;
 	char buf[64];
 	uint32_t psn;
+	/* busyack: the WRITEs' memory, and where they go */
+	struct ibv_mr *big;
+	uint64_t peer_addr;
+	uint32_t peer_rkey;
 };
 
 static void side_new(struct vt_ctx *c, struct side *s)
@@ -50,10 +62,22 @@ static void side_new(struct vt_ctx *c, struct side *s)
 	s->cq = ibv_create_cq(c->ctx, 16, NULL, NULL, 0);
 	if (!s->mr || !s->cq)
 		vt_die("ibv_reg_mr/ibv_create_cq: %s", strerror(errno));
-	s->qp = vt_create_rc(c, s->cq, s->cq, 4, 1);
+	s->qp = vt_create_rc(c, s->cq, s->cq, BUSY_WRITES + 4, 1);
 	if (!s->qp)
 		vt_die("ibv_create_qp: %s", strerror(errno));
 	s->psn = (uint32_t)lrand48() & 0xffffff;
+}
+
+/* busyack: memory the server's WRITEs read (server) or land in (client). */
+static void side_big(struct vt_ctx *c, struct side *s)
+{
+	void *p = calloc(1, busy_len);
+
+	if (!p)
+		vt_die("no memory for %zu bytes", busy_len);
+	s->big = ibv_reg_mr(c->pd, p, busy_len, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+	if (!s->big)
+		vt_die("ibv_reg_mr of %zu bytes: %s", busy_len, strerror(errno));
 }
 
 static void side_free(struct side *s)
@@ -62,6 +86,13 @@ static void side_free(struct side *s)
 		ibv_destroy_qp(s->qp);
 	ibv_destroy_cq(s->cq);
 	ibv_dereg_mr(s->mr);
+	if (s->big) {
+		void *p = s->big->addr;
+
+		ibv_dereg_mr(s->big);
+		free(p);
+		s->big = NULL;
+	}
 	s->qp = NULL;
 }
 
@@ -72,9 +103,16 @@ static void side_connect(struct vt_ctx *c, struct side *s, const struct vt_opts 
 	int r;
 
 	vt_peer_addr(c, &me);
+	if (s->big) {
+		me.addr = (uintptr_t)s->big->addr;
+		me.rkey = s->big->rkey;
+	}
 	vt_send_peer(fd, &me);
 	vt_recv_peer(fd, &peer, (int)limit);
-	r = vt_connect_rc(c, s->qp, o, s->psn, &peer, IBV_ACCESS_LOCAL_WRITE);
+	s->peer_addr = peer.addr;
+	s->peer_rkey = peer.rkey;
+	r = vt_connect_rc(c, s->qp, o, s->psn, &peer,
+			  IBV_ACCESS_LOCAL_WRITE | (s->big ? IBV_ACCESS_REMOTE_WRITE : 0));
 	if (r)
 		vt_die("bringing the QP to RTS: %s", strerror(r));
 	vt_dbg("qpn 0x%06x -> 0x%06x", me.qpn, peer.qpn);
@@ -97,6 +135,45 @@ static void post_send(struct side *s)
 
 	if (ibv_post_send(s->qp, &wr, &bad))
 		vt_die("ibv_post_send failed");
+}
+
+static void post_write(struct side *s)
+{
+	struct ibv_sge sg = { .addr = (uintptr_t)s->big->addr, .length = (uint32_t)busy_len,
+			      .lkey = s->big->lkey };
+	struct ibv_send_wr wr = { .wr_id = 3, .sg_list = &sg, .num_sge = 1,
+				  .opcode = IBV_WR_RDMA_WRITE, .send_flags = IBV_SEND_SIGNALED,
+				  .wr.rdma = { .remote_addr = s->peer_addr, .rkey = s->peer_rkey } }, *bad;
+
+	if (ibv_post_send(s->qp, &wr, &bad))
+		vt_die("ibv_post_send (RDMA WRITE) failed");
+}
+
+/*
+ * busyack's server, its WRITEs posted before the client may send: they
+ * stay in flight until the SEND's receive completes (each one done is
+ * posted again), then the QP goes at once. Returns the WRITEs that
+ * completed meanwhile.
+ */
+static unsigned int busy_until_recv(struct side *s)
+{
+	unsigned int done = 0;
+	struct ibv_wc wc;
+
+	for (;;) {
+		if (vt_poll_one(s->cq, &wc, limit))
+			vt_die("busyack: the SEND did not arrive");
+		if (wc.status != IBV_WC_SUCCESS)
+			vt_die("busyack: %s completion: %s", wc.opcode == IBV_WC_RECV ? "receive" : "WRITE",
+			       ibv_wc_status_str(wc.status));
+		if (wc.opcode == IBV_WC_RECV)
+			break;
+		done++;
+		post_write(s);
+	}
+	ibv_destroy_qp(s->qp);
+	s->qp = NULL;
+	return done;
 }
 
 static void sync_word(int fd, const char *what)
@@ -185,19 +262,21 @@ int main(int argc, char **argv)
 	o.min_rnr_timer = 1;	/* 0.01 ms: retries come fast */
 	o.timeout = 10;		/* ~4 ms */
 	o.retry_cnt = 2;
-	while ((opt = getopt(argc, argv, VT_COMMON_OPTS "M:T:n:h")) != -1) {
+	while ((opt = getopt(argc, argv, VT_COMMON_OPTS "M:T:n:s:h")) != -1) {
 		if (vt_common_opt(&o, opt, optarg))
 			continue;
 		switch (opt) {
 		case 'M': mode = optarg; break;
 		case 'T': limit = (double)vt_parse_u64(optarg, "time limit", 86400); break;
 		case 'n': oneway_msgs = (unsigned int)vt_parse_u64(optarg, "messages", 1000000); break;
+		case 's': busy_len = (size_t)vt_parse_u64(optarg, "WRITE size", 1u << 30); break;
 		case 'h':
 		default:
 			fprintf(opt == 'h' ? stdout : stderr,
-				"Usage: cnuas-rnr -M rnr|vanish|lastack|oneway [-T SEC] [-n MSGS] [options] [SERVER]\n"
+				"Usage: cnuas-rnr -M rnr|vanish|lastack|busyack|oneway [-T SEC] [-n MSGS] [-s BYTES]\n"
+				"                 [options] [SERVER]\n"
 				"  defaults here: -R 2 (rnr_retry), -t 10, -r 2; -n 1000 (oneway, which always\n"
-				"  uses -R 7 -t 14 -r 7: it tests no error path)\n");
+				"  uses -R 7 -t 14 -r 7: it tests no error path); -s 8388608 (busyack's WRITEs)\n");
 			vt_usage_common(opt == 'h' ? stdout : stderr);
 			return opt == 'h' ? 0 : 2;
 		}
@@ -206,14 +285,17 @@ int main(int argc, char **argv)
 		o.server = argv[optind++];
 	if (optind < argc || !mode ||
 	    (strcmp(mode, "rnr") && strcmp(mode, "vanish") && strcmp(mode, "lastack") &&
-	     strcmp(mode, "oneway")))
-		vt_die("usage: cnuas-rnr -M rnr|vanish|lastack|oneway [options] [SERVER]");
+	     strcmp(mode, "busyack") && strcmp(mode, "oneway")))
+		vt_die("usage: cnuas-rnr -M rnr|vanish|lastack|busyack|oneway [options] [SERVER]");
+	if (!busy_len)
+		vt_die("-s: a WRITE of 0 bytes keeps nothing busy");
 	bool rnr = !strcmp(mode, "rnr");
-	bool lastack = !strcmp(mode, "lastack");
+	bool busy = !strcmp(mode, "busyack");
+	bool lastack = busy || !strcmp(mode, "lastack");
 	bool is_oneway = !strcmp(mode, "oneway");
 
-	if (is_oneway) {
-		/* nothing may fail here: the error paths are the other modes' */
+	if (is_oneway || busy) {
+		/* nothing may fail here (busyack: the WRITEs, on a busy TCG host) */
 		o.rnr_retry = 7;
 		o.timeout = 14;
 		o.retry_cnt = 7;
@@ -225,6 +307,8 @@ int main(int argc, char **argv)
 	vt_open(&c, &o);
 	fd = vt_tcp_open(&o, (int)limit);
 	side_new(&c, &s);
+	if (busy)
+		side_big(&c, &s);
 	side_connect(&c, &s, &o, fd);
 	sync_word(fd, "both at RTS");
 	if (is_oneway) {
@@ -240,14 +324,22 @@ int main(int argc, char **argv)
 		/* server: no receive buffer (rnr), no QP at all (vanish) */
 		if (lastack)
 			post_recv(&s);
-		else if (!rnr) {
+		if (busy)
+			for (int i = 0; i < BUSY_WRITES; i++)
+				post_write(&s);
+		if (!lastack && !rnr) {
 			ibv_destroy_qp(s.qp);
 			s.qp = NULL;
 		}
 		sync_word(fd, "server side set up");
 		uint64_t verdict;
 
-		if (lastack) {
+		if (busy) {
+			unsigned int n = busy_until_recv(&s);
+
+			printf("cnuas-rnr: busyack: the SEND came with %u WRITE(s) of %zu bytes in flight, "
+			       "%u done before it; QP destroyed\n", BUSY_WRITES, busy_len, n);
+		} else if (lastack) {
 			struct ibv_wc wc;
 
 			/* one receive, then the QP goes at once */
