@@ -214,7 +214,7 @@ static bool cnuas_tqp_run(struct cnuas_ib_qp *qp)
 {
 	struct cnuas_ib_tqp *t = &qp->t;
 	int budget = CNUAS_IB_TX_BUDGET, req_sent = 0;
-	bool again = false;
+	bool again = false, ring_full;
 
 	spin_lock_bh(&t->lock);
 	if (test_and_clear_bit(CNUAS_TQP_MODIFIED, &t->flags))
@@ -225,6 +225,7 @@ static bool cnuas_tqp_run(struct cnuas_ib_qp *qp)
 	}
 	if (t->state == IB_QPS_RESET || t->state == IB_QPS_INIT)
 		goto out;
+	ring_full = t->pending;
 	if (t->pending) {
 		struct sk_buff *skb = t->pending;
 
@@ -233,6 +234,14 @@ static bool cnuas_tqp_run(struct cnuas_ib_qp *qp)
 			goto out;
 	}
 	budget -= cnuas_ib_resp_run(qp, budget);
+	/*
+	 * After a full TX ring an ACK that may not wait goes before the
+	 * requests: a requester that keeps the ring full would leave it
+	 * behind its frames until its window closed.
+	 */
+	if (ring_full && !t->pending &&
+	    test_bit(CNUAS_TQP_ACK_NOW, &t->flags))
+		budget -= cnuas_ib_resp_ack_run(qp, false);
 	if (t->pending)
 		goto out;
 	if (test_and_clear_bit(CNUAS_TQP_RNR, &t->flags) && t->rnr_wait) {
